@@ -1,0 +1,1 @@
+"""The `factprobe` command line (and, later, the HTTP service)."""

@@ -1,0 +1,1 @@
+"""Corpus index, co-occurrence frequency, semantic index and distractor retrieval."""

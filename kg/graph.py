@@ -1,0 +1,246 @@
+"""The read API every other layer uses: `KnowledgeGraph`.
+
+Truth, as DESIGN.md defines it: a deprecated statement is never true; somevalue/novalue
+statements name no object; a fact is "current" when it has no end or ends today or later;
+`at=date` asks for validity at that date instead (start <= date <= end, imprecise times widened
+to their whole period). Point-in-time qualifiers (P585) date a value but do not bound validity.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from .model import (
+    DEPRECATED,
+    Entity,
+    Fact,
+    Labels,
+    Stats,
+    TimeValue,
+    date_key,
+)
+from .store import connect
+
+_FACT_COLUMNS = (
+    "id, subject, relation, object, value_type, value, extra, rank, "
+    "start_time, start_precision, end_time, end_precision, point_time, point_precision, source"
+)
+
+
+def _time(text: str | None, precision: int | None) -> TimeValue | None:
+    return TimeValue(text, precision) if text else None
+
+
+def _fact(row: tuple) -> Fact:
+    return Fact(
+        id=row[0], subject=row[1], relation=row[2], object=row[3], value_type=row[4],
+        value=row[5], extra=row[6], rank=row[7],
+        start=_time(row[8], row[9]), end=_time(row[10], row[11]), point=_time(row[12], row[13]),
+        source=row[14],
+    )
+
+
+class KnowledgeGraph:
+    """Read-only view of a store. Cheap to open; safe to share across threads for reads."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.conn: sqlite3.Connection = connect(self.path, create=False, readonly=True)
+        row = self.conn.execute("SELECT value FROM meta WHERE key='languages'").fetchone()
+        self.languages: tuple[str, ...] = tuple(json.loads(row[0])) if row else ("en",)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> KnowledgeGraph:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- entities -----------------------------------------------------------------------
+
+    def entity(self, entity_id: str) -> Entity | None:
+        row = self.conn.execute(
+            "SELECT id, kind, label, description, sitelinks, datatype FROM entities WHERE id=?",
+            (entity_id,),
+        ).fetchone()
+        return Entity(*row) if row else None
+
+    def labels(self, entity_id: str, lang: str | None = None) -> Labels:
+        """Label and aliases in `lang` (default: the store's first language)."""
+        lang = lang or self.languages[0]
+        rows = self.conn.execute(
+            "SELECT text, is_alias FROM names WHERE entity=? AND lang=? ORDER BY is_alias, text",
+            (entity_id, lang),
+        ).fetchall()
+        label = next((t for t, alias in rows if not alias), None)
+        return Labels(label, tuple(t for t, alias in rows if alias))
+
+    def types(self, entity_id: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT type FROM types WHERE entity=? ORDER BY type", (entity_id,)
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def entities_of_type(self, type_id: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT entity FROM types WHERE type=? ORDER BY entity", (type_id,)
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def search(self, text: str, limit: int = 20) -> list[str]:
+        """Entities with a label or alias equal to `text` (ASCII case-insensitive), most popular first."""
+        rows = self.conn.execute(
+            "SELECT n.entity FROM names n JOIN entities e ON e.id = n.entity "
+            "WHERE n.text = ? COLLATE NOCASE GROUP BY n.entity "
+            "ORDER BY MAX(e.sitelinks) DESC, n.entity LIMIT ?",
+            (text, limit),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    # -- facts --------------------------------------------------------------------------
+
+    def _validity(self, at: _dt.date | str | None) -> tuple[str, tuple]:
+        if at is None:
+            return "(end_key IS NULL OR end_key >= ?)", (date_key(None),)
+        key = date_key(at)
+        return "(start_key IS NULL OR start_key <= ?) AND (end_key IS NULL OR end_key >= ?)", (key, key)
+
+    def objects(self, subject: str, relation: str, at: _dt.date | str | None = None) -> list[str]:
+        """True entity objects of (subject, relation): current ones, or those valid at `at`."""
+        clause, args = self._validity(at)
+        rows = self.conn.execute(
+            "SELECT DISTINCT object FROM facts WHERE subject=? AND relation=? "
+            f"AND object IS NOT NULL AND rank > {DEPRECATED} AND {clause} ORDER BY object",
+            (subject, relation, *args),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def temporal_objects(
+        self, subject: str, relation: str, at: _dt.date | str | None = None
+    ) -> list[str]:
+        """Objects that were true of (subject, relation) but whose validity ended (by `at`,
+        default today), most recently ended first; objects still true are not among them."""
+        key = date_key(at)
+        still_true = set(self.objects(subject, relation, at=at))
+        rows = self.conn.execute(
+            "SELECT object, MAX(end_key) AS ended FROM facts WHERE subject=? AND relation=? "
+            f"AND object IS NOT NULL AND rank > {DEPRECATED} AND end_key < ? "
+            "GROUP BY object ORDER BY ended DESC, object",
+            (subject, relation, key),
+        ).fetchall()
+        return [o for o, _ in rows if o not in still_true]
+
+    def is_fact(
+        self, subject: str, relation: str, obj: str, at: _dt.date | str | None = None
+    ) -> bool:
+        clause, args = self._validity(at)
+        row = self.conn.execute(
+            "SELECT 1 FROM facts WHERE subject=? AND relation=? AND object=? "
+            f"AND rank > {DEPRECATED} AND {clause} LIMIT 1",
+            (subject, relation, obj, *args),
+        ).fetchone()
+        return row is not None
+
+    def facts(
+        self,
+        relation: str | None = None,
+        subject: str | None = None,
+        *,
+        include_deprecated: bool = False,
+        entity_objects_only: bool = False,
+        batch: int = 10_000,
+    ) -> Iterator[Fact]:
+        """All statements matching the filters, streamed in (subject, relation, id) order."""
+        where, args = [], []
+        if relation:
+            where.append("relation=?")
+            args.append(relation)
+        if subject:
+            where.append("subject=?")
+            args.append(subject)
+        if not include_deprecated:
+            where.append(f"rank > {DEPRECATED}")
+        if entity_objects_only:
+            where.append("object IS NOT NULL")
+        sql = f"SELECT {_FACT_COLUMNS} FROM facts"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY subject, relation, id"
+        cursor = self.conn.execute(sql, args)
+        while True:
+            rows = cursor.fetchmany(batch)
+            if not rows:
+                return
+            for row in rows:
+                yield _fact(row)
+
+    def relations(self) -> list[tuple[str, str | None, int]]:
+        """(property id, label, number of entity-valued true facts), most used first."""
+        rows = self.conn.execute(
+            "SELECT f.relation, e.label, COUNT(*) AS n FROM facts f "
+            "LEFT JOIN entities e ON e.id = f.relation "
+            f"WHERE f.object IS NOT NULL AND f.rank > {DEPRECATED} "
+            "GROUP BY f.relation ORDER BY n DESC, f.relation"
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def stats(self) -> Stats:
+        q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        sources = dict(self.conn.execute(
+            "SELECT source, COUNT(*) FROM facts GROUP BY source ORDER BY source"
+        ).fetchall())
+        return Stats(
+            entities=q("SELECT COUNT(*) FROM entities"),
+            items=q("SELECT COUNT(*) FROM entities WHERE kind='item'"),
+            properties=q("SELECT COUNT(*) FROM entities WHERE kind='property'"),
+            names=q("SELECT COUNT(*) FROM names"),
+            types=q("SELECT COUNT(*) FROM types"),
+            facts=q("SELECT COUNT(*) FROM facts"),
+            entity_facts=q("SELECT COUNT(*) FROM facts WHERE object IS NOT NULL"),
+            literal_facts=q("SELECT COUNT(*) FROM facts WHERE object IS NULL"),
+            temporal_facts=q(
+                "SELECT COUNT(*) FROM facts WHERE start_key IS NOT NULL OR end_key IS NOT NULL "
+                "OR point_key IS NOT NULL"
+            ),
+            deprecated_facts=q(f"SELECT COUNT(*) FROM facts WHERE rank = {DEPRECATED}"),
+            relations=q("SELECT COUNT(DISTINCT relation) FROM facts"),
+            documents=q("SELECT COUNT(*) FROM documents"),
+            annotations=q("SELECT COUNT(*) FROM annotations"),
+            sources=sources,
+        )
+
+    # -- corpus material kept by sources that carry documents (T-REx) ---------------------
+
+    def documents(self, source: str | None = None, batch: int = 1000) -> Iterator[tuple[str, str, str]]:
+        """(id, title, text) of stored documents, streamed in id order."""
+        sql = "SELECT id, title, text FROM documents"
+        args: tuple = ()
+        if source:
+            sql += " WHERE source=?"
+            args = (source,)
+        cursor = self.conn.execute(sql + " ORDER BY id", args)
+        while rows := cursor.fetchmany(batch):
+            yield from rows
+
+    def annotations(self, document: str) -> list[tuple[str, int, int, str]]:
+        """(entity, start, end, surface) entity links of one stored document."""
+        return self.conn.execute(
+            'SELECT entity, start, "end", surface FROM annotations WHERE document=? '
+            'ORDER BY start, "end", entity',
+            (document,),
+        ).fetchall()
+
+    def provenance(self, fact_id: str) -> list[tuple[str, str, str]]:
+        """(source, annotator, document) records of one fact."""
+        return self.conn.execute(
+            "SELECT source, annotator, document FROM provenance WHERE fact=? "
+            "ORDER BY source, annotator, document",
+            (fact_id,),
+        ).fetchall()

@@ -1,0 +1,1 @@
+"""Sources that ingest into the embedded store. Each streams its input in constant memory."""

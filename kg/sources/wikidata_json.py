@@ -1,0 +1,182 @@
+"""Wikidata JSON dumps (`.json`, `.json.gz`, `.json.bz2`): one entity per line inside a JSON array.
+
+Kept: labels/aliases/descriptions in the chosen languages, sitelink count, and every statement
+whose value is an entity, time, quantity, string, monolingual text or globe coordinate, with its
+rank and its P580/P582/P585 qualifiers. Skipped on purpose: external identifiers (most claims of a
+real dump, and never a fact a model is probed on; `keep_external_ids=True` keeps them),
+references and other qualifiers. somevalue/novalue statements are stored with no object, so
+they can be counted but are never true of anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from ..ingest import ParseResult
+from ..model import (
+    END_TIME,
+    INSTANCE_OF,
+    NORMAL,
+    POINT_IN_TIME,
+    RANKS,
+    START_TIME,
+    SUBCLASS_OF,
+    Rows,
+    TimeValue,
+    fact_row,
+)
+from ..readers import Chunk, excerpt, line_chunks, split_lines
+
+SOURCE = "wikidata-json"
+_ENTITY_TYPES = {"item": "item", "property": "property", "lexeme": "lexeme"}
+_SKIPPED_DATATYPES = frozenset({"external-id"})
+_dumps = orjson.dumps
+
+
+class BadValue(ValueError):
+    pass
+
+
+def _time(value: dict) -> TimeValue:
+    return TimeValue(value["time"], int(value.get("precision", 11)))
+
+
+def _datavalue(dv: dict) -> tuple[str | None, str, str | None, str | None]:
+    """(object id, value type, literal, extra JSON) of a snak's datavalue."""
+    kind = dv.get("type")
+    v = dv.get("value")
+    if kind == "wikibase-entityid":
+        eid = v.get("id")
+        if not eid:  # very old dumps carry only numeric-id
+            prefix = {"item": "Q", "property": "P", "lexeme": "L"}.get(v.get("entity-type"), "Q")
+            eid = f"{prefix}{v['numeric-id']}"
+        return eid, v.get("entity-type", "item"), None, None
+    if kind == "time":
+        extra = {"precision": v.get("precision"), "calendar": v.get("calendarmodel", "").rsplit("/", 1)[-1]}
+        return None, "time", v["time"], _dumps(extra).decode()
+    if kind == "quantity":
+        unit = v.get("unit", "1")
+        extra = {"unit": unit.rsplit("/", 1)[-1] if unit != "1" else "1"}
+        for bound in ("lowerBound", "upperBound"):
+            if bound in v:
+                extra[bound] = v[bound]
+        return None, "quantity", v["amount"], _dumps(extra).decode()
+    if kind == "string":
+        return None, "string", v, None
+    if kind == "monolingualtext":
+        return None, "monolingualtext", v["text"], _dumps({"language": v["language"]}).decode()
+    if kind == "globecoordinate":
+        extra = {"latitude": v["latitude"], "longitude": v["longitude"],
+                 "precision": v.get("precision"), "globe": (v.get("globe") or "").rsplit("/", 1)[-1]}
+        return None, "globecoordinate", f"{v['latitude']},{v['longitude']}", _dumps(extra).decode()
+    raise BadValue(f"unknown datavalue type {kind!r}")
+
+
+def _qualifier_time(qualifiers: dict, prop: str) -> TimeValue | None:
+    for snak in qualifiers.get(prop, ()):
+        if snak.get("snaktype") == "value":
+            dv = snak.get("datavalue") or {}
+            if dv.get("type") == "time":
+                return _time(dv["value"])
+    return None
+
+
+@dataclass(frozen=True)
+class WikidataJsonSource:
+    languages: tuple[str, ...] = ("en",)
+    keep_external_ids: bool = False
+    chunk_bytes: int = 4 << 20
+    name: str = SOURCE
+
+    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
+        return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes)
+
+    def parse(self, chunk: Chunk) -> ParseResult:
+        rows = Rows()
+        rejects: list[tuple[int, str, str]] = []
+        records = 0
+        for line_no, raw in split_lines(chunk):
+            line = raw.strip()
+            if line.endswith(b","):
+                line = line[:-1]
+            if not line or line in (b"[", b"]"):
+                continue
+            try:
+                entity = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
+                rejects.append((line_no, reason, excerpt(raw)))
+                continue
+            if not isinstance(entity, dict):
+                rejects.append((line_no, "not a JSON object", excerpt(raw)))
+                continue
+            try:
+                self._entity(entity, rows, line_no, rejects)
+                records += 1
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                rejects.append((line_no, f"bad entity: {type(exc).__name__} {exc}", excerpt(raw)))
+        return ParseResult(rows, records, rejects)
+
+    def _entity(self, e: dict, rows: Rows, line_no: int, rejects: list) -> None:
+        eid = e.get("id")
+        if not eid or not isinstance(eid, str):
+            raise ValueError("entity without id")
+        kind = _ENTITY_TYPES.get(e.get("type", "item"), e.get("type", "item"))
+        labels = e.get("labels") or {}
+        descriptions = e.get("descriptions") or {}
+        aliases = e.get("aliases") or {}
+        langs = self.languages
+        # The label shown for an entity: first configured language, then Wikidata's "mul".
+        label = description = None
+        for lang in (*langs, "mul"):
+            if label is None and lang in labels:
+                label = labels[lang]["value"]
+            if description is None and lang in descriptions:
+                description = descriptions[lang]["value"]
+        names = rows.names
+        for lang in langs:
+            own = labels.get(lang, {}).get("value")
+            for alias in aliases.get(lang, ()):
+                text = alias["value"]
+                if text != own:
+                    names.append((eid, lang, text, 1))
+            if own is not None:
+                names.append((eid, lang, own, 0))
+        rows.entities.append((eid, kind, label, description, len(e.get("sitelinks") or ()), e.get("datatype")))
+
+        claims = e.get("claims") or {}
+        facts, types = rows.facts, rows.types
+        keep_ext = self.keep_external_ids
+        for prop, statements in claims.items():
+            for i, st in enumerate(statements):
+                snak = st["mainsnak"]
+                if not keep_ext and snak.get("datatype") in _SKIPPED_DATATYPES:
+                    continue
+                snaktype = snak.get("snaktype", "value")
+                if snaktype == "value":
+                    try:
+                        obj, vtype, value, extra = _datavalue(snak["datavalue"])
+                    except BadValue as exc:
+                        rejects.append((line_no, f"{eid} {prop} statement skipped: {exc}", st.get("id", "")))
+                        continue
+                elif snaktype in ("somevalue", "novalue"):
+                    obj, vtype, value, extra = None, snaktype, None, None
+                else:
+                    rejects.append((line_no, f"{eid} {prop}: unknown snaktype {snaktype!r}", st.get("id", "")))
+                    continue
+                rank = RANKS.get(st.get("rank", "normal"), NORMAL)
+                q = st.get("qualifiers")
+                start = end = point = None
+                if q:
+                    start = _qualifier_time(q, START_TIME)
+                    end = _qualifier_time(q, END_TIME)
+                    point = _qualifier_time(q, POINT_IN_TIME)
+                sid = st.get("id") or f"{eid}${prop}${i}"
+                facts.append(fact_row(sid, eid, prop, obj, vtype, value, extra, rank,
+                                      start, end, point, SOURCE))
+                if obj is not None and rank and (prop == INSTANCE_OF or prop == SUBCLASS_OF):
+                    types.append((eid, obj, prop))

@@ -1,0 +1,300 @@
+"""The embedded store: one SQLite file (WAL) holding the whole graph.
+
+This module owns the schema and every write. Reads go through `factprobe.kg.graph`; nothing
+outside kg/ touches these tables.
+
+Writes are upserts keyed by natural ids (statement ids, or derived ids for sources without
+them), so ingesting the same input twice changes nothing. A batch of rows and the checkpoint
+that says it was ingested commit in one transaction, which is what makes an ingest resumable
+after SIGKILL: either both are on disk or neither is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import Rows
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS entities (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    label TEXT,
+    description TEXT,
+    sitelinks INTEGER NOT NULL DEFAULT 0,
+    datatype TEXT
+) WITHOUT ROWID;
+
+-- Labels (is_alias = 0) and aliases (is_alias = 1) per language.
+CREATE TABLE IF NOT EXISTS names (
+    entity TEXT NOT NULL,
+    lang TEXT NOT NULL,
+    text TEXT NOT NULL,
+    is_alias INTEGER NOT NULL,
+    PRIMARY KEY (entity, lang, text)
+) WITHOUT ROWID;
+
+-- Direct P31 values, and P279 values for classes; no transitive closure (see DESIGN.md).
+CREATE TABLE IF NOT EXISTS types (
+    entity TEXT NOT NULL,
+    type TEXT NOT NULL,
+    via TEXT NOT NULL,
+    PRIMARY KEY (entity, type, via)
+) WITHOUT ROWID;
+
+-- Time keys are YYYYMMDD integers widened by precision (kg/model.py:time_key) so validity
+-- checks are integer comparisons.
+CREATE TABLE IF NOT EXISTS facts (
+    id TEXT PRIMARY KEY,
+    subject TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    object TEXT,
+    value_type TEXT NOT NULL,
+    value TEXT,
+    extra TEXT,
+    rank INTEGER NOT NULL,
+    start_time TEXT, start_precision INTEGER, start_key INTEGER,
+    end_time TEXT, end_precision INTEGER, end_key INTEGER,
+    point_time TEXT, point_precision INTEGER, point_key INTEGER,
+    source TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS provenance (
+    fact TEXT NOT NULL,
+    source TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    document TEXT NOT NULL,
+    PRIMARY KEY (fact, source, annotator, document)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY,
+    title TEXT,
+    text TEXT NOT NULL,
+    source TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS annotations (
+    document TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    surface TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    PRIMARY KEY (document, start, "end", entity)
+) WITHOUT ROWID;
+
+-- One row per ingested input (keyed by content fingerprint, not path): how far it got.
+CREATE TABLE IF NOT EXISTS ingests (
+    key TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    path TEXT NOT NULL,
+    records_done INTEGER NOT NULL DEFAULT 0,
+    position INTEGER NOT NULL DEFAULT 0,
+    complete INTEGER NOT NULL DEFAULT 0,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    started REAL,
+    finished REAL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS rejects (
+    key TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    excerpt TEXT NOT NULL,
+    PRIMARY KEY (key, line, reason)
+) WITHOUT ROWID;
+"""
+
+# Secondary indexes serve the read API: objects(s, r), subjects by (r, o), entities_of_type.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS facts_subject_relation ON facts (subject, relation);
+CREATE INDEX IF NOT EXISTS facts_relation_object ON facts (relation, object);
+CREATE INDEX IF NOT EXISTS names_text ON names (text COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS types_type ON types (type, entity);
+CREATE INDEX IF NOT EXISTS annotations_entity ON annotations (entity);
+"""
+
+_INSERTS = {
+    "entities": "INSERT OR REPLACE INTO entities VALUES (?,?,?,?,?,?)",
+    "names": "INSERT OR REPLACE INTO names VALUES (?,?,?,?)",
+    "types": "INSERT OR IGNORE INTO types VALUES (?,?,?)",
+    "facts": "INSERT OR REPLACE INTO facts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "provenance": "INSERT OR IGNORE INTO provenance VALUES (?,?,?,?)",
+    "documents": "INSERT OR REPLACE INTO documents VALUES (?,?,?,?)",
+    "annotations": "INSERT OR REPLACE INTO annotations VALUES (?,?,?,?,?,?)",
+}
+
+
+class StoreError(Exception):
+    """A store that cannot be opened or used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class IngestState:
+    key: str
+    source: str
+    path: str
+    records_done: int
+    position: int
+    complete: bool
+    truncated: bool
+
+
+def connect(path: str | os.PathLike, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
+    path = Path(path)
+    if not create and not path.exists():
+        raise StoreError(f"{path}: no such store (run `factprobe ingest ...` first)")
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode keeps every committed transaction across a process crash
+            # (only an OS crash can lose the last ones), which is what resume relies on.
+            conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA cache_size=-262144")  # 256 MiB page cache
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("PRAGMA mmap_size=1073741824")
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a factprobe store ({exc})") from exc
+    return conn
+
+
+class Store:
+    """Write side of the embedded store. Use as a context manager or call close()."""
+
+    def __init__(self, path: str | os.PathLike, *, languages: tuple[str, ...] | None = None):
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        try:
+            self._init_schema(languages)
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise StoreError(f"{self.path}: not a factprobe store ({exc})") from exc
+
+    def _init_schema(self, languages: tuple[str, ...] | None) -> None:
+        c = self.conn
+        c.executescript(_SCHEMA)
+        row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            with c:
+                c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                c.execute(
+                    "INSERT INTO meta VALUES ('languages', ?)",
+                    (json.dumps(list(languages or ("en",))),),
+                )
+                c.execute("INSERT INTO meta VALUES ('created', ?)", (str(time.time()),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: schema version {row[0]}, this factprobe reads version "
+                f"{SCHEMA_VERSION}; rebuild the store with this version"
+            )
+        stored = self.languages
+        if languages is not None and tuple(languages) != stored:
+            raise StoreError(
+                f"{self.path}: store holds languages {','.join(stored)}, "
+                f"ingest asked for {','.join(languages)}; use one store per language set"
+            )
+        c.executescript(_INDEXES)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='languages'").fetchone()
+        return tuple(json.loads(row[0]))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.conn:
+            yield self.conn
+
+    def write(self, rows: Rows, conn: sqlite3.Connection | None = None) -> None:
+        """Upsert a batch of rows (call inside `transaction()` to group with a checkpoint)."""
+        c = conn or self.conn
+        for table, sql in _INSERTS.items():
+            batch = getattr(rows, table)
+            if batch:
+                c.executemany(sql, batch)
+
+    # -- ingest bookkeeping -------------------------------------------------------------
+
+    def ingest_state(self, key: str) -> IngestState | None:
+        row = self.conn.execute(
+            "SELECT key, source, path, records_done, position, complete, truncated "
+            "FROM ingests WHERE key=?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        return IngestState(row[0], row[1], row[2], row[3], row[4], bool(row[5]), bool(row[6]))
+
+    def begin_ingest(self, key: str, source: str, path: str, *, restart: bool = False) -> IngestState:
+        with self.conn:
+            if restart:
+                self.conn.execute("DELETE FROM ingests WHERE key=?", (key,))
+                self.conn.execute("DELETE FROM rejects WHERE key=?", (key,))
+            self.conn.execute(
+                "INSERT OR IGNORE INTO ingests (key, source, path, started) VALUES (?,?,?,?)",
+                (key, source, path, time.time()),
+            )
+            self.conn.execute("UPDATE ingests SET path=? WHERE key=?", (path, key))
+        state = self.ingest_state(key)
+        assert state is not None
+        return state
+
+    def checkpoint(
+        self,
+        conn: sqlite3.Connection,
+        key: str,
+        records_done: int,
+        position: int,
+        rejects: list[tuple[int, str, str]],
+    ) -> None:
+        conn.execute(
+            "UPDATE ingests SET records_done=?, position=? WHERE key=?",
+            (records_done, position, key),
+        )
+        if rejects:
+            conn.executemany(
+                "INSERT OR REPLACE INTO rejects VALUES (?,?,?,?)",
+                [(key, line, reason, excerpt) for line, reason, excerpt in rejects],
+            )
+
+    def finish_ingest(self, key: str, *, truncated: bool) -> None:
+        with self.conn:
+            self.conn.execute(
+                "UPDATE ingests SET complete=?, truncated=?, finished=? WHERE key=?",
+                (0 if truncated else 1, int(truncated), time.time(), key),
+            )
+
+    def rejects(self, key: str) -> list[tuple[int, str, str]]:
+        return self.conn.execute(
+            "SELECT line, reason, excerpt FROM rejects WHERE key=? ORDER BY line, reason", (key,)
+        ).fetchall()
+
+    def optimize(self) -> None:
+        """Refresh the planner's statistics after a bulk load (cheap, bounded by analysis_limit)."""
+        self.conn.execute("PRAGMA analysis_limit=1000")
+        self.conn.execute("PRAGMA optimize")

@@ -1,0 +1,1 @@
+"""Templates, probe-set builders, model scorers, probing methods, metrics and reports."""
