@@ -146,13 +146,22 @@ def _print_report(r: IngestReport) -> None:
 @ingest_group.command("wikidata")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--keep-external-ids", is_flag=True, help="Also keep external-id claims (skipped by default).")
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
-def ingest_wikidata(files, keep_external_ids, store, languages, workers, restart, rejects_path,
-                    quiet, as_json):
-    """Ingest Wikidata JSON dumps (.json, .json.gz, .json.bz2)."""
+def ingest_wikidata(files, keep_external_ids, chunk_size, store, languages, workers, restart,
+                    rejects_path, quiet, as_json):
+    """Ingest Wikidata JSON dumps (.json, .json.gz, .json.bz2, .json.xz).
+
+    Keeps labels, descriptions and aliases in --lang, sitelink counts, P31/P279 types, and
+    every statement with an entity, time, quantity, string, monolingual-text or coordinate
+    value, with rank and P580/P582/P585 qualifiers. External-id claims are skipped unless
+    --keep-external-ids.
+    """
     from ..kg.sources.wikidata_json import WikidataJsonSource
 
-    source = WikidataJsonSource(languages=languages, keep_external_ids=keep_external_ids)
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+    source = WikidataJsonSource(languages=languages, keep_external_ids=keep_external_ids, **options)
     _run_ingest(store, [(source, f) for f in files], workers=workers, restart=restart,
                 rejects_path=rejects_path, quiet=quiet, as_json=as_json, languages=languages)
 

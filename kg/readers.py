@@ -60,7 +60,8 @@ def check_readable(path: str | os.PathLike) -> Path:
 
 
 def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
-    """Open a possibly compressed file (by extension) for binary reading."""
+    """Open a possibly compressed file (by extension) for binary reading, for sources that
+    want a file object rather than chunks."""
     p = check_readable(path)
     name = p.name.lower()
     try:
@@ -75,20 +76,54 @@ def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
         raise InputError(f"{p}: {exc.strerror or exc}") from exc
 
 
-def disk_position(stream: io.BufferedIOBase) -> int:
-    """How many bytes of the file on disk a (possibly decompressing) stream has consumed."""
-    raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
-    inner = getattr(stream, "_buffer", None)
-    for candidate in (raw, getattr(getattr(inner, "raw", None), "_fp", None), stream):
-        try:
-            if candidate is not None:
-                return candidate.tell()
-        except (OSError, ValueError, AttributeError):
-            continue
-    return 0
+class _Damaged(Exception):
+    pass
 
 
-_TRUNCATION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)
+def _decompressor_factory(name: str):
+    if name.endswith(".gz"):
+        return lambda: zlib.decompressobj(wbits=31)
+    if name.endswith(".bz2"):
+        return bz2.BZ2Decompressor
+    if name.endswith(".xz"):
+        return lzma.LZMADecompressor
+    return None
+
+
+def decompressed_blocks(path: Path, raw_block: int = 1 << 20) -> Iterator[tuple[bytes, int]]:
+    """(decompressed bytes, bytes of the file consumed) blocks of a possibly compressed file.
+
+    Decompression is driven here rather than through gzip/bz2 file objects so that the output
+    produced before a corrupt or truncated tail is still delivered (file objects lose the whole
+    read that hits the damage), and so progress can be measured on the file on disk. Multi-member
+    gzip and multi-stream bz2 files (pbzip2, concatenated dumps) continue across members.
+    """
+    make = _decompressor_factory(path.name.lower())
+    with open(path, "rb") as f:
+        if make is None:
+            while block := f.read(raw_block * 4):
+                yield block, f.tell()
+            return
+        d = make()
+        fed = False  # whether the current member has received input
+        consumed = 0
+        while raw := f.read(raw_block):
+            consumed += len(raw)
+            while raw:
+                try:
+                    out = d.decompress(raw)
+                except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+                    raise _Damaged(str(exc)) from exc
+                fed = True
+                if out:
+                    yield out, consumed
+                if d.eof:
+                    raw = d.unused_data
+                    d, fed = make(), False
+                else:
+                    raw = b""
+        if fed and not d.eof:
+            raise _Damaged("compressed stream ends before its end marker")
 
 
 def line_chunks(
@@ -99,54 +134,76 @@ def line_chunks(
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[Chunk]:
     """Whole-line chunks of a (possibly compressed) text file, resuming after `start_line`
-    lines / `start_position` decompressed bytes. Raises TruncatedInput at a corrupt tail
-    after yielding every complete line before it."""
+    lines / `start_position` decompressed bytes. At a corrupt or truncated tail it yields every
+    complete line before the damage, then raises TruncatedInput."""
     p = check_readable(path)
-    stream = open_binary(p)
+    line, position = start_line, start_position
+    to_skip = start_position
+    pending: list[bytes] = []
+    pending_size = 0
+    disk = 0
+
+    def make(whole: bytes) -> Chunk:
+        nonlocal line, position
+        n = whole.count(b"\n") + (0 if whole.endswith(b"\n") else 1)
+        position += len(whole)
+        chunk = Chunk(line + 1, n, whole, position, disk)
+        line += n
+        return chunk
+
+    def cut(tail: str) -> Iterator[Chunk]:
+        """Chunks of about chunk_bytes, ending at line ends, from the pending data. What is
+        left under chunk_bytes stays pending (tail="keep"), goes out up to its last complete
+        line (tail="lines": the input is damaged after it) or entirely (tail="all": the end)."""
+        nonlocal pending, pending_size
+        data = b"".join(pending)
+        offset = 0
+        while len(data) - offset >= chunk_bytes:
+            end = data.rfind(b"\n", offset, offset + chunk_bytes) + 1
+            if end == 0:  # a line longer than a chunk travels whole
+                end = data.find(b"\n", offset + chunk_bytes) + 1
+                if end == 0:
+                    break
+            yield make(data[offset:end])
+            offset = end
+        end = {"keep": offset, "lines": data.rfind(b"\n", offset) + 1, "all": len(data)}[tail]
+        if end > offset:
+            yield make(data[offset:end])
+            offset = end
+        rest = data[offset:]
+        pending, pending_size = ([rest], len(rest)) if rest else ([], 0)
+
+    if to_skip and _decompressor_factory(p.name.lower()) is None:
+        blocks = _plain_blocks_from(p, to_skip)
+        to_skip = 0
+    else:
+        blocks = decompressed_blocks(p)
     try:
-        line = start_line
-        position = start_position
-        if start_position:
-            if isinstance(stream, io.BufferedReader):
-                stream.seek(start_position)
-            else:
-                _skip(stream, start_position, p, line)
-        carry = b""
-        while True:
-            try:
-                block = stream.read(chunk_bytes)
-            except _TRUNCATION_ERRORS as exc:
-                # Lines completed before the damage are still good; the partial one is not.
-                raise TruncatedInput(str(p), line + 1, str(exc) or type(exc).__name__) from exc
-            if not block:
-                if carry:
-                    position += len(carry)
-                    yield Chunk(line + 1, 1, carry, position, disk_position(stream))
-                return
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-                continue
-            whole, carry = data[:cut], data[cut:]
-            n = whole.count(b"\n")
-            position += len(whole)
-            yield Chunk(line + 1, n, whole, position, disk_position(stream))
-            line += n
-    finally:
-        stream.close()
+        for block, disk in blocks:
+            if to_skip:
+                if len(block) <= to_skip:
+                    to_skip -= len(block)
+                    continue
+                block, to_skip = block[to_skip:], 0
+            pending.append(block)
+            pending_size += len(block)
+            if pending_size >= chunk_bytes:
+                yield from cut("keep")
+    except _Damaged as exc:
+        # Lines completed before the damage are good; the partial one after them is not.
+        yield from cut("lines")
+        raise TruncatedInput(str(p), line + 1, str(exc)) from exc
+    if to_skip:
+        raise InputError(f"{p}: shorter than the recorded resume position; use --restart")
+    if pending_size:
+        yield from cut("all")
 
 
-def _skip(stream: io.BufferedIOBase, nbytes: int, path: Path, line: int) -> None:
-    remaining = nbytes
-    while remaining:
-        try:
-            block = stream.read(min(remaining, CHUNK_BYTES))
-        except _TRUNCATION_ERRORS as exc:
-            raise TruncatedInput(str(path), line + 1, str(exc)) from exc
-        if not block:
-            raise InputError(f"{path}: shorter than the recorded resume position; use --restart")
-        remaining -= len(block)
+def _plain_blocks_from(path: Path, offset: int, block: int = 4 << 20) -> Iterator[tuple[bytes, int]]:
+    with open(path, "rb") as f:
+        f.seek(offset)
+        while data := f.read(block):
+            yield data, f.tell()
 
 
 def split_lines(chunk: Chunk) -> Iterator[tuple[int, bytes]]:

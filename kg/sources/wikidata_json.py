@@ -114,17 +114,23 @@ class WikidataJsonSource:
             if not isinstance(entity, dict):
                 rejects.append((line_no, "not a JSON object", excerpt(raw)))
                 continue
+            if not isinstance(entity.get("id"), str) or not entity["id"]:
+                rejects.append((line_no, "entity without id", excerpt(raw)))
+                continue
+            marks = (len(rows.entities), len(rows.names), len(rows.types), len(rows.facts))
             try:
                 self._entity(entity, rows, line_no, rejects)
                 records += 1
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                rejects.append((line_no, f"bad entity: {type(exc).__name__} {exc}", excerpt(raw)))
+                # Drop whatever the broken entity had already added: all of it or nothing.
+                for table, mark in zip((rows.entities, rows.names, rows.types, rows.facts), marks):
+                    del table[mark:]
+                rejects.append((line_no, f"{entity['id']}: bad entity ({type(exc).__name__}: {exc})",
+                                excerpt(raw)))
         return ParseResult(rows, records, rejects)
 
     def _entity(self, e: dict, rows: Rows, line_no: int, rejects: list) -> None:
-        eid = e.get("id")
-        if not eid or not isinstance(eid, str):
-            raise ValueError("entity without id")
+        eid = e["id"]
         kind = _ENTITY_TYPES.get(e.get("type", "item"), e.get("type", "item"))
         labels = e.get("labels") or {}
         descriptions = e.get("descriptions") or {}
@@ -138,11 +144,16 @@ class WikidataJsonSource:
             if description is None and lang in descriptions:
                 description = descriptions[lang]["value"]
         names = rows.names
+        mul_label = labels.get("mul", {}).get("value")
+        mul_aliases = aliases.get("mul", ())
         for lang in langs:
-            own = labels.get(lang, {}).get("value")
-            for alias in aliases.get(lang, ()):
+            # Wikidata's "mul" names hold in every language that has none of its own.
+            own = labels.get(lang, {}).get("value") or mul_label
+            seen = {own}
+            for alias in (*aliases.get(lang, ()), *mul_aliases):
                 text = alias["value"]
-                if text != own:
+                if text not in seen:
+                    seen.add(text)
                     names.append((eid, lang, text, 1))
             if own is not None:
                 names.append((eid, lang, own, 0))

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def factprobe_cmd() -> list[str]:
+    """The installed console script, next to this interpreter."""
+    script = Path(sys.executable).with_name("factprobe")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "factprobe.cli.main"]
+
+
+def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: float = 300,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [*factprobe_cmd(), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"factprobe {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def dump_tables(store: Path) -> dict[str, list[tuple]]:
+    """Every row of every content table, sorted, for comparing two stores exactly."""
+    conn = sqlite3.connect(store)
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        out = {}
+        for table in tables:
+            if table == "meta":
+                rows = conn.execute("SELECT key, value FROM meta WHERE key != 'created'").fetchall()
+            elif table == "ingests":
+                rows = conn.execute(
+                    "SELECT key, source, records_done, position, complete, truncated FROM ingests"
+                ).fetchall()
+            else:
+                rows = conn.execute(f'SELECT * FROM "{table}"').fetchall()
+            out[table] = sorted(rows, key=repr)
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def wikidata_dump(tmp_path: Path) -> Path:
+    target = tmp_path / "dump.json"
+    shutil.copy(FIXTURES / "wikidata" / "dump.json", target)
+    return target

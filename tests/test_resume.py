@@ -1,0 +1,82 @@
+"""An ingest killed with SIGKILL half way, then rerun, ends exactly like an uninterrupted one."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import dump_tables, factprobe_cmd, run_cli
+
+ENTITIES = 20_000
+
+
+def write_dump(path, n=ENTITIES):
+    def claim(eid, prop, target, k):
+        return {"mainsnak": {"snaktype": "value", "property": prop, "datatype": "wikibase-item",
+                             "datavalue": {"type": "wikibase-entityid",
+                                           "value": {"entity-type": "item", "id": target}}},
+                "type": "statement", "id": f"{eid}${prop}-{k}", "rank": "normal"}
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as f:
+        f.write("[\n")
+        for i in range(1, n + 1):
+            eid = f"Q{i}"
+            entity = {"type": "item", "id": eid,
+                      "labels": {"en": {"language": "en", "value": f"Entity {i}"}},
+                      "aliases": {"en": [{"language": "en", "value": f"E{i}"}]},
+                      "claims": {"P31": [claim(eid, "P31", f"Q{1 + i % 50}", 0)],
+                                 "P17": [claim(eid, "P17", f"Q{1 + i * 7 % n}", k) for k in range(3)]},
+                      "sitelinks": {}}
+            f.write(json.dumps(entity) + (",\n" if i < n else "\n"))
+        f.write("]\n")
+
+
+@pytest.mark.parametrize("name", ["big.json", "big.json.gz"])
+def test_sigkill_then_rerun_equals_uninterrupted(tmp_path, name):
+    dump = tmp_path / name
+    write_dump(dump)
+    killed, clean = tmp_path / "killed.sqlite", tmp_path / "clean.sqlite"
+    args = ["ingest", "wikidata", str(dump), "--chunk-size", "65536", "--quiet"]
+
+    proc = subprocess.Popen([*factprobe_cmd(), *args, "--store", str(killed)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done_at_kill = 0
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            conn = sqlite3.connect(killed, timeout=0.1)
+            row = conn.execute("SELECT records_done FROM ingests").fetchone()
+            conn.close()
+        except sqlite3.Error:
+            row = None
+        if row and row[0] > ENTITIES // 10:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            break
+        time.sleep(0.01)
+    assert proc.returncode == -signal.SIGKILL, "the ingest finished before it could be killed"
+    conn = sqlite3.connect(killed)
+    done_at_kill, complete = conn.execute("SELECT records_done, complete FROM ingests").fetchone()
+    conn.close()
+    assert 0 < done_at_kill < ENTITIES and complete == 0
+
+    resumed = run_cli(*args, "--store", str(killed), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads(resumed.stdout)["inputs"][0]
+    assert report["resumed_from"] == done_at_kill and report["complete"]
+    assert 0 < report["records"] < ENTITIES  # only the rest was parsed again
+
+    run_cli(*args, "--store", str(clean), check=True)
+    assert dump_tables(killed) == dump_tables(clean)
+    conn = sqlite3.connect(clean)
+    assert conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0] == ENTITIES
+    assert conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0] == 4 * ENTITIES
+    conn.close()

@@ -1,0 +1,232 @@
+"""The Wikidata JSON dump source and the read API, on a hand-written dump slice.
+
+Every expected value below was worked out by reading tests/fixtures/wikidata/dump.json.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from factprobe.kg import KnowledgeGraph, Store
+from factprobe.kg.ingest import ingest
+from factprobe.kg.model import DEPRECATED, PREFERRED
+from factprobe.kg.readers import InputError
+from factprobe.kg.sources.wikidata_json import WikidataJsonSource
+
+from conftest import FIXTURES, dump_tables
+
+
+def load(path: Path, store: Path, languages=("en",), **kw):
+    source = WikidataJsonSource(languages=languages, **kw)
+    with Store(store, languages=languages) as st:
+        report = ingest(st, source, path, workers=0)
+    return report, KnowledgeGraph(store)
+
+
+@pytest.fixture
+def kg(tmp_path, wikidata_dump):
+    report, graph = load(wikidata_dump, tmp_path / "g.sqlite")
+    assert report.complete and report.records == 14 and report.rejected == 0
+    yield graph
+    graph.close()
+
+
+def test_stats_exact(kg):
+    s = kg.stats()
+    assert (s.entities, s.items, s.properties) == (14, 12, 2)
+    assert s.facts == 25  # 26 statements, the external-id one skipped on purpose
+    assert (s.entity_facts, s.literal_facts) == (16, 9)
+    assert s.temporal_facts == 6
+    assert s.deprecated_facts == 1
+    assert s.relations == 14
+    assert s.types == 8
+    assert s.names == 22
+    assert s.sources == {"wikidata-json": 25}
+
+
+def test_entity_labels_aliases_and_mul_fallback(kg):
+    e = kg.entity("Q183")
+    assert (e.id, e.kind, e.label, e.description, e.sitelinks, e.datatype) == (
+        "Q183", "item", "Germany", "country in Central Europe", 10, None)
+    # The alias equal to the label is not repeated as an alias.
+    assert kg.labels("Q183").label == "Germany"
+    assert kg.labels("Q183").aliases == ("FRG", "Federal Republic of Germany")
+    # Q30 has only a "mul" label: it holds for English too.
+    assert kg.entity("Q30").label == "United States"
+    assert kg.labels("Q30").all() == ("United States", "USA", "United States of America")
+    p = kg.entity("P36")
+    assert (p.kind, p.label, p.datatype) == ("property", "capital", "wikibase-item")
+    assert kg.entity("Q999") is None
+
+
+def test_types_direct_p31_and_p279_for_classes(kg):
+    assert kg.types("Q183") == ["Q3624078", "Q6256"]
+    assert kg.types("Q5119") == ["Q515"]  # a class: its P279
+    assert kg.types("Q515") == []  # no closure
+    assert kg.entities_of_type("Q3624078") == ["Q183", "Q30"]
+    assert kg.entities_of_type("Q515") == ["Q5119", "Q586"]
+
+
+def test_objects_current_and_at_date(kg):
+    assert kg.objects("Q183", "P36") == ["Q64"]
+    assert kg.objects("Q183", "P36", at="1980") == ["Q586"]
+    assert kg.objects("Q183", "P36", at="1949-06-01") == ["Q586"]
+    assert kg.objects("Q183", "P36", at="1948") == []
+    assert kg.objects("Q183", "P36", at="1990-10-03") == ["Q586", "Q64"]  # the handover day
+    assert kg.objects("Q183", "P36", at="1990-10-04") == ["Q64"]
+    # End at year precision covers the whole year.
+    assert kg.objects("Q937", "P27", at="1896-12-31") == ["Q183"]
+    assert kg.objects("Q937", "P27", at="1897-01-01") == []
+    assert kg.objects("Q937", "P27") == ["Q30"]
+
+
+def test_temporal_objects_and_is_fact(kg):
+    assert kg.temporal_objects("Q183", "P36") == ["Q586"]
+    assert kg.temporal_objects("Q937", "P27") == ["Q183"]
+    assert kg.temporal_objects("Q183", "P36", at="1980") == []
+    assert kg.is_fact("Q183", "P36", "Q64")
+    assert not kg.is_fact("Q183", "P36", "Q586")
+    assert kg.is_fact("Q183", "P36", "Q586", at="1970")
+
+
+def test_deprecated_is_kept_but_never_true(kg):
+    assert kg.objects("Q937", "P106") == ["Q169470"]
+    assert not kg.is_fact("Q937", "P106", "Q36180")
+    facts = {f.id: f for f in kg.facts(subject="Q937", include_deprecated=True)}
+    assert facts["Q937$C2"].rank == DEPRECATED and facts["Q937$C2"].object == "Q36180"
+    assert "Q937$C2" not in {f.id for f in kg.facts(subject="Q937")}
+
+
+def test_literal_values_and_no_values(kg):
+    facts = {f.id: f for f in kg.facts(subject="Q183")}
+    pop = facts["Q183$C2"]
+    assert (pop.value_type, pop.value, pop.rank) == ("quantity", "+83200000", PREFERRED)
+    assert json.loads(pop.extra) == {"unit": "1", "lowerBound": "+83100000", "upperBound": "+83300000"}
+    assert (pop.point.time, pop.point.precision) == ("+2023-00-00T00:00:00Z", 9)
+    name = facts["Q183$D1"]
+    assert (name.value_type, name.value, json.loads(name.extra)) == (
+        "monolingualtext", "Bundesrepublik Deutschland", {"language": "de"})
+    where = facts["Q183$E1"]
+    assert (where.value_type, where.value) == ("globecoordinate", "51.0,10.0")
+    assert json.loads(where.extra) == {"latitude": 51.0, "longitude": 10.0, "precision": 0.1, "globe": "Q2"}
+    assert (facts["Q183$G1"].value_type, facts["Q183$G1"].value) == ("string", "DE")
+    assert "Q183$F1" not in facts  # external id
+    bonn = facts["Q183$B2"]
+    assert (bonn.start.time, bonn.start.precision, bonn.end.time, bonn.end.precision) == (
+        "+1949-00-00T00:00:00Z", 9, "+1990-10-03T00:00:00Z", 11)
+    person = {f.id: f for f in kg.facts(subject="Q937")}
+    born = person["Q937$B1"]
+    assert (born.value_type, born.value, json.loads(born.extra)) == (
+        "time", "+1879-03-14T00:00:00Z", {"precision": 11, "calendar": "Q1985727"})
+    assert (person["Q937$D1"].value_type, person["Q937$D1"].object) == ("somevalue", None)
+    assert (person["Q937$D2"].value_type, person["Q937$D2"].object) == ("novalue", None)
+    assert not person["Q937$D1"].is_true
+    assert kg.objects("Q937", "P40") == []
+
+
+def test_relations_and_search(kg):
+    assert kg.relations() == [
+        ("P31", None, 6), ("P17", None, 2), ("P27", None, 2), ("P279", None, 2),
+        ("P36", "capital", 2), ("P106", None, 1),
+    ]
+    assert kg.search("CAPITAL") == ["Q5119", "P36"]
+    assert kg.search("Einstein") == ["Q937"]
+    assert [f.object for f in kg.facts(relation="P36")] == ["Q64", "Q586"]
+
+
+def test_language_selection(tmp_path, wikidata_dump):
+    _, kg = load(wikidata_dump, tmp_path / "de.sqlite", languages=("de", "en"))
+    assert kg.languages == ("de", "en")
+    assert kg.entity("Q183").label == "Deutschland"
+    assert kg.labels("Q183", "de").all() == ("Deutschland", "BRD", "Bundesrepublik Deutschland")
+    assert kg.labels("Q183", "en").label == "Germany"
+    assert kg.entity("Q5").label == "human"  # no German label: falls back to the next language
+    assert kg.stats().names == 22 + 7
+
+
+def test_keep_external_ids(tmp_path, wikidata_dump):
+    _, kg = load(wikidata_dump, tmp_path / "x.sqlite", keep_external_ids=True)
+    viaf = [f for f in kg.facts(subject="Q183", relation="P214")]
+    assert [(f.value_type, f.value) for f in viaf] == [("string", "154938290")]
+    assert kg.stats().facts == 26
+
+
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open)])
+def test_compressed_dumps_give_identical_stores(tmp_path, wikidata_dump, suffix, opener):
+    packed = tmp_path / f"dump.json{suffix}"
+    with opener(packed, "wb") as f:
+        f.write(wikidata_dump.read_bytes())
+    load(wikidata_dump, tmp_path / "plain.sqlite")[1].close()
+    load(packed, tmp_path / "packed.sqlite")[1].close()
+    plain, other = dump_tables(tmp_path / "plain.sqlite"), dump_tables(tmp_path / "packed.sqlite")
+    for table in plain:
+        if table != "ingests":
+            assert plain[table] == other[table], table
+
+
+def test_ingesting_twice_changes_nothing(tmp_path, wikidata_dump):
+    store = tmp_path / "twice.sqlite"
+    load(wikidata_dump, store)[1].close()
+    before = dump_tables(store)
+    report, kg = load(wikidata_dump, store)
+    assert report.already_done
+    kg.close()
+    with Store(store) as st:  # forced full re-ingest: upserts, same rows
+        ingest(st, WikidataJsonSource(), wikidata_dump, workers=0, restart=True)
+    assert dump_tables(store) == before
+    # The same content under another name is the same input.
+    moved = tmp_path / "renamed.json"
+    shutil.copy(wikidata_dump, moved)
+    report, kg = load(moved, store)
+    assert report.already_done
+    kg.close()
+
+
+def test_bad_lines_are_counted_skipped_and_located(tmp_path):
+    report, kg = load(FIXTURES / "wikidata" / "bad.json", tmp_path / "bad.sqlite")
+    assert report.records == 3 and not report.complete and not report.truncated
+    reasons = {line: reason for line, reason, _ in report.rejects}
+    assert sorted(reasons) == [3, 4, 5, 6, 7]
+    assert reasons[3].startswith("malformed JSON")
+    assert reasons[4] == "invalid UTF-8"
+    assert reasons[5] == "entity without id"
+    assert reasons[6] == "Q11 P999 statement skipped: unknown datavalue type 'tabular-blob'"
+    assert reasons[7] == "not a JSON object"
+    # Good entities before and after the bad lines are in, and so is the good part of line 6.
+    assert [kg.entity(q).label for q in ("Q515", "Q586", "Q11")] == ["city", "Bonn", "odd value"]
+    assert kg.objects("Q11", "P31") == ["Q5"]
+    assert list(kg.facts(relation="P999")) == []
+
+
+# bz2 decompresses in whole blocks (100 kB at level 1): data before the damaged block survives.
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open),
+                                           (".bz2", lambda p, m: bz2.open(p, m, compresslevel=1))])
+def test_truncated_compressed_dump_keeps_what_was_read(tmp_path, suffix, opener):
+    # Enough distinct entities that the compressed stream is long and the cut lands mid-way.
+    lines = [json.dumps({"type": "item", "id": f"Q{i}", "labels": {"en": {"language": "en", "value": f"entity {i} {i * 7919 % 10007}"}}, "claims": {}})
+             for i in range(1, 3001)]
+    full = ("[\n" + ",\n".join(lines) + "\n]\n").encode()
+    packed = tmp_path / f"cut.json{suffix}"
+    with opener(packed, "wb") as f:
+        f.write(full)
+    data = packed.read_bytes()
+    packed.write_bytes(data[: len(data) // 2])
+    report, kg = load(packed, tmp_path / "cut.sqlite")
+    assert report.truncated and not report.complete
+    got = kg.stats().entities
+    assert 0 < got < 3000
+    # Everything before the damage is in, in order: Q1..Q<got>.
+    assert kg.entity(f"Q{got}") is not None and kg.entity(f"Q{got + 1}") is None
+    (line, reason, text), *rest = [r for r in report.rejects if r[1] == "truncated input"]
+    assert line >= got + 1 and "truncated or corrupt compressed data" in text
+
+
+def test_missing_input_is_one_clear_error(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st, pytest.raises(InputError, match=r"nope\.json: no such file"):
+        ingest(st, WikidataJsonSource(), tmp_path / "nope.json")
