@@ -77,6 +77,18 @@ class IngestReport:
 ProgressFn = Callable[[int, int], None]  # (records done this run, bytes of the file consumed)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Pool initializer: a worker whose ingest was killed (even by SIGKILL, which runs no
+    cleanup) exits on its own instead of lingering as an orphan."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
@@ -158,7 +170,8 @@ def ingest(
     try:
         if use_pool:
             ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_exit_with_parent,
+                                        initargs=(os.getpid(),)) as pool:
                 window: deque[tuple[Chunk, cf.Future]] = deque()
                 for chunk in chunks:
                     window.append((chunk, pool.submit(source.parse, chunk)))

@@ -39,6 +39,24 @@ def write_dump(path, n=ENTITIES):
         f.write("]\n")
 
 
+def no_orphans(marker: str, wait: float = 5.0) -> bool:
+    """The killed ingest's parsing workers notice and exit (they would otherwise linger)."""
+    deadline = time.time() + wait
+    while time.time() < deadline:
+        if not [p for p in os.listdir("/proc") if p.isdigit() and marker in _cmdline(p)]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _cmdline(proc_id: str) -> str:
+    try:
+        with open(f"/proc/{proc_id}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 @pytest.mark.parametrize("name", ["big.json", "big.json.gz"])
 def test_sigkill_then_rerun_equals_uninterrupted(tmp_path, name):
     dump = tmp_path / name
@@ -67,6 +85,7 @@ def test_sigkill_then_rerun_equals_uninterrupted(tmp_path, name):
     done_at_kill, complete = conn.execute("SELECT records_done, complete FROM ingests").fetchone()
     conn.close()
     assert 0 < done_at_kill < ENTITIES and complete == 0
+    assert no_orphans(str(killed))
 
     resumed = run_cli(*args, "--store", str(killed), "--json")
     assert resumed.returncode == 0, resumed.stderr
