@@ -76,7 +76,8 @@ def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
         raise InputError(f"{p}: {exc.strerror or exc}") from exc
 
 
-class _Damaged(Exception):
+class DamagedInput(Exception):
+    """Raised by decompressed_blocks at a corrupt or cut compressed tail, after all good data."""
     pass
 
 
@@ -113,7 +114,7 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20) -> Iterator[tuple[
                 try:
                     out = d.decompress(raw)
                 except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-                    raise _Damaged(str(exc)) from exc
+                    raise DamagedInput(str(exc)) from exc
                 fed = True
                 if out:
                     yield out, consumed
@@ -123,7 +124,7 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20) -> Iterator[tuple[
                 else:
                     raw = b""
         if fed and not d.eof:
-            raise _Damaged("compressed stream ends before its end marker")
+            raise DamagedInput("compressed stream ends before its end marker")
 
 
 def line_chunks(
@@ -189,7 +190,7 @@ def line_chunks(
             pending_size += len(block)
             if pending_size >= chunk_bytes:
                 yield from cut("keep")
-    except _Damaged as exc:
+    except DamagedInput as exc:
         # Lines completed before the damage are good; the partial one after them is not.
         yield from cut("lines")
         raise TruncatedInput(str(p), line + 1, str(exc)) from exc

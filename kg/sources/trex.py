@@ -1,0 +1,458 @@
+"""T-REx documents (Elsahar et al. 2018): aligned triples with their annotator, the document
+texts, and the entity links inside them.
+
+Input. A T-REx release file is ONE JSON array of documents, often on a single line, tens of MB.
+It is never loaded whole: `_Splitter` walks the bytes once (tracking strings, escapes and
+bracket depth with a regular expression that consumes whole string literals in C) and cuts out
+each top-level element, so memory stays bounded by one read block plus one document. The same
+walk also accepts JSON Lines / concatenated objects, and several arrays back to back. Records
+are numbered by their position in the file (1-based document index); a rejected document names
+that index. The resume position of a chunk is the decompressed byte offset after its last
+document, times two, plus one when that offset lies inside a top-level array (the splitter's
+only state between documents).
+
+A document whose brackets (outside strings) do not balance, or that opens a string it never
+closes, cannot be cut reliably; what follows it is then read as well as the bytes allow and
+turns into rejects, never an exception.
+
+Rows written per document (all keyed by natural or derived ids, so re-ingesting upserts):
+- `documents`: (docid, title, text, "trex"). A docid given as an entity URI
+  (`http://www.wikidata.org/entity/Q90`) is stored as the bare id (`Q90`).
+- `annotations`: one per entry of `entities` that links a Wikidata entity or property
+  (document, id, start, end, surface form, annotator as given, e.g.
+  `Wikidata_Spotlight_Entity_Linker`, `Simple_Coreference`, `Wikidata_Property_Linker`).
+  Date_Linker entries are literals, not entities: no annotation.
+- `facts`: one per distinct (subject, predicate, object) with id
+  `derived_fact_id("trex", s, p, o)`, rank normal, source "trex". Entity objects are stored
+  as entity facts (P31/P279 ones also as `types` rows, like every other source). Date
+  objects (Date_Linker URIs such as `1879-03-14T00:00:00Z^^http://www.w3.org/2001/XMLSchema#dateTime`)
+  are stored as time literals in Wikidata's form (`+1879-03-14T00:00:00Z`), with the
+  precision the zeros give (`1158-00-00` is a year, `1955-04-00` a month, else a day); a date
+  literal that does not parse, or a literal subject, skips that one triple.
+- `provenance`: (fact id, "trex", aligner, docid) per aligned triple. Aligner names are
+  normalized to the paper's: `NoSubject-Triple-aligner` -> NoSub, `Simple-Aligner` (aligns
+  every pair of entities in a sentence) -> AllEnt, `SPOAligner` -> SPO (matched ignoring case
+  and punctuation). Any other aligner name (e.g. `NosubSPOAligner`) is kept as given.
+- No `entities`/`names` rows: surface forms are mentions, not labels; labels come from the
+  Wikidata sources.
+
+A document is all or nothing: a missing docid or text, boundaries that are not two integers,
+an entity/predicate URI of an unknown form, or a non-object where an object belongs rejects
+the whole document (one reject naming its index and docid), and the others still ingest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from ..ingest import ParseResult
+from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
+from ..readers import (
+    Chunk,
+    InputError,
+    TruncatedInput,
+    DamagedInput,  # raised by decompressed_blocks at a corrupt or cut compressed tail
+    check_readable,
+    decompressed_blocks,
+    excerpt,
+)
+
+SOURCE = "trex"
+
+
+# One token of the structural walk: a complete string literal (escapes included), a bracket,
+# or a lone quote, which means a string that does not end inside the bytes seen so far.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
+# JSON whitespace, plus the bytes of a UTF-8 byte order mark (never part of a scalar).
+_BLANK = b" \t\r\n\xef\xbb\xbf"
+_QUOTE, _LBRACE, _LBRACKET = 0x22, 0x7B, 0x5B
+
+
+@dataclass(frozen=True)
+class DocumentChunk(Chunk):
+    """A chunk of whole documents; `ends[i]` is where document i ends inside `data`."""
+
+    ends: tuple[int, ...] = ()
+
+
+class _Splitter:
+    """Cuts a stream of JSON bytes into top-level documents, one block at a time.
+
+    Elements of a top-level array are documents; so is every top-level value outside an
+    array (JSON Lines). Scalars between documents (`42`, `null`) come out as documents of
+    their own, to be rejected by the parser with their index.
+    """
+
+    def __init__(self, offset: int = 0, in_array: bool = False):
+        self.buf = b""
+        self.base = offset  # absolute offset of buf[0]
+        self.pos = 0  # where the walk resumes inside buf
+        self.in_array = in_array
+        self.depth = 1 if in_array else 0
+        self.elem = -1  # start of the document being read (in buf), -1 between documents
+        self.gap = 0  # start of the bytes between documents not looked at yet
+
+    def _code(self, end: int, in_array: bool) -> int:
+        return (self.base + end) * 2 + (1 if in_array else 0)
+
+    def _scalars(self, buf: bytes, a: int, b: int, in_array: bool, out: list) -> None:
+        segment = buf[a:b]
+        if not segment.strip(_BLANK + b","):
+            return
+        offset = a
+        for piece in segment.split(b","):
+            text = piece.strip(_BLANK)
+            if text:
+                out.append((text, self._code(offset + len(piece), in_array)))
+            offset += len(piece) + 1
+
+    def feed(self, data: bytes, final: bool = False) -> list[tuple[bytes, int]]:
+        """The documents completed by `data` (all remaining ones when `final`), each with the
+        resume position after it."""
+        buf = self.buf + data if self.buf else data
+        out: list[tuple[bytes, int]] = []
+        depth, in_array, elem, gap, pos = self.depth, self.in_array, self.elem, self.gap, self.pos
+        open_string = -1
+        for m in _TOKEN.finditer(buf, pos):
+            s = m.start()
+            c = buf[s]
+            if c == _QUOTE:
+                e = m.end()
+                if e - s == 1:  # the string goes on past this block
+                    open_string = s
+                    break
+                if elem < 0:  # a bare string between documents is a document of its own
+                    self._scalars(buf, gap, s, in_array, out)
+                    out.append((buf[s:e], self._code(e, in_array)))
+                    gap = e
+                continue
+            if c == _LBRACE or c == _LBRACKET:
+                if elem < 0:
+                    self._scalars(buf, gap, s, in_array, out)
+                    if depth == 0 and c == _LBRACKET:  # a top-level array: its elements are documents
+                        in_array, depth, gap = True, 1, s + 1
+                        continue
+                    elem = s
+                depth += 1
+                continue
+            # a closing bracket
+            if elem < 0:
+                self._scalars(buf, gap, s, in_array, out)
+                if in_array:  # end of the top-level array
+                    in_array, depth = False, 0
+                else:  # a stray closer at top level
+                    out.append((buf[s:s + 1], self._code(s + 1, in_array)))
+                gap = s + 1
+                continue
+            depth -= 1
+            if depth == (1 if in_array else 0):
+                out.append((buf[elem:s + 1], self._code(s + 1, in_array)))
+                elem, gap = -1, s + 1
+        pos = open_string if open_string >= 0 else len(buf)
+
+        if final:
+            end = len(buf)
+            if elem >= 0:  # the input stops inside a document
+                out.append((buf[elem:], self._code(end, in_array)))
+            else:
+                stop = open_string if open_string >= 0 else end
+                self._scalars(buf, gap, stop, in_array, out)
+                if open_string >= 0:
+                    out.append((buf[open_string:], self._code(end, in_array)))
+                elif in_array:  # the array was never closed: a cut file
+                    out.append((b"", self._code(end, in_array)))
+            self.buf, self.base = b"", self.base + end
+            self.pos = self.gap = 0
+            self.elem, self.depth, self.in_array = -1, 0, False
+            return out
+
+        keep = elem if elem >= 0 else gap
+        self.buf = buf[keep:]
+        self.base += keep
+        self.pos = pos - keep
+        self.elem = elem - keep if elem >= 0 else -1
+        self.gap = gap - keep if elem < 0 else 0
+        self.depth, self.in_array = depth, in_array
+        return out
+
+
+class BadDocument(ValueError):
+    pass
+
+
+_ENTITY_URI = re.compile(
+    r"^(?:https?://www\.wikidata\.org/(?:entity|prop/direct|prop|wiki)/|wd:|wdt:)?([QPL][1-9][0-9]*)$"
+)
+_DATE = re.compile(r"^([+-]?)(\d{1,16})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})Z?)?$")
+_VALUE_TYPES = {"Q": "item", "P": "property", "L": "lexeme"}
+
+# Aligner names of the T-REx pipeline -> the paper's names, keyed without case or punctuation.
+_ALIGNERS = {
+    "nosubjecttriplealigner": "NoSub",
+    "nosub": "NoSub",
+    "simplealigner": "AllEnt",
+    "allent": "AllEnt",
+    "spoaligner": "SPO",
+    "spo": "SPO",
+}
+_NON_ALNUM = re.compile(r"[^0-9a-z]")
+
+
+def normalize_aligner(name: object) -> str:
+    if not isinstance(name, str):
+        return ""
+    return _ALIGNERS.get(_NON_ALNUM.sub("", name.lower()), name)
+
+
+def _date(value: str) -> tuple[str, int] | None:
+    """A Date_Linker value as a Wikidata time string and precision, or None."""
+    m = _DATE.match(value.strip().strip("<>"))
+    if not m:
+        return None
+    sign, year, month, day = m.group(1) or "+", m.group(2), m.group(3), m.group(4)
+    if int(month) > 12 or int(day) > 31 or (month == "00" and day != "00"):
+        return None
+    precision = 9 if month == "00" else 10 if day == "00" else 11
+    return f"{sign}{year}-{month}-{day}T00:00:00Z", precision
+
+
+def _classify(uri: object) -> tuple[str, object] | None:
+    """("entity", id) or ("literal", (time, precision) or None); None for an unknown form."""
+    if not isinstance(uri, str):
+        return None
+    text = uri.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if "^^" in text:
+        value, _, datatype = text.partition("^^")
+        if "XMLSchema#date" not in datatype:
+            return None
+        return "literal", _date(value)
+    m = _ENTITY_URI.match(text)
+    if m:
+        return "entity", m.group(1)
+    return None
+
+
+def _boundaries(value: object, *, optional: bool) -> tuple[int, int] | None:
+    """(start, end) character offsets; raises ValueError when not two integers."""
+    if value is None and optional:
+        return None
+    if (
+        isinstance(value, list) and len(value) == 2
+        and all(type(x) is int and x >= 0 for x in value) and value[0] <= value[1]
+    ):
+        return value[0], value[1]
+    raise ValueError(f"boundaries {value!r} are not two integers start <= end")
+
+
+def document_id(docid: str) -> str:
+    """The stored id of a T-REx document: bare entity id for an entity URI, else as given."""
+    text = docid.strip()
+    m = _ENTITY_URI.match(text)
+    return m.group(1) if m else text
+
+
+def _list(doc: dict, key: str, bad) -> list:
+    value = doc.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise bad(f"{key} is not a list")
+    return value
+
+
+_COMPRESSED = (".gz", ".bz2", ".xz")
+
+
+def _blocks_from(path: Path, offset: int, block: int) -> Iterator[tuple[bytes, int]]:
+    """(decompressed bytes, bytes of the file on disk consumed) from decompressed `offset` on.
+    An uncompressed file seeks there; a compressed one is decompressed and the head dropped."""
+    if not path.name.lower().endswith(_COMPRESSED):
+        with open(path, "rb") as f:
+            if offset > path.stat().st_size:
+                raise InputError(f"{path}: shorter than the recorded resume position; use --restart")
+            f.seek(offset)
+            while data := f.read(block):
+                yield data, f.tell()
+        return
+    to_skip = offset
+    for data, disk in decompressed_blocks(path):
+        if to_skip:
+            if len(data) <= to_skip:
+                to_skip -= len(data)
+                continue
+            data, to_skip = data[to_skip:], 0
+        for i in range(0, len(data), block):
+            yield data[i:i + block], disk
+    if to_skip:
+        raise InputError(f"{path}: shorter than the recorded resume position; use --restart")
+
+
+@dataclass(frozen=True)
+class TrexSource:
+    """T-REx JSON documents. `languages` is accepted for symmetry with the other sources; T-REx
+    carries no labels, so it changes nothing."""
+
+    languages: tuple[str, ...] = ("en",)
+    chunk_bytes: int = 4 << 20  # document bytes per chunk (also the read size)
+    chunk_documents: int = 2000  # at most this many documents per chunk
+    name: str = SOURCE
+
+    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
+        p = check_readable(path)
+        offset, in_array = position >> 1, bool(position & 1)
+        splitter = _Splitter(offset, in_array)
+        first = start + 1
+        docs: list[bytes] = []
+        size = 0
+        last = position
+        disk = 0
+
+        def make() -> DocumentChunk:
+            ends, total = [], 0
+            for d in docs:
+                total += len(d)
+                ends.append(total)
+            return DocumentChunk(first, len(docs), b"".join(docs), last, disk, tuple(ends))
+
+        try:
+            for block, disk in _blocks_from(p, offset, max(1, min(self.chunk_bytes, 4 << 20))):
+                for raw, code in splitter.feed(block):
+                    docs.append(raw)
+                    size += len(raw)
+                    last = code
+                    if size >= self.chunk_bytes or len(docs) >= self.chunk_documents:
+                        yield make()
+                        first += len(docs)
+                        docs, size = [], 0
+        except DamagedInput as exc:
+            # Documents completed before the damage are good; the one in progress is not.
+            if docs:
+                yield make()
+                first += len(docs)
+            raise TruncatedInput(str(p), first, str(exc)) from exc
+        for raw, code in splitter.feed(b"", final=True):
+            docs.append(raw)
+            last = code
+        if docs:
+            yield make()
+
+    def parse(self, chunk: Chunk) -> ParseResult:
+        rows = Rows()
+        rejects: list[tuple[int, str, str]] = []
+        records = 0
+        ends = getattr(chunk, "ends", None) or (len(chunk.data),)
+        begin = 0
+        for i, end in enumerate(ends):
+            raw = chunk.data[begin:end]
+            begin = end
+            index = chunk.first + i
+            if not raw:
+                rejects.append((index, "input ends inside the JSON array (truncated file?)", ""))
+                continue
+            try:
+                doc = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
+                rejects.append((index, reason, excerpt(raw)))
+                continue
+            if not isinstance(doc, dict):
+                rejects.append((index, "not a JSON object", excerpt(raw)))
+                continue
+            try:
+                self._document(doc, rows)
+            except BadDocument as exc:
+                rejects.append((index, str(exc), excerpt(raw)))
+                continue
+            records += 1
+        return ParseResult(rows, records, rejects)
+
+    def _document(self, doc: dict, rows: Rows) -> None:
+        raw_id = doc.get("docid")
+        if not isinstance(raw_id, str) or not raw_id.strip():
+            raise BadDocument("document without docid")
+        docid = document_id(raw_id)
+
+        def bad(message: str) -> BadDocument:
+            return BadDocument(f"document {docid}: {message}")
+
+        text = doc.get("text")
+        if not isinstance(text, str):
+            raise bad("no text")
+        title = doc.get("title")
+        if title is not None and not isinstance(title, str):
+            raise bad("title is not a string")
+
+        annotations = []
+        for k, ent in enumerate(_list(doc, "entities", bad)):
+            if not isinstance(ent, dict):
+                raise bad(f"entities[{k}] is not an object")
+            kind = _classify(ent.get("uri"))
+            if kind is None:
+                raise bad(f"entities[{k}]: unknown uri form {ent.get('uri')!r}")
+            try:
+                start, end = _boundaries(ent.get("boundaries"), optional=False)  # type: ignore[misc]
+            except ValueError as exc:
+                raise bad(f"entities[{k}]: {exc}") from None
+            if kind[0] != "entity":
+                continue
+            surface = ent.get("surfaceform")
+            if not isinstance(surface, str):
+                surface = text[start:end]
+            annotator = ent.get("annotator")
+            annotations.append((docid, kind[1], start, end, surface,
+                                annotator if isinstance(annotator, str) else ""))
+
+        facts: dict[str, tuple] = {}
+        types = set()
+        provenance = set()
+        for k, triple in enumerate(_list(doc, "triples", bad)):
+            if not isinstance(triple, dict):
+                raise bad(f"triples[{k}] is not an object")
+            parts = []
+            for role in ("subject", "predicate", "object"):
+                part = triple.get(role)
+                if not isinstance(part, dict):
+                    raise bad(f"triples[{k}].{role} is not an object")
+                kind = _classify(part.get("uri"))
+                if kind is None:
+                    raise bad(f"triples[{k}].{role}: unknown uri form {part.get('uri')!r}")
+                try:
+                    _boundaries(part.get("boundaries"), optional=True)
+                except ValueError as exc:
+                    raise bad(f"triples[{k}].{role}: {exc}") from None
+                parts.append(kind)
+            (s_kind, subject), (p_kind, relation), (o_kind, obj) = parts
+            if p_kind != "entity" or not str(relation).startswith("P"):
+                raise bad(f"triples[{k}].predicate is not a property: {triple['predicate'].get('uri')!r}")
+            if s_kind != "entity":
+                continue  # a literal subject states nothing about an entity
+            if o_kind == "entity":
+                fid = derived_fact_id(SOURCE, subject, relation, obj)
+                if fid not in facts:
+                    facts[fid] = fact_row(fid, subject, relation, obj, _VALUE_TYPES[obj[0]],
+                                          rank=NORMAL, source=SOURCE)
+                if relation == INSTANCE_OF or relation == SUBCLASS_OF:
+                    types.add((subject, obj, relation))
+            else:
+                if obj is None:
+                    continue  # a date the linker wrote in a form we cannot read
+                time, precision = obj
+                fid = derived_fact_id(SOURCE, subject, relation, time)
+                if fid not in facts:
+                    facts[fid] = fact_row(fid, subject, relation, None, "time", time,
+                                          orjson.dumps({"precision": precision}).decode(),
+                                          rank=NORMAL, source=SOURCE)
+            provenance.add((fid, SOURCE, normalize_aligner(triple.get("annotator")), docid))
+
+        rows.documents.append((docid, title, text, SOURCE))
+        rows.annotations.extend(annotations)
+        rows.facts.extend(facts.values())
+        rows.types.extend(sorted(types))
+        rows.provenance.extend(sorted(provenance))
