@@ -78,7 +78,6 @@ def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
 
 class DamagedInput(Exception):
     """Raised by decompressed_blocks at a corrupt or cut compressed tail, after all good data."""
-    pass
 
 
 def _decompressor_factory(name: str):
