@@ -33,6 +33,7 @@ def fact_record(kg: KnowledgeGraph, fact: Fact) -> dict:
         "end": fact.end.time if fact.end else None,
         "end_precision": fact.end.precision if fact.end else None,
         "point": fact.point.time if fact.point else None,
+        "point_precision": fact.point.precision if fact.point else None,
         "source": fact.source,
     }
 
@@ -83,7 +84,7 @@ def render_fact_line(r: dict) -> str:
         when.append(f"{_short_time(r['start'], r['start_precision']) if r['start'] else '...'}"
                     f" - {_short_time(r['end'], r['end_precision']) if r['end'] else 'now'}")
     if r["point"]:
-        when.append(f"at {_short_time(r['point'], None)}")
+        when.append(f"at {_short_time(r['point'], r['point_precision'])}")
     tags = [r["rank"]] if r["rank"] != "normal" else []
     suffix = f"  [{', '.join(when + tags)}]" if when or tags else ""
     return (f"{r['subject_label'] or r['subject']} ({r['subject']})  "
@@ -103,7 +104,10 @@ def render_entity(kg: KnowledgeGraph, record: dict, at: str | None = None) -> st
         lines.append("  types: " + ", ".join(f"{t['label'] or '?'} ({t['id']})" for t in record["types"]))
     today = date_key(at)
     lines.append("  statements" + (f" valid at {at}" if at else "") + ":")
-    for r in record["facts"]:
+    # Grouped by property (numerically), each group in time order: tenures read as a history.
+    ordered = sorted(record["facts"], key=lambda r: (
+        int(r["relation"][1:]), time_key(r["start"], r["start_precision"]) or -10**12, r["id"]))
+    for r in ordered:
         if at and r["object"] and not kg.is_fact(r["subject"], r["relation"], r["object"], at=at):
             continue
         ended = r["end"] and (time_key(r["end"], r["end_precision"], "end") or 0) < today
