@@ -170,24 +170,43 @@ def ingest_wikidata(files, keep_external_ids, chunk_size, store, languages, work
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["nt", "ttl"]), default=None,
               help="RDF syntax (default: from the file extension).")
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
-def ingest_rdf(files, fmt, store, languages, workers, restart, rejects_path, quiet, as_json):
-    """Ingest Wikidata-style RDF: N-Triples or Turtle, truthy (wdt:) and full (p:/ps:/pq:)."""
+def ingest_rdf(files, fmt, chunk_size, store, languages, workers, restart, rejects_path, quiet,
+               as_json):
+    """Ingest Wikidata-style RDF: N-Triples (.nt, .nt.gz, .nt.bz2) or Turtle (.ttl, .ttl.gz),
+    truthy (wdt:) and full (p:/ps:/pq:) statements, labels, aliases, descriptions.
+
+    A statement spread over many triples is assembled whatever their order; one also in a
+    Wikidata JSON dump (same statement id) stays one fact. A malformed N-Triples line, or a
+    Turtle block that does not parse, is rejected by its (first) line number.
+    """
     from ..kg.sources.rdf import RdfSource
 
-    pairs = [(RdfSource(languages=languages, format=fmt), f) for f in files]
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+    pairs = [(RdfSource(languages=languages, format=fmt, **options), f) for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages)
 
 
 @ingest_group.command("trex")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) documents per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
-def ingest_trex(files, store, languages, workers, restart, rejects_path, quiet, as_json):
-    """Ingest T-REx JSON documents: facts with annotator provenance, documents, entity links."""
+def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_path, quiet, as_json):
+    """Ingest T-REx JSON documents (.json, .json.gz, .json.bz2, .json.xz; one JSON array of
+    documents per file, or one document per line).
+
+    Keeps each document (id, title, text), its entity links, and every aligned triple as a
+    fact with provenance (aligner normalized to NoSub / AllEnt / SPO, and the document id).
+    Date objects become time literals. A bad document is rejected by its index in the file.
+    """
     from ..kg.sources.trex import TrexSource
 
-    pairs = [(TrexSource(languages=languages), f) for f in files]
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+    pairs = [(TrexSource(languages=languages, **options), f) for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages)
 
@@ -199,17 +218,33 @@ def ingest_trex(files, store, languages, workers, restart, rejects_path, quiet, 
               help="Entity alias file (id, then names, tab-separated); repeatable.")
 @click.option("--relation-aliases", multiple=True, type=click.Path(dir_okay=False),
               help="Relation alias file (id, then names, tab-separated); repeatable.")
+@click.option("--corpus", multiple=True, type=click.Path(dir_okay=False),
+              help="Corpus file (id, then the entity's text); repeatable. Stored as documents "
+                   "'wikidata5m:<id>' titled with the entity's label when known.")
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
-def ingest_wikidata5m(triples, entity_aliases, relation_aliases, store, languages, workers,
-                      restart, rejects_path, quiet, as_json):
-    """Ingest Wikidata5M: triples TSV and entity/relation alias files."""
+def ingest_wikidata5m(triples, entity_aliases, relation_aliases, corpus, chunk_size, store,
+                      languages, workers, restart, rejects_path, quiet, as_json):
+    """Ingest Wikidata5M: triples TSV, entity/relation alias files, and the corpus.
+
+    Alias files go first, then triples, then the corpus (whose titles come from the labels).
+    Names are English: they are kept when --lang includes en.
+    """
     from ..kg.sources.wikidata5m import Wikidata5mSource
 
-    pairs = [(Wikidata5mSource(kind="entity-aliases", languages=languages), f) for f in entity_aliases]
-    pairs += [(Wikidata5mSource(kind="relation-aliases", languages=languages), f) for f in relation_aliases]
-    pairs += [(Wikidata5mSource(kind="triples", languages=languages), f) for f in triples]
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+
+    def source(kind, **extra):
+        return Wikidata5mSource(kind=kind, languages=languages, **options, **extra)
+
+    pairs = [(source("entity-aliases"), f) for f in entity_aliases]
+    pairs += [(source("relation-aliases"), f) for f in relation_aliases]
+    pairs += [(source("triples"), f) for f in triples]
+    pairs += [(source("corpus", labels_from=str(store)), f) for f in corpus]
     if not pairs:
-        raise click.UsageError("give at least one of --triples, --entity-aliases, --relation-aliases")
+        raise click.UsageError(
+            "give at least one of --triples, --entity-aliases, --relation-aliases, --corpus")
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages)
 

@@ -234,3 +234,17 @@ def test_cli(tmp_path):
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("ingest", "wikidata5m", "--store", str(clean))
     assert proc.returncode == 2 and "give at least one of" in proc.stderr
+
+
+def test_alias_files_do_not_blank_richer_entities(tmp_path):
+    """Wikidata5M has no descriptions or sitelinks: loading it after a JSON dump keeps them."""
+    from factprobe.kg.sources.wikidata_json import WikidataJsonSource
+
+    path = tmp_path / "both.sqlite"
+    with Store(path) as st:
+        ingest(st, WikidataJsonSource(), FIXTURES / "wikidata" / "dump.json", workers=0)
+        ingest(st, Wikidata5mSource(kind="entity-aliases"), FIXTURES / "wikidata5m" / "wikidata5m_entity.txt",
+               workers=0)
+    with KnowledgeGraph(path) as kg:
+        assert kg.entity("Q937") == Entity("Q937", "item", "Albert Einstein", "theoretical physicist", 10, None)
+        assert kg.entity("Q90").label == "Paris" and kg.entity("Q90").sitelinks == 0

@@ -23,8 +23,8 @@ Blank lines are skipped. A line with the wrong number of columns, an id that is 
 (or the wrong one for the file: a P id in an entity alias file), invalid UTF-8, or no names/text
 is a reject with its line number; the rest of the file still ingests.
 
-Note: entity rows are upserts, so alias files ingested into a store that also holds a Wikidata
-JSON dump replace those entities' description and sitelink count (Wikidata5M has neither).
+Entity rows merge field by field (kg/store.py), so alias files ingested into a store that also
+holds a Wikidata JSON dump keep those entities' descriptions and sitelink counts.
 """
 
 from __future__ import annotations
