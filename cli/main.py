@@ -7,7 +7,6 @@ see the rejects file); 2 = bad usage or unreadable input; 1 = unexpected failure
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,40 @@ def dump_tables(store: Path) -> dict[str, list[tuple]]:
         return out
     finally:
         conn.close()
+
+
+def content_tables(store: Path) -> dict[str, list[tuple]]:
+    """Every content table, without the per-input bookkeeping (whose keys name the input)."""
+    return {k: v for k, v in dump_tables(store).items() if k not in ("ingests", "rejects")}
+
+
+def kill_midway(args: list[str], store: Path, *, after: int, timeout: float = 120) -> int:
+    """Start `factprobe ARGS --store STORE`, SIGKILL it once more than `after` records are
+    committed, and return how many were (asserting it was really killed half way)."""
+    proc = subprocess.Popen([*factprobe_cmd(), *args, "--store", str(store)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            conn = sqlite3.connect(store, timeout=0.1)
+            row = conn.execute("SELECT records_done FROM ingests").fetchone()
+            conn.close()
+        except sqlite3.Error:
+            row = None
+        if row and row[0] > after:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            break
+        time.sleep(0.01)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the ingest finished before it could be killed"
+    conn = sqlite3.connect(store)
+    done, complete = conn.execute("SELECT records_done, complete FROM ingests").fetchone()
+    conn.close()
+    assert done > 0 and complete == 0
+    return done
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from factprobe.kg.model import DEPRECATED, NORMAL, PREFERRED, derived_fact_id
 from factprobe.kg.sources.rdf import RdfSource, turtle_chunks
 from factprobe.kg.sources.wikidata_json import WikidataJsonSource
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, dump_tables, kill_midway, run_cli
 
 RDF = FIXTURES / "rdf"
 LANGS = ("en", "de")
@@ -374,37 +374,12 @@ def _scrambled_nt(path: Path, entities: int) -> int:
 
 
 def test_sigkill_then_rerun_equals_uninterrupted(tmp_path):
-    import signal
-    import subprocess
-
-    from conftest import dump_tables, factprobe_cmd
-
     nt = tmp_path / "big.nt"
     total = _scrambled_nt(nt, 1500)
     killed, clean = tmp_path / "killed.sqlite", tmp_path / "clean.sqlite"
     args = ["ingest", "rdf", str(nt), "--chunk-size", "32768", "--workers", "0", "--quiet"]
-    proc = subprocess.Popen([*factprobe_cmd(), *args, "--store", str(killed)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import time
-
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            conn = sqlite3.connect(killed, timeout=0.1)
-            row = conn.execute("SELECT records_done FROM ingests").fetchone()
-            conn.close()
-        except sqlite3.Error:
-            row = None
-        if row and row[0] > total // 10:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            break
-        time.sleep(0.01)
-    assert proc.returncode == -signal.SIGKILL, "the ingest finished before it could be killed"
-    conn = sqlite3.connect(killed)
-    done_at_kill, complete = conn.execute("SELECT records_done, complete FROM ingests").fetchone()
-    conn.close()
-    assert 0 < done_at_kill < total and complete == 0
+    done_at_kill = kill_midway(args, killed, after=total // 10)
+    assert done_at_kill < total
 
     resumed = run_cli(*args, "--store", str(killed), "--json")
     assert resumed.returncode == 0, resumed.stderr

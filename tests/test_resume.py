@@ -5,14 +5,12 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import signal
 import sqlite3
-import subprocess
 import time
 
 import pytest
 
-from conftest import dump_tables, factprobe_cmd, run_cli
+from conftest import dump_tables, kill_midway, run_cli
 
 ENTITIES = 20_000
 
@@ -64,27 +62,8 @@ def test_sigkill_then_rerun_equals_uninterrupted(tmp_path, name):
     killed, clean = tmp_path / "killed.sqlite", tmp_path / "clean.sqlite"
     args = ["ingest", "wikidata", str(dump), "--chunk-size", "65536", "--quiet"]
 
-    proc = subprocess.Popen([*factprobe_cmd(), *args, "--store", str(killed)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    done_at_kill = 0
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            conn = sqlite3.connect(killed, timeout=0.1)
-            row = conn.execute("SELECT records_done FROM ingests").fetchone()
-            conn.close()
-        except sqlite3.Error:
-            row = None
-        if row and row[0] > ENTITIES // 10:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            break
-        time.sleep(0.01)
-    assert proc.returncode == -signal.SIGKILL, "the ingest finished before it could be killed"
-    conn = sqlite3.connect(killed)
-    done_at_kill, complete = conn.execute("SELECT records_done, complete FROM ingests").fetchone()
-    conn.close()
-    assert 0 < done_at_kill < ENTITIES and complete == 0
+    done_at_kill = kill_midway(args, killed, after=ENTITIES // 10)
+    assert done_at_kill < ENTITIES
     assert no_orphans(str(killed))
 
     resumed = run_cli(*args, "--store", str(killed), "--json")

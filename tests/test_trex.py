@@ -12,7 +12,7 @@ import sqlite3
 import orjson
 import pytest
 
-from conftest import FIXTURES, dump_tables, run_cli
+from conftest import FIXTURES, dump_tables, run_cli, content_tables
 from factprobe.kg import KnowledgeGraph, Store
 from factprobe.kg.ingest import ingest
 from factprobe.kg.model import derived_fact_id
@@ -29,12 +29,6 @@ def fid(s, r, o):
 def run(store_path, path, source=None, **kw):
     with Store(store_path) as store:
         return ingest(store, source or TrexSource(), path, workers=0, **kw)
-
-
-def content(store_path):
-    """Every content table (not the per-input bookkeeping, whose keys name the file)."""
-    tables = dump_tables(store_path)
-    return {k: v for k, v in tables.items() if k not in ("ingests", "rejects")}
 
 
 @pytest.fixture
@@ -205,7 +199,7 @@ def test_reingest_is_idempotent(tmp_path, good_store):
     assert redo.records == 5 and redo.complete
     with KnowledgeGraph(good_store) as kg:
         assert kg.stats() == stats
-    assert content(good_store) == {k: v for k, v in before.items() if k not in ("ingests", "rejects")}
+    assert content_tables(good_store) == {k: v for k, v in before.items() if k not in ("ingests", "rejects")}
 
 
 @pytest.mark.parametrize("variant", ["gz", "bz2", "jsonl", "pretty", "tiny-blocks"])
@@ -232,7 +226,7 @@ def test_variants_give_the_same_store(tmp_path, good_store, variant):
         source = TrexSource(chunk_bytes=7)
     report = run(tmp_path / "v.sqlite", path, source)
     assert report.complete and report.records == 5
-    assert content(tmp_path / "v.sqlite") == content(good_store)
+    assert content_tables(tmp_path / "v.sqlite") == content_tables(good_store)
 
 
 def test_splitter_cuts_and_resumes_anywhere():

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from conftest import FIXTURES, dump_tables, run_cli
+from conftest import FIXTURES, dump_tables, run_cli, content_tables
 from factprobe.kg import KnowledgeGraph, Store
 from factprobe.kg.ingest import ingest
 from factprobe.kg.model import Entity, Labels, derived_fact_id
@@ -28,11 +28,6 @@ def run(store_path, kind, path, languages=("en",), **kw):
     with Store(store_path, languages=languages) as store:
         return ingest(store, Wikidata5mSource(kind=kind, languages=languages, **source_kw), path,
                       workers=0, **kw)
-
-
-def content(store_path):
-    tables = dump_tables(store_path)
-    return {k: v for k, v in tables.items() if k not in ("ingests", "rejects")}
 
 
 @pytest.fixture
@@ -151,7 +146,7 @@ def test_unknown_kind():
 
 
 def test_reingest_is_idempotent(store):
-    before = content(store)
+    before = content_tables(store)
     with KnowledgeGraph(store) as kg:
         stats = kg.stats()
     assert run(store, "triples", TRIPLES).already_done
@@ -161,7 +156,7 @@ def test_reingest_is_idempotent(store):
         assert not run(store, kind, path, restart=True, **extra).already_done
     with KnowledgeGraph(store) as kg:
         assert kg.stats() == stats
-    assert content(store) == before
+    assert content_tables(store) == before
 
 
 def test_gz_gives_the_same_store(tmp_path):
@@ -171,7 +166,7 @@ def test_gz_gives_the_same_store(tmp_path):
         gz.write_bytes(gzip.compress(path.read_bytes()))
         a, b = run(plain, kind, path), run(packed, kind, gz)
         assert (a.records, a.rejects) == (b.records, b.rejects)
-    assert content(plain) == content(packed)
+    assert content_tables(plain) == content_tables(packed)
 
 
 class Stop(Exception):

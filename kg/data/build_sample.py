@@ -1204,7 +1204,6 @@ class Builder:
 def build() -> list[dict]:
     b = Builder()
     country_label = {c[0]: c[1] for c in COUNTRIES}
-    continent_label = {c[0]: c[1] for c in CONTINENTS}
 
     # vocabularies --------------------------------------------------------
     for qid, label, desc, aliases, fame, claims in CLASSES:
