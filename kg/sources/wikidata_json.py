@@ -89,24 +89,40 @@ def _qualifier_time(qualifiers: dict, prop: str) -> TimeValue | None:
 class WikidataJsonSource:
     languages: tuple[str, ...] = ("en",)
     keep_external_ids: bool = False
-    chunk_bytes: int = 4 << 20
+    # 16 MiB per parsing task and per committed checkpoint: every commit writes each page it
+    # touched to the WAL (and a checkpoint writes it again), so fewer, larger commits write
+    # less. On the 200k-entity bench (bench/ingest.py) 4 MiB chunks took 68 s and 16 MiB 38 s
+    # before the random indexes were deferred, 33-40 s vs 29-30 s after; 32 MiB gained nothing
+    # more. A killed ingest redoes at most one chunk, a few seconds of work.
+    chunk_bytes: int = 16 << 20
     name: str = SOURCE
+    # Its rows are plain upserts (nothing is read back while writing), so a bulk load may
+    # build the randomly filled indexes at the end (kg/ingest.py, Store.defer_random_indexes).
+    _bulk_upserts_only = True
 
     def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
         return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes)
 
     def parse(self, chunk: Chunk) -> ParseResult:
+        return self._parse_with_null(chunk, None)
+
+    def _parse_with_null(self, chunk: Chunk, null: object) -> ParseResult:
+        """`parse`, with `null` instead of None in the absent columns of the fact rows it
+        builds itself (most of them). The ingest's workers pass NaN, which SQLite stores as
+        NULL just like None but binds several times faster (see kg/ingest.py); `parse`
+        passes None."""
         rows = Rows()
         rejects: list[tuple[int, str, str]] = []
         records = 0
+        loads = orjson.loads
         for line_no, raw in split_lines(chunk):
             line = raw.strip()
-            if line.endswith(b","):
+            if line[-1:] == b",":
                 line = line[:-1]
-            if not line or line in (b"[", b"]"):
+            if not line or line == b"[" or line == b"]":
                 continue
             try:
-                entity = orjson.loads(line)
+                entity = loads(line)
             except orjson.JSONDecodeError as exc:
                 reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
                 rejects.append((line_no, reason, excerpt(raw)))
@@ -119,7 +135,7 @@ class WikidataJsonSource:
                 continue
             marks = (len(rows.entities), len(rows.names), len(rows.types), len(rows.facts))
             try:
-                self._entity(entity, rows, line_no, rejects)
+                self._entity(entity, rows, line_no, rejects, null)
                 records += 1
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 # Drop whatever the broken entity had already added: all of it or nothing.
@@ -129,7 +145,7 @@ class WikidataJsonSource:
                                 excerpt(raw)))
         return ParseResult(rows, records, rejects)
 
-    def _entity(self, e: dict, rows: Rows, line_no: int, rejects: list) -> None:
+    def _entity(self, e: dict, rows: Rows, line_no: int, rejects: list, null: object = None) -> None:
         eid = e["id"]
         kind = _ENTITY_TYPES.get(e.get("type", "item"), e.get("type", "item"))
         labels = e.get("labels") or {}
@@ -162,6 +178,8 @@ class WikidataJsonSource:
         claims = e.get("claims") or {}
         facts, types = rows.facts, rows.types
         keep_ext = self.keep_external_ids
+        # The time columns of a fact row without qualifiers, and its source (model.fact_row).
+        no_times = (null,) * 9 + (SOURCE,)
         for prop, statements in claims.items():
             for i, st in enumerate(statements):
                 snak = st["mainsnak"]
@@ -169,8 +187,15 @@ class WikidataJsonSource:
                     continue
                 snaktype = snak.get("snaktype", "value")
                 if snaktype == "value":
+                    dv = snak["datavalue"]
                     try:
-                        obj, vtype, value, extra = _datavalue(snak["datavalue"])
+                        v = dv.get("value")
+                        # Entity values are the most common kind: decoded here without a call,
+                        # exactly as _datavalue does; anything unusual goes through _datavalue.
+                        if dv.get("type") == "wikibase-entityid" and v.get("id"):
+                            obj, vtype, value, extra = v["id"], v.get("entity-type", "item"), None, None
+                        else:
+                            obj, vtype, value, extra = _datavalue(dv)
                     except BadValue as exc:
                         rejects.append((line_no, f"{eid} {prop} statement skipped: {exc}", st.get("id", "")))
                         continue
@@ -181,13 +206,17 @@ class WikidataJsonSource:
                     continue
                 rank = RANKS.get(st.get("rank", "normal"), NORMAL)
                 q = st.get("qualifiers")
-                start = end = point = None
-                if q:
-                    start = _qualifier_time(q, START_TIME)
-                    end = _qualifier_time(q, END_TIME)
-                    point = _qualifier_time(q, POINT_IN_TIME)
                 sid = st.get("id") or f"{eid}${prop}${i}"
-                facts.append(fact_row(sid, eid, prop, obj, vtype, value, extra, rank,
-                                      start, end, point, SOURCE))
+                if q:
+                    row = fact_row(sid, eid, prop, obj, vtype, value, extra, rank,
+                                   _qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME),
+                                   _qualifier_time(q, POINT_IN_TIME), SOURCE)
+                    facts.append(row if null is None else tuple([null if x is None else x for x in row]))
+                else:
+                    # Most statements have no qualifiers: the row fact_row would build, without
+                    # the call (the bulk path runs this millions of times).
+                    facts.append((sid, eid, prop, null if obj is None else obj, vtype,
+                                  null if value is None else value, null if extra is None else extra,
+                                  rank) + no_times)
                 if obj is not None and rank and (prop == INSTANCE_OF or prop == SUBCLASS_OF):
                     types.append((eid, obj, prop))
