@@ -146,6 +146,9 @@ def _unpack(packed: ParseResult | bytes) -> ParseResult:
     return ParseResult(Rows(*tables), records, rejects)
 
 
+_EXPANSION = 5  # a conservative decompressed/compressed size ratio for text dumps
+
+
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
@@ -208,7 +211,8 @@ def ingest(
         return report
 
     workers = default_workers() if workers is None else workers
-    size = p.stat().st_size
+    # Judged on the text to parse, not the file: compressed dumps hold 5-10x their size.
+    size = p.stat().st_size * (_EXPANSION if p.suffix.lower() in (".gz", ".bz2", ".xz") else 1)
     # A pool costs ~0.1 s to start; small inputs parse faster inline.
     use_pool = workers > 0 and size > 8 << 20
     # A bulk load builds the randomly filled indexes once at the end (Store.defer_random_indexes)

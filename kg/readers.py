@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 CHUNK_BYTES = 4 << 20
 
 
@@ -228,6 +230,17 @@ def fingerprint(path: str | os.PathLike) -> str:
             f.seek(size - (1 << 20))
             h.update(f.read())
     return h.hexdigest()[:24]
+
+
+def json_record(raw: bytes) -> tuple[dict | None, str | None]:
+    """One JSON object record of a dump: (the object, None), or (None, why it is rejected)."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, None
 
 
 def excerpt(raw: bytes | str, limit: int = 160) -> str:

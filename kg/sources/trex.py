@@ -59,6 +59,7 @@ from ..readers import (
     DamagedInput,  # raised by decompressed_blocks at a corrupt or cut compressed tail
     check_readable,
     decompressed_blocks,
+    json_record,
     excerpt,
 )
 
@@ -356,14 +357,9 @@ class TrexSource:
             if not raw:
                 rejects.append((index, "input ends inside the JSON array (truncated file?)", ""))
                 continue
-            try:
-                doc = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
+            doc, reason = json_record(raw)
+            if reason:
                 rejects.append((index, reason, excerpt(raw)))
-                continue
-            if not isinstance(doc, dict):
-                rejects.append((index, "not a JSON object", excerpt(raw)))
                 continue
             try:
                 self._document(doc, rows)

@@ -29,7 +29,7 @@ from ..model import (
     TimeValue,
     fact_row,
 )
-from ..readers import Chunk, excerpt, line_chunks, split_lines
+from ..readers import Chunk, excerpt, json_record, line_chunks, split_lines
 
 SOURCE = "wikidata-json"
 _ENTITY_TYPES = {"item": "item", "property": "property", "lexeme": "lexeme"}
@@ -114,21 +114,15 @@ class WikidataJsonSource:
         rows = Rows()
         rejects: list[tuple[int, str, str]] = []
         records = 0
-        loads = orjson.loads
         for line_no, raw in split_lines(chunk):
             line = raw.strip()
             if line[-1:] == b",":
                 line = line[:-1]
             if not line or line == b"[" or line == b"]":
                 continue
-            try:
-                entity = loads(line)
-            except orjson.JSONDecodeError as exc:
-                reason = "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
+            entity, reason = json_record(line)
+            if reason:
                 rejects.append((line_no, reason, excerpt(raw)))
-                continue
-            if not isinstance(entity, dict):
-                rejects.append((line_no, "not a JSON object", excerpt(raw)))
                 continue
             if not isinstance(entity.get("id"), str) or not entity["id"]:
                 rejects.append((line_no, "entity without id", excerpt(raw)))
