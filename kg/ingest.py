@@ -75,6 +75,16 @@ class IngestReport:
         }
 
 
+def already_done(store: Store, report: IngestReport, records_done: int) -> IngestReport:
+    """The report for an input an earlier run finished: nothing is read again, its rejects
+    are restated so the rejects file stays complete."""
+    report.already_done = True
+    report.lines_read = records_done
+    report.rejects = store.rejects(report.key)
+    report.rejected = len(report.rejects)
+    return report
+
+
 ProgressFn = Callable[[int, int], None]  # (records done this run, bytes of the file consumed)
 
 
@@ -204,11 +214,7 @@ def ingest(
     state = store.begin_ingest(key, source.name, str(p.resolve()), restart=restart)
     report = IngestReport(source.name, str(p), key, resumed_from=state.records_done)
     if state.complete:
-        report.already_done = True
-        report.lines_read = state.records_done
-        report.rejects = store.rejects(key)
-        report.rejected = len(report.rejects)
-        return report
+        return already_done(store, report, state.records_done)
 
     workers = default_workers() if workers is None else workers
     # Judged on the text to parse, not the file: compressed dumps hold 5-10x their size.

@@ -39,7 +39,7 @@ from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, SPARQLWrapperException
 
 from ... import __version__
-from ..ingest import IngestReport
+from ..ingest import IngestReport, already_done
 from ..model import INSTANCE_OF, SUBCLASS_OF
 from ..store import Store
 from .rdf import RdfRows, _Collector, _entity_of, _quiet_rdflib
@@ -291,11 +291,7 @@ def ingest_sparql(
     state = store.begin_ingest(key, SOURCE, endpoint, restart=restart)
     report = IngestReport(SOURCE, endpoint, key, resumed_from=state.position)
     if state.complete:
-        report.already_done = True
-        report.lines_read = state.position
-        report.rejects = store.rejects(key)
-        report.rejected = len(report.rejects)
-        return report
+        return already_done(store, report, state.position)
 
     client = Endpoint(endpoint, retries=retries, timeout=timeout, backoff=backoff)
     languages = store.languages
