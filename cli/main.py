@@ -40,17 +40,20 @@ lang_option = click.option(
     "--lang", "languages", default="en", show_default=True, callback=lambda c, p, v: _languages(v),
     help="Comma-separated label languages to keep; the first is the display language.",
 )
-ingest_options = [
+workers_option = click.option(
+    "--workers", type=int, default=None,
+    help=f"Parsing processes (default: cores, here {default_workers()}; 0 = inline).")
+# Options of every ingest; file-based ingests add --workers (SPARQL has nothing to parse in parallel).
+common_ingest_options = [
     store_option,
     lang_option,
-    click.option("--workers", type=int, default=None,
-                 help=f"Parsing processes (default: cores, here {default_workers()}; 0 = inline)."),
     click.option("--restart", is_flag=True, help="Ignore an earlier partial run of the same input."),
     click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), default=None,
                  help="Where to write rejected records (default: STORE.rejects.jsonl)."),
     click.option("--quiet", is_flag=True, help="No progress bar."),
     json_option,
 ]
+ingest_options = [workers_option, *common_ingest_options]
 
 
 def with_options(options):
@@ -257,7 +260,7 @@ def ingest_wikidata5m(triples, entity_aliases, relation_aliases, corpus, chunk_s
 @click.option("--retries", type=int, default=5, show_default=True,
               help="Retries per request on 429/5xx/timeouts (exponential backoff, honours Retry-After).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request.")
-@with_options([o for o in ingest_options if o is not ingest_options[2]])
+@with_options(common_ingest_options)
 def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store, languages,
                   restart, rejects_path, quiet, as_json):
     """Pull facts (with labels, aliases and types of their entities) of given relations from
