@@ -1,0 +1,292 @@
+"""Causal LM backend: every context encoded once, its KV cache shared by all its continuations.
+
+loglikelihood, per distinct context:
+  1. one forward pass over the shared prefix (the context's tokens), keeping only the last
+     position's logits: they score every continuation's first token;
+  2. the continuations' remaining tokens ("tails") run on top of the prefix's KV cache, the cache
+     expanded (a view, not a copy) to the batch; tails are sorted by length and cut into batches
+     that waste at most ~10% on padding. Padding goes on the right, where causal attention never
+     lets a real token see it, so the numbers do not depend on batch composition.
+A tail's last token is never fed (its output predicts nothing we score), so a one-token
+continuation costs no forward pass at all beyond its context.
+
+Memory: only the scored positions' log-probabilities are needed, so log-softmax is never taken
+over a whole padded batch (Gemma's 262k vocabulary makes that gigabytes): the prefix keeps one
+position's logits, and a tail batch is sized so its logits and expanded cache fit the memory
+budget. If the device still runs out, the batch is halved and retried, and the smaller size kept.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from .device import is_out_of_memory, release_memory
+from .requests import ContinuationScore, Generation, GenerateRequest, LoglikelihoodRequest
+from .scorer import Scorer, ScoringError
+from .tokens import Split, split_at_context
+
+_MAX_PADDING_SHARE = 0.10
+_CPU_MEMORY_BUDGET = 3 << 30
+
+
+@dataclass
+class _Member:
+    """One continuation of a context group, located in the caller's answer."""
+
+    request: int
+    position: int
+    tail: tuple[int, ...]  # tokens after the shared prefix
+    scored_from: int  # tail[scored_from:] belong to the continuation (earlier ones to the context)
+
+
+class HFCausalScorer(Scorer):
+    def __init__(self, model, tokenizer, *, identity: str, device: torch.device,
+                 batch_size: int = 64, memory_budget: int | None = None) -> None:
+        super().__init__()
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.identity = identity
+        self.device = device
+        self.batch_size = batch_size  # most tails per forward pass; halves on OOM
+        self.memory_budget = memory_budget or _default_budget(device)
+        self.vocab_size = model.get_output_embeddings().weight.shape[0]
+        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        if start is None:
+            raise ScoringError(f"{identity}: the tokenizer has neither a BOS nor an EOS token to start from")
+        self.start_id = start
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else start
+        self._kv_bytes_per_token: int | None = None
+
+    # -- tokenization ------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=True)["input_ids"]
+
+    def split(self, context: str, continuation: str, context_ids: Sequence[int] | None = None) -> Split:
+        return split_at_context(self.encode, context, continuation, self.start_id, context_ids)
+
+    # -- loglikelihood -------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[list[ContinuationScore]]:
+        results: list[list[ContinuationScore | None]] = [[None] * len(r.continuations) for r in requests]
+        groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i, request in enumerate(requests):
+            for j in range(len(request.continuations)):
+                groups[request.context].append((i, j))
+        planned = [self._plan(context, members, requests) for context, members in groups.items()]
+        # Longest contexts first: if anything runs out of memory, it does so at the start.
+        planned.sort(key=lambda plan: -len(plan[0]))
+        for prefix, members in planned:
+            for member, score in zip(members, self._score_group(prefix, members)):
+                results[member.request][member.position] = score
+        self.work.requests += len(requests)
+        return results  # type: ignore[return-value]
+
+    def _plan(self, context: str, members: list[tuple[int, int]],
+              requests: Sequence[LoglikelihoodRequest]) -> tuple[tuple[int, ...], list[_Member]]:
+        context_ids = self.encode(context)
+        splits = [self.split(context, requests[i].continuations[j], context_ids) for i, j in members]
+        # Every split's context part is a prefix of the same context tokenization, so the shortest
+        # one is shared by all (a start token, when added, is added to all of them alike).
+        shared = min(s.split for s in splits)
+        prefix = splits[0].ids[:shared]
+        planned = [_Member(i, j, s.ids[shared:], s.split - shared) for (i, j), s in zip(members, splits)]
+        self.work.min_tokens += len(prefix) + sum(len(m.tail) for m in planned)
+        return prefix, planned
+
+    def _score_group(self, prefix: tuple[int, ...], members: list[_Member]) -> list[ContinuationScore]:
+        ids = torch.tensor([prefix], device=self.device)
+        try:
+            out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        except Exception as error:
+            if is_out_of_memory(error):
+                release_memory(self.device)
+                raise ScoringError(f"{self.identity}: a context of {len(prefix)} tokens does not fit in memory") from error
+            raise
+        self._count(len(prefix), 0)
+        cache = out.past_key_values
+        if self._kv_bytes_per_token is None:
+            self._kv_bytes_per_token = _cache_bytes(cache) // max(1, len(prefix))
+        first = _log_softmax_row(out.logits[0, -1])
+        scores: list[ContinuationScore | None] = [None] * len(members)
+        order = sorted(range(len(members)), key=lambda k: -len(members[k].tail))
+        for batch in self._batches(order, members, len(prefix)):
+            for k, score in zip(batch, self._score_tails([members[k] for k in batch], cache, first, len(prefix))):
+                scores[k] = score
+        self.work.continuations += len(members)
+        return scores  # type: ignore[return-value]
+
+    def _batches(self, order: list[int], members: list[_Member], prefix_len: int):
+        """Cut length-sorted tails into batches bounded by count, memory and padding waste."""
+        batch: list[int] = []
+        width = waste = 0
+        for k in order:
+            fed = len(members[k].tail) - 1
+            if batch:
+                new_waste = waste + width - fed
+                if (len(batch) >= self._rows_that_fit(width, prefix_len)
+                        or new_waste > _MAX_PADDING_SHARE * width * (len(batch) + 1)):
+                    yield batch
+                    batch, waste = [], 0
+                else:
+                    batch.append(k)
+                    waste = new_waste
+                    continue
+            batch, width = [k], fed
+        if batch:
+            yield batch
+
+    def _rows_that_fit(self, width: int, prefix_len: int) -> int:
+        if width == 0:
+            return 1 << 30  # one-token continuations are scored from the prefix alone
+        row = width * self.vocab_size * 4 * 2 + (prefix_len + width) * (self._kv_bytes_per_token or 0)
+        return max(1, min(self.batch_size, self.memory_budget // row))
+
+    def _score_tails(self, members: list[_Member], cache, first: torch.Tensor,
+                     prefix_len: int) -> list[ContinuationScore]:
+        width = max(len(m.tail) for m in members) - 1
+        if width == 0:
+            return [self._finish(m, first, None) for m in members]
+        inputs = torch.full((len(members), width), self.pad_id, dtype=torch.long)
+        for row, m in enumerate(members):
+            inputs[row, : len(m.tail) - 1] = torch.tensor(m.tail[:-1])
+        try:
+            logits = self.model(input_ids=inputs.to(self.device), past_key_values=_expanded(cache, len(members)),
+                                use_cache=True).logits
+        except Exception as error:
+            if not is_out_of_memory(error) or len(members) == 1:
+                raise
+            release_memory(self.device)
+            self.batch_size = max(1, len(members) // 2)
+            half = len(members) // 2
+            return (self._score_tails(members[:half], cache, first, prefix_len)
+                    + self._score_tails(members[half:], cache, first, prefix_len))
+        self._count(inputs.numel(), inputs.numel() - sum(len(m.tail) - 1 for m in members))
+        return [self._finish(m, first, logits[row]) for row, m in enumerate(members)]
+
+    def _finish(self, member: _Member, first: torch.Tensor, tail_logits: torch.Tensor | None) -> ContinuationScore:
+        total = 0.0
+        greedy = True
+        for j in range(member.scored_from, len(member.tail)):
+            token = member.tail[j]
+            row = first if j == 0 else _log_softmax_row(tail_logits[j - 1])
+            total += float(row[token])
+            greedy = greedy and int(row.argmax()) == token
+        return ContinuationScore(total, greedy, len(member.tail) - member.scored_from)
+
+    def _count(self, tokens: int, padding: int) -> None:
+        self.work.forward_passes += 1
+        self.work.tokens_forwarded += tokens
+        self.work.padding_tokens += padding
+
+    # -- generation ----------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        return [self._generate_one(request) for request in requests]
+
+    def _generate_one(self, request: GenerateRequest) -> Generation:
+        """Prefill the prompt once, expand its cache to the n samples, decode token by token."""
+        ids = self.encode(request.prompt) or [self.start_id]
+        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
+        self._count(len(ids), 0)
+        n = request.n
+        cache = _expanded(out.past_key_values, n)
+        logits = out.logits[:, -1].float().expand(n, -1)
+        generator = torch.Generator(device=self.device).manual_seed(request.seed)
+        eos = set(_eos_ids(self.tokenizer, self.model))
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        reasons: list[str | None] = [None] * n
+        texts = [""] * n
+        for _ in range(request.max_tokens):
+            chosen = _next_tokens(logits, request, generator)
+            for row, token in enumerate(chosen.tolist()):
+                if reasons[row] is not None:
+                    continue
+                if token in eos:
+                    reasons[row] = "eos"
+                    continue
+                tokens[row].append(token)
+                texts[row] = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
+                cut = _first_stop(texts[row], request.stop)
+                if cut is not None:
+                    texts[row], reasons[row] = texts[row][:cut], "stop"
+            if all(r is not None for r in reasons):
+                break
+            out = self.model(input_ids=chosen[:, None], past_key_values=cache, use_cache=True)
+            self._count(n, 0)
+            cache = out.past_key_values
+            logits = out.logits[:, -1].float()
+        self.work.requests += 1
+        return Generation(tuple(texts), tuple(r or "length" for r in reasons))
+
+    def close(self) -> None:
+        self.model = None
+        release_memory(self.device)
+
+
+def _next_tokens(logits: torch.Tensor, request: GenerateRequest, generator: torch.Generator) -> torch.Tensor:
+    if request.greedy:
+        return logits.argmax(dim=-1)
+    probs = torch.softmax(logits / request.temperature, dim=-1)
+    if request.top_p < 1.0:
+        sorted_probs, order = probs.sort(dim=-1, descending=True)
+        keep = sorted_probs.cumsum(dim=-1) - sorted_probs < request.top_p
+        sorted_probs = sorted_probs * keep
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    hits = [text.find(s) for s in stops if s and s in text]
+    return min(hits) if hits else None
+
+
+def _eos_ids(tokenizer, model) -> list[int]:
+    found = model.generation_config.eos_token_id if model.generation_config is not None else None
+    ids = found if isinstance(found, list) else [found]
+    ids.append(tokenizer.eos_token_id)
+    return [i for i in ids if i is not None]
+
+
+def _log_softmax_row(logits: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(logits.float(), dim=-1)
+
+
+def _expanded(cache, batch: int):
+    """A fresh cache whose layers view the prefix's keys/values across `batch` rows, no copy.
+
+    Each forward appends to (and so replaces) a layer's tensors, so the prefix's own cache stays
+    untouched and serves the next batch.
+    """
+    fresh = copy.copy(cache)
+    fresh.layers = []
+    for layer in cache.layers:
+        twin = copy.copy(layer)
+        if getattr(layer, "keys", None) is not None and layer.keys.numel():
+            twin.keys = layer.keys.expand(batch, *layer.keys.shape[1:])
+            twin.values = layer.values.expand(batch, *layer.values.shape[1:])
+        fresh.layers.append(twin)
+    return fresh
+
+
+def _cache_bytes(cache) -> int:
+    total = 0
+    for layer in cache.layers:
+        for t in (getattr(layer, "keys", None), getattr(layer, "values", None)):
+            if t is not None:
+                total += t.numel() * t.element_size()
+    return total
+
+
+def _default_budget(device: torch.device) -> int:
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free * 0.5)
+    return _CPU_MEMORY_BUDGET

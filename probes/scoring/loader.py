@@ -1,0 +1,63 @@
+"""From a model spec to a ready Scorer: resolve the weights, pick device and dtype, name the model."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from .device import choose_device, choose_dtype, dtype_name
+from .scorer import Scorer
+from .specs import ModelSpec, parse_spec
+
+
+def load_scorer(spec: str | ModelSpec, *, device: str | None = None, dtype: str | None = None,
+                batch_size: int = 64, memory_budget: int | None = None,
+                cache_dir: str | Path | None = None) -> Scorer:
+    spec = parse_spec(spec) if isinstance(spec, str) else spec
+    if spec.kind == "openai":
+        from .openai_api import OpenAIScorer
+
+        return OpenAIScorer(spec.target)
+
+    import torch  # noqa: F401  (imported here so `openai:` specs work without torch)
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+    chosen_device = choose_device(device)
+    chosen_dtype = choose_dtype(chosen_device, dtype)
+    if spec.kind == "gguf":
+        from .gguf_cache import converted_gguf
+
+        folder, digest = converted_gguf(spec.target, cache_dir)
+        source = str(folder)
+        identity = f"gguf:{Path(spec.target).name}@{digest[:12]}"
+    else:
+        source = spec.target
+        identity = f"hf:{spec.target}@{_fingerprint(spec.target)}"
+    config = AutoConfig.from_pretrained(source)
+    masked = spec.kind == "hf-mlm" or any(a.endswith("ForMaskedLM") for a in (config.architectures or []))
+    model_class = AutoModelForMaskedLM if masked else AutoModelForCausalLM
+    model = model_class.from_pretrained(source, dtype=chosen_dtype).to(chosen_device)
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    identity = f"{identity}/{dtype_name(chosen_dtype)}"
+    if masked:
+        from .hf_masked import HFMaskedScorer
+
+        return HFMaskedScorer(model, tokenizer, identity=identity, device=chosen_device, batch_size=batch_size)
+    from .hf_causal import HFCausalScorer
+
+    return HFCausalScorer(model, tokenizer, identity=identity, device=chosen_device,
+                          batch_size=batch_size, memory_budget=memory_budget)
+
+
+def _fingerprint(target: str) -> str:
+    """Names the weights: a local folder by its files' names, sizes and times; a hub name by itself
+    (the hub's commit is not known until download, and there is no hub here)."""
+    folder = Path(target)
+    if not folder.is_dir():
+        return "hub"
+    digest = hashlib.sha256()
+    for f in sorted(folder.iterdir()):
+        if f.is_file():
+            stat = f.stat()
+            digest.update(f"{f.name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:12]

@@ -1,0 +1,108 @@
+"""What a scorer is asked and what it answers: typed, immutable, JSON-friendly.
+
+A request carries everything that determines its answer (the text, the sampling settings, the
+seed), so its JSON form doubles as the key of the on-disk result cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """Score each continuation after one shared context.
+
+    The continuations are asked as a group because the context is encoded once for all of them.
+    """
+
+    context: str
+    continuations: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.continuations, str):
+            raise TypeError("continuations must be a sequence of strings, not one string")
+        object.__setattr__(self, "continuations", tuple(self.continuations))
+        for c in self.continuations:
+            if not c:
+                raise ValueError("a continuation must not be empty: there is nothing to score")
+
+
+@dataclass(frozen=True)
+class ContinuationScore:
+    """log P(continuation | context) in nats, summed over the continuation's tokens."""
+
+    logprob: float
+    is_greedy: bool  # every continuation token was the argmax at its position
+    n_tokens: int  # tokens scored (the joint tokenization may put a context space into the first)
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Generate `n` continuations of a prompt.
+
+    temperature 0 means greedy decoding (then n > 1 repeats the same answer and is refused).
+    Generation stops at the end-of-sequence token, at the first stop string (which is cut off),
+    or after `max_tokens` tokens.
+    """
+
+    prompt: str
+    max_tokens: int = 16
+    temperature: float = 0.0
+    n: int = 1
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+    top_p: float = 1.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        object.__setattr__(self, "stop", tuple(self.stop))
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.n < 1:
+            raise ValueError(f"n must be at least 1, got {self.n}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must not be negative, got {self.temperature}")
+        if self.temperature == 0 and self.n > 1:
+            raise ValueError("greedy decoding (temperature 0) gives one answer; ask n=1")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+@dataclass(frozen=True)
+class Generation:
+    texts: tuple[str, ...]  # n texts, stop strings removed
+    finish_reasons: tuple[str, ...] = field(default=())  # "stop", "eos" or "length" per text
+
+
+@dataclass(frozen=True)
+class FillMaskRequest:
+    """`text` holds the placeholder `[MASK]` exactly once; the backend puts its own mask token there."""
+
+    text: str
+    top_k: int = 10
+
+    PLACEHOLDER = "[MASK]"
+
+    def __post_init__(self) -> None:
+        count = self.text.count(self.PLACEHOLDER)
+        if count != 1:
+            raise ValueError(f"fill_mask needs exactly one {self.PLACEHOLDER} in the text, found {count}: {self.text!r}")
+        if self.top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
+
+
+@dataclass(frozen=True)
+class MaskCandidate:
+    token: str  # the vocabulary entry, decoded and stripped of word-piece markers
+    token_id: int
+    prob: float
+
+
+def as_json(obj) -> dict:
+    return asdict(obj)

