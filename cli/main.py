@@ -82,6 +82,8 @@ def main() -> None:
       factprobe kg stats --store wd.sqlite
       factprobe kg entity Q90 --store wd.sqlite
       factprobe kg facts --relation P36 --store wd.sqlite --json
+      factprobe model score smollm2-135m-instruct --context "The capital of France is" \\
+          --continuation " Paris" --continuation " Lyon"
     """
 
 
@@ -395,6 +397,11 @@ def sample(out, entity_id, quiet):
             fail(f"{entity_id}: not in the sample graph", code=1)
         click.echo(render_entity(kg, record))
     click.echo(f"\nstore: {store_path}  (try: factprobe kg facts --relation P36 --store {store_path})")
+
+
+from .model_cmds import model_group  # noqa: E402  (after `main` exists)
+
+main.add_command(model_group)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from .requests import ContinuationScore, Generation, GenerateRequest, Loglikelih
 from .scorer import Scorer, ScoringError
 from .tokens import Split, split_at_context
 
-_MAX_PADDING_SHARE = 0.10
 _CPU_MEMORY_BUDGET = 3 << 30
 
 
@@ -46,7 +45,8 @@ class _Member:
 
 class HFCausalScorer(Scorer):
     def __init__(self, model, tokenizer, *, identity: str, device: torch.device,
-                 batch_size: int = 64, memory_budget: int | None = None) -> None:
+                 batch_size: int = 64, memory_budget: int | None = None,
+                 max_padding_share: float = 0.10) -> None:
         super().__init__()
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -54,6 +54,7 @@ class HFCausalScorer(Scorer):
         self.device = device
         self.batch_size = batch_size  # most tails per forward pass; halves on OOM
         self.memory_budget = memory_budget or _default_budget(device)
+        self.max_padding_share = max_padding_share  # of a tail batch's tokens
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         if start is None:
@@ -131,7 +132,7 @@ class HFCausalScorer(Scorer):
             if batch:
                 new_waste = waste + width - fed
                 if (len(batch) >= self._rows_that_fit(width, prefix_len)
-                        or new_waste > _MAX_PADDING_SHARE * width * (len(batch) + 1)):
+                        or new_waste > self.max_padding_share * width * (len(batch) + 1)):
                     yield batch
                     batch, waste = [], 0
                 else:

@@ -14,13 +14,16 @@ def load_scorer(spec: str | ModelSpec, *, device: str | None = None, dtype: str 
                 batch_size: int = 64, memory_budget: int | None = None,
                 cache_dir: str | Path | None = None) -> Scorer:
     spec = parse_spec(spec) if isinstance(spec, str) else spec
-    if spec.kind == "openai":
+    if spec.kind in ("openai", "openai-chat"):
         from .openai_api import OpenAIScorer
 
-        return OpenAIScorer(spec.target)
+        return OpenAIScorer(spec.target, chat=spec.kind == "openai-chat")
 
     import torch  # noqa: F401  (imported here so `openai:` specs work without torch)
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # a bar per weight file is noise next to our own progress
 
     chosen_device = choose_device(device)
     chosen_dtype = choose_dtype(chosen_device, dtype)

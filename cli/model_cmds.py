@@ -1,0 +1,146 @@
+"""`factprobe model ...`: ask one model the engine's three questions from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+
+import click
+
+MODEL_HELP = """Model spec: hf:PATH_OR_NAME, hf-mlm:PATH_OR_NAME, gguf:FILE, openai:MODEL,
+openai-chat:MODEL, or a shortcut for a model that installs from PyPI: smollm2-135m-instruct,
+gemma3-270m."""
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+def model_options(f):
+    for option in reversed([
+        click.argument("spec"),
+        click.option("--device", default="auto", show_default=True, envvar="FACTPROBE_DEVICE",
+                     help="cpu, cuda, cuda:1, ... (auto: CUDA when present)."),
+        click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE",
+                     help="float32, bfloat16, float16 (auto: bf16 on CUDA, fp32 on CPU)."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
+                     help="Most continuations per forward pass; halves by itself on out-of-memory."),
+        click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+                     help="SQLite result cache: answers found there are not recomputed."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _load(spec, device, dtype, batch_size, cache_path):
+    from ..probes.scoring.cache import CachedScorer
+    from ..probes.scoring.loader import load_scorer
+    from ..probes.scoring.specs import SpecError
+
+    started = time.perf_counter()
+    try:
+        scorer = load_scorer(spec, device=device, dtype=dtype, batch_size=batch_size)
+    except (SpecError, ValueError, FileNotFoundError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    click.echo(f"loaded {scorer.identity} in {time.perf_counter() - started:.1f} s", err=True)
+    return CachedScorer(scorer, cache_path) if cache_path else scorer
+
+
+def _run(call):
+    from ..probes.scoring.scorer import ScoringError, Unsupported
+
+    try:
+        return call()
+    except (ScoringError, Unsupported) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+
+
+@click.group("model")
+def model_group() -> None:
+    """Load a model and score, generate or fill a mask with it.
+
+    \b
+    factprobe model score smollm2-135m-instruct --context "The capital of France is" \\
+        --continuation " Paris" --continuation " Lyon"
+    factprobe model generate gemma3-270m --prompt "Albert Einstein was born in" --n 5 --temperature 0.8
+    """
+
+
+@model_group.command("score")
+@model_options
+@click.option("--context", required=True, help="Text before the continuations (kept verbatim, spaces included).")
+@click.option("--continuation", "continuations", multiple=True, required=True,
+              help="A continuation to score; repeat for several. Scored jointly with the context.")
+@json_option
+def score(spec, device, dtype, batch_size, cache_path, context, continuations, as_json):
+    """log P(continuation | context) in nats for each continuation, best first.
+
+    SPEC is a model spec (see `factprobe model --help`)."""
+    from ..probes.scoring.requests import LoglikelihoodRequest
+
+    scorer = _load(spec, device, dtype, batch_size, cache_path)
+    [scores] = _run(lambda: scorer.loglikelihood([LoglikelihoodRequest(context, continuations)]))
+    rows = sorted(({"continuation": c, **asdict(s)} for c, s in zip(continuations, scores)),
+                  key=lambda r: -r["logprob"])
+    if as_json:
+        click.echo(json.dumps({"model": scorer.identity, "context": context, "scores": rows}, ensure_ascii=False))
+        return
+    width = max(len(repr(r["continuation"])) for r in rows)
+    for r in rows:
+        flag = "  greedy" if r["is_greedy"] else ""
+        click.echo(f"{r['continuation']!r:<{width}}  {r['logprob']:10.4f} nats  {r['n_tokens']} tok{flag}")
+
+
+@model_group.command("generate")
+@model_options
+@click.option("--prompt", required=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="0 = greedy.")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0, show_default=True)
+@click.option("--n", type=click.IntRange(min=1), default=1, show_default=True, help="Samples (temperature > 0).")
+@click.option("--stop", multiple=True, help="Stop string; repeat for several. Cut from the output.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@json_option
+def generate(spec, device, dtype, batch_size, cache_path, prompt, max_tokens, temperature, top_p, n, stop,
+             seed, as_json):
+    """Greedy or sampled continuations of a prompt."""
+    from ..probes.scoring.requests import GenerateRequest
+
+    try:
+        request = GenerateRequest(prompt, max_tokens=max_tokens, temperature=temperature, n=n,
+                                  stop=tuple(stop), seed=seed, top_p=top_p)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    scorer = _load(spec, device, dtype, batch_size, cache_path)
+    [answer] = _run(lambda: scorer.generate([request]))
+    if as_json:
+        click.echo(json.dumps({"model": scorer.identity, "prompt": prompt, **asdict(answer)}, ensure_ascii=False))
+        return
+    for text, reason in zip(answer.texts, answer.finish_reasons):
+        click.echo(f"{text!r}  [{reason}]")
+
+
+@model_group.command("fill-mask")
+@model_options
+@click.argument("text")
+@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True)
+@json_option
+def fill_mask(spec, device, dtype, batch_size, cache_path, text, top_k, as_json):
+    """Top-k tokens at the [MASK] in TEXT (masked LMs only)."""
+    from ..probes.scoring.requests import FillMaskRequest
+
+    try:
+        request = FillMaskRequest(text, top_k=top_k)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    scorer = _load(spec, device, dtype, batch_size, cache_path)
+    [candidates] = _run(lambda: scorer.fill_mask([request]))
+    if as_json:
+        click.echo(json.dumps({"model": scorer.identity, "text": text,
+                               "candidates": [asdict(c) for c in candidates]}, ensure_ascii=False))
+        return
+    for c in candidates:
+        click.echo(f"{c.token!r:<20} {c.prob:.4f}")
