@@ -7,6 +7,8 @@ within 1e-4 nats per continuation in fp32, for every batch size, with and withou
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from factprobe.probes.scoring.reference import reference_loglikelihood
@@ -25,8 +27,9 @@ REQUESTS = [
     Req("Zürich liegt in der", (" Schweiz", " Österreich 🇦🇹", " 日本の首都は東京")),  # Unicode
     Req("", ("Hello", "Hello world")),  # nothing before the continuation
     Req("Q: Who wrote Faust?\nA:", (" Goethe", " Johann Wolfgang von Goethe", " Schiller", "Goethe")),
-    Req(LONG_CONTEXT, (" Paris", " Lyon", " Marseille is not the capital")),
 ]
+LONG = Req(LONG_CONTEXT, (" Paris", " Lyon", " Marseille is not the capital"))
+MODES = [("packed", 0.0), ("expanded", 0.0), ("expanded", 1.0)]
 
 
 @pytest.fixture(scope="module", params=REAL_MODELS)
@@ -36,8 +39,21 @@ def scorer_and_reference(request):
     return scorer, reference
 
 
-def _compare(got, reference, label):
-    for request, got_scores, ref_scores in zip(REQUESTS, got, reference):
+@contextmanager
+def settings(scorer, **values):
+    """The real scorers are shared by the whole session: put every setting back afterwards."""
+    saved = {name: getattr(scorer, name) for name in values}
+    for name, value in values.items():
+        setattr(scorer, name, value)
+    try:
+        yield scorer
+    finally:
+        for name, value in saved.items():
+            setattr(scorer, name, value)
+
+
+def _compare(got, reference, label, requests=REQUESTS):
+    for request, got_scores, ref_scores in zip(requests, got, reference):
         for continuation, g, r in zip(request.continuations, got_scores, ref_scores):
             where = f"{label}: {request.context[-30:]!r} + {continuation!r}"
             assert abs(g.logprob - r.logprob) <= TOLERANCE, f"{where}: {g.logprob} vs {r.logprob}"
@@ -46,21 +62,17 @@ def _compare(got, reference, label):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("padding_share", [0.0, 1.0])
-def test_engine_equals_reference_at_every_batch_size(scorer_and_reference, padding_share):
+@pytest.mark.parametrize("tail_mode, padding_share", MODES)
+def test_engine_equals_reference_at_every_batch_size(scorer_and_reference, tail_mode, padding_share):
     scorer, reference = scorer_and_reference
     most = max(len(r.continuations) for r in REQUESTS)
-    saved = scorer.batch_size, scorer.max_padding_share
     padded = 0
-    try:
-        scorer.max_padding_share = padding_share
+    with settings(scorer, tail_mode=tail_mode, max_padding_share=padding_share, batch_size=1):
         for batch_size in range(1, most + 1):
             scorer.batch_size = batch_size
             scorer.work = Work()
-            _compare(scorer.loglikelihood(REQUESTS), reference, f"batch {batch_size}, padding {padding_share}")
+            _compare(scorer.loglikelihood(REQUESTS), reference, f"{tail_mode}, batch {batch_size}, padding {padding_share}")
             padded += scorer.work.padding_tokens
-    finally:
-        scorer.batch_size, scorer.max_padding_share = saved
     if padding_share == 1.0:
         assert padded > 0, "the padded run should have padded some batch"
     else:
@@ -68,14 +80,28 @@ def test_engine_equals_reference_at_every_batch_size(scorer_and_reference, paddi
 
 
 @pytest.mark.slow
-def test_results_do_not_depend_on_batch_composition(scorer_and_reference):
+@pytest.mark.parametrize("spec", REAL_MODELS)
+def test_long_context_past_the_sliding_window(spec):
+    """822 tokens: past Gemma 3's 512-token window, so its windowed layers must mask exactly."""
+    scorer = real_scorer(spec)
+    reference = [reference_loglikelihood(scorer.model, scorer.tokenizer, LONG)]
+    assert len(scorer.encode(LONG.context)) > 600
+    for tail_mode, padding_share in MODES:
+        with settings(scorer, tail_mode=tail_mode, max_padding_share=padding_share):
+            _compare(scorer.loglikelihood([LONG]), reference, f"long context, {tail_mode}", [LONG])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tail_mode", ["packed", "expanded"])
+def test_results_do_not_depend_on_batch_composition(scorer_and_reference, tail_mode):
     scorer, _ = scorer_and_reference
-    together = scorer.loglikelihood(REQUESTS)
-    alone = [scorer.loglikelihood([r])[0] for r in REQUESTS]
-    # Split one context's continuations over two requests, interleaved with another context.
-    first = REQUESTS[0]
-    mixed = scorer.loglikelihood([Req(first.context, first.continuations[:2]), REQUESTS[2],
-                                  Req(first.context, first.continuations[2:])])
+    with settings(scorer, tail_mode=tail_mode):
+        together = scorer.loglikelihood(REQUESTS)
+        alone = [scorer.loglikelihood([r])[0] for r in REQUESTS]
+        # Split one context's continuations over two requests, interleaved with another context.
+        first = REQUESTS[0]
+        mixed = scorer.loglikelihood([Req(first.context, first.continuations[:2]), REQUESTS[2],
+                                      Req(first.context, first.continuations[2:])])
     for a, b in zip(together, alone):
         for x, y in zip(a, b):
             assert abs(x.logprob - y.logprob) <= 1e-5

@@ -3,17 +3,24 @@
 loglikelihood, per distinct context:
   1. one forward pass over the shared prefix (the context's tokens), keeping only the last
      position's logits: they score every continuation's first token;
-  2. the continuations' remaining tokens ("tails") run on top of the prefix's KV cache, the cache
-     expanded (a view, not a copy) to the batch; tails are sorted by length and cut into batches
-     that waste at most ~10% on padding. Padding goes on the right, where causal attention never
-     lets a real token see it, so the numbers do not depend on batch composition.
-A tail's last token is never fed (its output predicts nothing we score), so a one-token
-continuation costs no forward pass at all beyond its context.
+  2. the continuations' remaining tokens ("tails") run on top of the prefix's KV cache. A tail's
+     last token is never fed (its output predicts nothing we score), so a one-token continuation
+     costs no forward pass beyond its context.
+Two ways to run the tails:
+  - packed (default with SDPA or eager attention): all tails of a context side by side in ONE
+    row, with a 4D mask that lets each tail token see the prefix and the earlier tokens of its
+    own tail only, and position ids that restart after the prefix for every tail. No padding, and
+    the prefix's keys are not copied per continuation, which is what dominates on a CPU;
+  - expanded (any attention kernel): tails as rows of a batch over the prefix cache expanded to
+    the batch (a view until the first layer appends), sorted by length and cut into batches
+    that waste at most `max_padding_share` on padding. Padding goes on the right, where causal
+    attention never lets a real token see it.
+Either way the numbers do not depend on which continuations share a forward pass.
 
-Memory: only the scored positions' log-probabilities are needed, so log-softmax is never taken
-over a whole padded batch (Gemma's 262k vocabulary makes that gigabytes): the prefix keeps one
-position's logits, and a tail batch is sized so its logits and expanded cache fit the memory
-budget. If the device still runs out, the batch is halved and retried, and the smaller size kept.
+Memory: log-softmax is never taken over a whole batch (Gemma's 262k vocabulary makes that
+gigabytes): the prefix keeps one position's logits, and a tail pass is sized so its logits and
+cache fit the memory budget. If the device still runs out, the pass is halved and retried, and the
+smaller size kept.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
+from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
 from .requests import ContinuationScore, Generation, GenerateRequest, LoglikelihoodRequest
@@ -46,7 +54,7 @@ class _Member:
 class HFCausalScorer(Scorer):
     def __init__(self, model, tokenizer, *, identity: str, device: torch.device,
                  batch_size: int = 64, memory_budget: int | None = None,
-                 max_padding_share: float = 0.10) -> None:
+                 max_padding_share: float = 0.10, tail_mode: str = "auto") -> None:
         super().__init__()
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -62,6 +70,13 @@ class HFCausalScorer(Scorer):
         self.start_id = start
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else start
         self._kv_bytes_per_token: int | None = None
+        attention = getattr(model.config, "_attn_implementation", None) or "eager"
+        if tail_mode == "auto":
+            tail_mode = "packed" if attention in ("sdpa", "eager") else "expanded"
+        if tail_mode not in ("packed", "expanded"):
+            raise ValueError(f"tail_mode must be packed, expanded or auto, not {tail_mode!r}")
+        self.tail_mode = tail_mode
+        self._additive_mask = attention == "eager"
 
     # -- tokenization ------------------------------------------------------------------------
 
@@ -104,7 +119,9 @@ class HFCausalScorer(Scorer):
     def _score_group(self, prefix: tuple[int, ...], members: list[_Member]) -> list[ContinuationScore]:
         ids = torch.tensor([prefix], device=self.device)
         try:
-            out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+            # A plain cache keeps every layer's keys in full, sliding-window layers included, so
+            # packed tails can see the prefix; their masks enforce the window instead.
+            out = self.model(input_ids=ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
         except Exception as error:
             if is_out_of_memory(error):
                 release_memory(self.device)
@@ -116,9 +133,16 @@ class HFCausalScorer(Scorer):
             self._kv_bytes_per_token = _cache_bytes(cache) // max(1, len(prefix))
         first = _log_softmax_row(out.logits[0, -1])
         scores: list[ContinuationScore | None] = [None] * len(members)
-        order = sorted(range(len(members)), key=lambda k: -len(members[k].tail))
-        for batch in self._batches(order, members, len(prefix)):
-            for k, score in zip(batch, self._score_tails([members[k] for k in batch], cache, first, len(prefix))):
+        if self.tail_mode == "packed":
+            batches = self._packs(members, len(prefix))
+            run = self._score_packed
+        else:
+            order = sorted(range(len(members)), key=lambda k: -len(members[k].tail))
+            batches = self._batches(order, members, len(prefix))
+            run = self._score_tails
+        for batch in batches:
+            scored = self._halving(run, [members[k] for k in batch], cache, first, len(prefix))
+            for k, score in zip(batch, scored):
                 scores[k] = score
         self.work.continuations += len(members)
         return scores  # type: ignore[return-value]
@@ -143,6 +167,63 @@ class HFCausalScorer(Scorer):
         if batch:
             yield batch
 
+    def _packs(self, members: list[_Member], prefix_len: int):
+        """Cut tails, in order, into packs bounded by count and by the tokens that fit in memory."""
+        per_token = self.vocab_size * 4 * 2 + (self._kv_bytes_per_token or 0)
+        room = max(1, (self.memory_budget - prefix_len * (self._kv_bytes_per_token or 0)) // per_token)
+        pack: list[int] = []
+        tokens = 0
+        for k, member in enumerate(members):
+            fed = len(member.tail) - 1
+            if pack and (len(pack) >= self.batch_size or tokens + fed > room):
+                yield pack
+                pack, tokens = [], 0
+            pack.append(k)
+            tokens += fed
+        if pack:
+            yield pack
+
+    def _score_packed(self, members: list[_Member], cache, first: torch.Tensor,
+                      prefix_len: int) -> list[ContinuationScore]:
+        fed = [m.tail[:-1] for m in members]
+        total = sum(len(f) for f in fed)
+        if total == 0:
+            return [self._finish(m, first, None) for m in members]
+        ids = torch.tensor([[t for f in fed for t in f]], device=self.device)
+        owner = torch.tensor([k for k, f in enumerate(fed) for _ in f], device=self.device)
+        offset = torch.tensor([j for f in fed for j in range(len(f))], device=self.device)
+        positions = (prefix_len + offset)[None]
+        logits = self.model(input_ids=ids, position_ids=positions, past_key_values=_copied(cache),
+                            attention_mask=self._packed_mask(owner, offset, prefix_len), use_cache=True).logits[0]
+        logprobs = _log_softmax_row(logits)  # one call for the pack: rows are tail positions
+        self._count(total, 0)
+        starts = [0]
+        for f in fed:
+            starts.append(starts[-1] + len(f))
+        return [self._finish(m, first, logprobs[starts[k]:starts[k + 1]]) for k, m in enumerate(members)]
+
+    def _packed_mask(self, owner: torch.Tensor, offset: torch.Tensor, prefix_len: int):
+        """[1, 1, T, prefix + T]: a tail token sees the whole prefix and its own tail up to itself."""
+        own = (owner[:, None] == owner[None, :]) & (offset[None, :] <= offset[:, None])
+        sees = torch.cat([torch.ones(len(owner), prefix_len, dtype=torch.bool, device=owner.device), own], dim=1)
+        config = self.model.config
+        window = getattr(config, "sliding_window", None)
+        layer_types = getattr(config, "layer_types", None) or []
+        if window and "sliding_attention" in layer_types:
+            key_pos = torch.cat([torch.arange(prefix_len, device=owner.device), prefix_len + offset])
+            windowed = sees & ((prefix_len + offset)[:, None] - key_pos[None, :] < window)
+            return {"full_attention": self._mask_form(sees), "sliding_attention": self._mask_form(windowed)}
+        if window and not layer_types and getattr(config, "use_sliding_window", True):
+            raise ScoringError(f"{self.identity}: sliding-window attention in every layer; use tail_mode='expanded'")
+        return self._mask_form(sees)
+
+    def _mask_form(self, sees: torch.Tensor) -> torch.Tensor:
+        if not self._additive_mask:
+            return sees[None, None]
+        dtype = self.model.dtype
+        blocked = torch.zeros(sees.shape, dtype=dtype, device=sees.device)
+        return blocked.masked_fill(~sees, torch.finfo(dtype).min)[None, None]
+
     def _rows_that_fit(self, width: int, prefix_len: int) -> int:
         if width == 0:
             return 1 << 30  # one-token continuations are scored from the prefix alone
@@ -157,26 +238,32 @@ class HFCausalScorer(Scorer):
         inputs = torch.full((len(members), width), self.pad_id, dtype=torch.long)
         for row, m in enumerate(members):
             inputs[row, : len(m.tail) - 1] = torch.tensor(m.tail[:-1])
+        logits = self.model(input_ids=inputs.to(self.device), past_key_values=_expanded(cache, len(members)),
+                            use_cache=True).logits
+        rows = [_log_softmax_row(logits[row, : len(m.tail) - 1]) for row, m in enumerate(members)]
+        self._count(inputs.numel(), inputs.numel() - sum(len(m.tail) - 1 for m in members))
+        return [self._finish(m, first, r) for m, r in zip(members, rows)]
+
+    def _halving(self, run, members: list[_Member], *args) -> list[ContinuationScore]:
+        """Run a tail pass; if the device runs out of memory, halve it, retry, keep the smaller size."""
         try:
-            logits = self.model(input_ids=inputs.to(self.device), past_key_values=_expanded(cache, len(members)),
-                                use_cache=True).logits
+            return run(members, *args)
         except Exception as error:
             if not is_out_of_memory(error) or len(members) == 1:
                 raise
-            release_memory(self.device)
-            self.batch_size = max(1, len(members) // 2)
-            half = len(members) // 2
-            return (self._score_tails(members[:half], cache, first, prefix_len)
-                    + self._score_tails(members[half:], cache, first, prefix_len))
-        self._count(inputs.numel(), inputs.numel() - sum(len(m.tail) - 1 for m in members))
-        return [self._finish(m, first, logits[row]) for row, m in enumerate(members)]
+        release_memory(self.device)
+        half = len(members) // 2
+        self.batch_size = max(1, half)
+        return self._halving(run, members[:half], *args) + self._halving(run, members[half:], *args)
 
-    def _finish(self, member: _Member, first: torch.Tensor, tail_logits: torch.Tensor | None) -> ContinuationScore:
+    def _finish(self, member: _Member, first: torch.Tensor, tail_logprobs: torch.Tensor | None) -> ContinuationScore:
+        """Sum the continuation's token log-probs: the first from the prefix's last position, the
+        rest from the tail positions before them."""
         total = 0.0
         greedy = True
         for j in range(member.scored_from, len(member.tail)):
             token = member.tail[j]
-            row = first if j == 0 else _log_softmax_row(tail_logits[j - 1])
+            row = first if j == 0 else tail_logprobs[j - 1]
             total += float(row[token])
             greedy = greedy and int(row.argmax()) == token
         return ContinuationScore(total, greedy, len(member.tail) - member.scored_from)
@@ -274,6 +361,13 @@ def _expanded(cache, batch: int):
             twin.keys = layer.keys.expand(batch, *layer.keys.shape[1:])
             twin.values = layer.values.expand(batch, *layer.values.shape[1:])
         fresh.layers.append(twin)
+    return fresh
+
+
+def _copied(cache):
+    """A fresh cache over the prefix's tensors: the next forward appends to the copy only."""
+    fresh = copy.copy(cache)
+    fresh.layers = [copy.copy(layer) for layer in cache.layers]
     return fresh
 
 
