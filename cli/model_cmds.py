@@ -9,10 +9,6 @@ from dataclasses import asdict
 
 import click
 
-MODEL_HELP = """Model spec: hf:PATH_OR_NAME, hf-mlm:PATH_OR_NAME, gguf:FILE, openai:MODEL,
-openai-chat:MODEL, or a shortcut for a model that installs from PyPI: smollm2-135m-instruct,
-gemma3-270m."""
-
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
@@ -62,6 +58,17 @@ def model_group() -> None:
     """Load a model and score, generate or fill a mask with it.
 
     \b
+    SPEC, the model:
+      hf:PATH_OR_NAME        transformers checkpoint (causal or masked, from its config)
+      hf-mlm:PATH_OR_NAME    force the masked-LM backend
+      gguf:FILE              GGUF file, dequantized once and cached ($FACTPROBE_CACHE)
+      openai:MODEL           OpenAI-compatible completions ($OPENAI_BASE_URL, $OPENAI_API_KEY)
+      openai-chat:MODEL      the chat endpoint (generation only)
+      smollm2-135m-instruct  SmolLM2-135M-Instruct from its PyPI wheel
+      gemma3-270m            Gemma 3 270M from its PyPI wheels
+
+    \b
+    Examples:
     factprobe model score smollm2-135m-instruct --context "The capital of France is" \\
         --continuation " Paris" --continuation " Lyon"
     factprobe model generate gemma3-270m --prompt "Albert Einstein was born in" --n 5 --temperature 0.8

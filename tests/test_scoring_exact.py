@@ -26,6 +26,7 @@ REQUESTS = [
     Req("The capital of France is ", ("Paris", "Berlin", "the city of Lyon")),  # trailing space
     Req("Zürich liegt in der", (" Schweiz", " Österreich 🇦🇹", " 日本の首都は東京")),  # Unicode
     Req("", ("Hello", "Hello world")),  # nothing before the continuation
+    Req("Hel", ("lo", " world")),  # "lo" merges with the context's only token; " world" does not
     Req("Q: Who wrote Faust?\nA:", (" Goethe", " Johann Wolfgang von Goethe", " Schiller", "Goethe")),
 ]
 LONG = Req(LONG_CONTEXT, (" Paris", " Lyon", " Marseille is not the capital"))

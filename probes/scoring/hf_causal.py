@@ -95,7 +95,7 @@ class HFCausalScorer(Scorer):
         for i, request in enumerate(requests):
             for j in range(len(request.continuations)):
                 groups[request.context].append((i, j))
-        planned = [self._plan(context, members, requests) for context, members in groups.items()]
+        planned = [plan for context, members in groups.items() for plan in self._plan(context, members, requests)]
         # Longest contexts first: if anything runs out of memory, it does so at the start.
         planned.sort(key=lambda plan: -len(plan[0]))
         for prefix, members in planned:
@@ -105,16 +105,26 @@ class HFCausalScorer(Scorer):
         return results  # type: ignore[return-value]
 
     def _plan(self, context: str, members: list[tuple[int, int]],
-              requests: Sequence[LoglikelihoodRequest]) -> tuple[tuple[int, ...], list[_Member]]:
+              requests: Sequence[LoglikelihoodRequest]) -> list[tuple[tuple[int, ...], list[_Member]]]:
+        """Split each continuation at the context and find the prefix the continuations share.
+
+        The context parts are prefixes of one context tokenization, except where a start token
+        had to be put in front (a merge at the very first token): such continuations get a
+        prefix of their own, told apart by their first token.
+        """
         context_ids = self.encode(context)
-        splits = [self.split(context, requests[i].continuations[j], context_ids) for i, j in members]
-        # Every split's context part is a prefix of the same context tokenization, so the shortest
-        # one is shared by all (a start token, when added, is added to all of them alike).
-        shared = min(s.split for s in splits)
-        prefix = splits[0].ids[:shared]
-        planned = [_Member(i, j, s.ids[shared:], s.split - shared) for (i, j), s in zip(members, splits)]
-        self.work.min_tokens += len(prefix) + sum(len(m.tail) for m in planned)
-        return prefix, planned
+        by_first: dict[int, list[tuple[tuple[int, int], Split]]] = defaultdict(list)
+        for i, j in members:
+            split = self.split(context, requests[i].continuations[j], context_ids)
+            by_first[split.ids[0]].append(((i, j), split))
+        plans = []
+        for group in by_first.values():
+            shared = min(split.split for _, split in group)
+            prefix = group[0][1].ids[:shared]
+            planned = [_Member(i, j, split.ids[shared:], split.split - shared) for (i, j), split in group]
+            self.work.min_tokens += len(prefix) + sum(len(m.tail) for m in planned)
+            plans.append((prefix, planned))
+        return plans
 
     def _score_group(self, prefix: tuple[int, ...], members: list[_Member]) -> list[ContinuationScore]:
         ids = torch.tensor([prefix], device=self.device)
