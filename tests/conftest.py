@@ -7,11 +7,45 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running_server(argv: list[str], log_path: Path, is_ready, *, name: str, timeout: float = 30):
+    """Start a real server on 127.0.0.1, wait until `is_ready()` says so, stop it afterwards.
+
+    The server logs to a file: a pipe nobody reads fills up and stalls a chatty server.
+    """
+    log = open(log_path, "wb")
+    server = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while not is_ready():
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not come up: {log_path.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.1)
+        yield server
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
 
 
 def factprobe_cmd() -> list[str]:

@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
@@ -16,6 +13,7 @@ from factprobe.probes.scoring.openai_api import OpenAIScorer
 from factprobe.probes.scoring.requests import GenerateRequest, LoglikelihoodRequest
 from factprobe.probes.scoring.scorer import ScoringError, Unsupported
 from factprobe.probes.scoring.specs import shortcut_path
+from conftest import free_port, running_server
 from scoring_models import real_scorer
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
@@ -23,42 +21,25 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
 KEY = "test-key"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _answers(url: str) -> bool:
+    try:
+        request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"})
+        urllib.request.urlopen(request, timeout=2).read()
+        return True
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
-    # The server logs a lot; a pipe nobody reads would fill and stall it, so log to a file.
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    log = open(log_path, "w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
-         "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
-         "--logits_all", "true", "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"],
-        stdout=log, stderr=subprocess.STDOUT)
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while True:
-        try:
-            request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"})
-            urllib.request.urlopen(request, timeout=2).read()
-            break
-        except OSError:
-            if process.poll() is not None or time.time() > deadline:
-                process.kill()
-                raise RuntimeError(f"llama_cpp.server did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.5)
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
+            "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
+            "--logits_all", "true", "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"]
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with running_server(argv, log, lambda: _answers(url), name="llama_cpp.server", timeout=120):
+        yield url
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from factprobe.kg.ingest import ingest
 from factprobe.kg.sources.rdf import RdfSource
 from factprobe.kg.sources.sparql import SparqlError, ingest_sparql
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, free_port, run_cli, running_server
 
 LANGS = ("en", "de")
 RELATIONS = ("P36", "P31")
@@ -38,12 +37,6 @@ CONTENT = ("entities", "names", "types", "facts", "staged_parts")
 def _oxigraph() -> str | None:
     local = Path(sys.executable).with_name("oxigraph")
     return str(local) if local.exists() else shutil.which("oxigraph")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _ask(url: str, timeout: float = 2.0) -> bool:
@@ -69,26 +62,11 @@ def endpoint(tmp_path_factory):
     location = base / "db"
     subprocess.run([binary, "load", "--location", str(location), "--file", str(clean)],
                    check=True, capture_output=True, timeout=60)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/query"
-    log = open(base / "server.log", "wb")
-    server = subprocess.Popen([binary, "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
-                              stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while not _ask(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"oxigraph serve did not come up: {(base / 'server.log').read_text()}")
-            time.sleep(0.05)
+    with running_server([binary, "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
+                        base / "server.log", lambda: _ask(url), name="oxigraph serve"):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def content(store, relations=None) -> dict[str, list[tuple]]:
@@ -270,7 +248,7 @@ def test_resume_after_failure(proxy, pulled, tmp_path):
 
 
 def test_unreachable_endpoint_is_one_line_error(tmp_path):
-    url = f"http://127.0.0.1:{_free_port()}/sparql"
+    url = f"http://127.0.0.1:{free_port()}/sparql"
     started = time.monotonic()
     with pytest.raises(SparqlError) as err:
         pull(tmp_path / "g.sqlite", url, relations=("P36",), retries=2, backoff=0.01)
@@ -296,7 +274,7 @@ def test_cli_ingest_sparql(endpoint, pulled, tmp_path):
     out = json.loads(proc.stdout)
     assert [i["records"] for i in out["inputs"]] == [6, 12]
     assert content(target) == content(store)
-    bad = run_cli("ingest", "sparql", "--endpoint", f"http://127.0.0.1:{_free_port()}/q",
+    bad = run_cli("ingest", "sparql", "--endpoint", f"http://127.0.0.1:{free_port()}/q",
                   "--relation", "P36", "--store", str(tmp_path / "x.sqlite"), "--retries", "0",
                   "--quiet")
     assert bad.returncode == 2
