@@ -12,7 +12,7 @@ import datetime as _dt
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .model import (
@@ -81,6 +81,13 @@ class KnowledgeGraph:
         ).fetchall()
         label = next((t for t, alias in rows if not alias), None)
         return Labels(label, tuple(t for t, alias in rows if alias))
+
+    def names(self, languages: Sequence[str] | None = None) -> Iterator[tuple[str, str]]:
+        """Every (entity, label or alias) in the given languages (default: all the store's)."""
+        langs = tuple(languages or self.languages)
+        marks = ",".join("?" * len(langs))
+        yield from self.conn.execute(
+            f"SELECT DISTINCT entity, text FROM names WHERE lang IN ({marks}) ORDER BY entity, text", langs)
 
     def types(self, entity_id: str) -> list[str]:
         rows = self.conn.execute(

@@ -1,0 +1,100 @@
+"""The embedded frequency index: one SQLite file of per-entity document bitmaps.
+
+Documents are linked once (MentionFinder) and each gets an ordinal; an entity's postings are the
+roaring bitmap of the ordinals of the documents that mention it. Entity frequency is a bitmap's
+cardinality, pair co-occurrence an intersection's cardinality: no text is read at query time.
+Documents are added in committed batches, a document id already indexed is skipped, so adding
+the same corpus twice, or more documents later, keeps every count exact.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from pyroaring import BitMap
+
+from .corpus import Document
+from .mentions import MentionFinder
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (ordinal INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS postings (entity TEXT PRIMARY KEY, docs BLOB NOT NULL) WITHOUT ROWID;
+"""
+
+
+class EmbeddedIndex:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(_SCHEMA)
+        self._cache: dict[str, BitMap] = {}
+
+    def add_documents(self, documents: Iterable[Document], finder: MentionFinder, *, batch: int = 2000) -> Iterator[int]:
+        """Index documents; yields the number of documents taken after each committed batch."""
+        pending: list[Document] = []
+        for document in documents:
+            pending.append(document)
+            if len(pending) >= batch:
+                yield self._commit(pending, finder)
+                pending = []
+        if pending:
+            yield self._commit(pending, finder)
+
+    def _commit(self, documents: list[Document], finder: MentionFinder) -> int:
+        fresh: dict[str, Document] = {}
+        for document in documents:
+            fresh.setdefault(document.id, document)
+        known = set()
+        ids = list(fresh)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            known.update(r[0] for r in self.db.execute(
+                f"SELECT id FROM documents WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        new = [d for d in fresh.values() if d.id not in known]
+        next_ordinal = (self.db.execute("SELECT max(ordinal) FROM documents").fetchone()[0] or 0) + 1
+        postings: dict[str, list[int]] = defaultdict(list)
+        for ordinal, document in enumerate(new, start=next_ordinal):
+            for entity in finder.entities_in(document.searchable):
+                postings[entity].append(ordinal)
+        with self.db:
+            self.db.executemany("INSERT INTO documents VALUES (?, ?)",
+                                [(o, d.id) for o, d in enumerate(new, start=next_ordinal)])
+            for entity, ordinals in postings.items():
+                bitmap = self._stored(entity) | BitMap(ordinals)
+                self.db.execute("INSERT OR REPLACE INTO postings VALUES (?, ?)", (entity, bitmap.serialize()))
+                self._cache.pop(entity, None)
+        return len(new)
+
+    def _stored(self, entity: str) -> BitMap:
+        row = self.db.execute("SELECT docs FROM postings WHERE entity=?", (entity,)).fetchone()
+        return BitMap.deserialize(row[0]) if row else BitMap()
+
+    def _bitmap(self, entity: str) -> BitMap:
+        found = self._cache.get(entity)
+        if found is None:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            found = self._cache[entity] = self._stored(entity)
+        return found
+
+    def document_count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+
+    def entity_frequency(self, entity: str) -> int:
+        return len(self._bitmap(entity))
+
+    def pair_frequency(self, head: str, tail: str) -> int:
+        return self._bitmap(head).intersection_cardinality(self._bitmap(tail))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,116 @@
+"""Embedded frequency index against a brute-force scan, on a corpus with planted mentions."""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+
+import pytest
+
+from factprobe.index.corpus import Document, bucket_of
+from factprobe.index.embedded import EmbeddedIndex
+from factprobe.index.mentions import MentionFinder
+from factprobe.index.text import AliasFilter, normalize, occurs
+
+NAMES = [
+    ("Q90", "Paris"), ("Q90", "City of Light"), ("Q142", "France"), ("Q142", "French Republic"),
+    ("Q64", "Berlin"), ("Q183", "Germany"), ("Q183", "Deutschland"), ("Q1726", "München"),
+    ("Q1726", "Munich"), ("Q72", "Zürich"), ("Q39", "Switzerland"), ("Q1490", "Tokyo"),
+    ("Q1490", "東京"), ("Q17", "Japan"), ("Q99", "Straße"), ("Q5", "A"), ("Q6", "St. Gallen"),
+]
+# How a name may appear: variants that must match, and traps that must not.
+VARIANTS = [str.upper, str.lower, lambda s: s, lambda s: f"({s})", lambda s: f"{s},", lambda s: f"«{s}»",
+            lambda s: s.replace("ü", "u\u0308"),  # decomposed umlaut: NFKC composes it
+            lambda s: "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in s)]  # fullwidth
+TRAPS = [lambda s: s + "ian", lambda s: s + "er", lambda s: "pre" + s, lambda s: s + "2", lambda s: s.replace(" ", "")]
+FILLER = "the a of in and is was city country river capital near known by many people there".split()
+
+
+def planted_corpus(seed: int, size: int) -> list[Document]:
+    rng = random.Random(seed)
+    documents = []
+    for i in range(size):
+        words = rng.choices(FILLER, k=rng.randint(5, 30))
+        for _ in range(rng.randint(0, 4)):
+            _, name = rng.choice(NAMES)
+            form = rng.choice(VARIANTS if rng.random() < 0.7 else TRAPS)(name)
+            words.insert(rng.randrange(len(words) + 1), form)
+        if rng.random() < 0.2:
+            words.append("STRASSE")  # casefolds to the same as Straße
+        title = rng.choice(["", rng.choice(NAMES)[1], "Notes"])
+        documents.append(Document(f"doc{i}", title, " ".join(words)))
+    return documents
+
+
+def brute_force(documents, names, alias_filter=AliasFilter()):
+    kept = [(e, normalize(n).strip()) for e, n in names if alias_filter.keeps(normalize(n).strip())]
+    mentioned = {}
+    for d in documents:
+        text = normalize(d.searchable)
+        mentioned[d.id] = {e for e, n in kept if occurs(text, n)}
+    return mentioned
+
+
+def build(path, documents, names, alias_filter=AliasFilter(), batch=37):
+    index = EmbeddedIndex(path)
+    list(index.add_documents(documents, MentionFinder(names, alias_filter), batch=batch))
+    return index
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_count_equals_brute_force(tmp_path, seed):
+    documents = planted_corpus(seed, 400)
+    truth = brute_force(documents, NAMES)
+    entities = sorted({e for e, _ in NAMES})
+    with build(tmp_path / "f.sqlite", documents, NAMES) as index:
+        assert index.document_count() == 400
+        for e in entities:
+            assert index.entity_frequency(e) == sum(e in m for m in truth.values()), e
+        for h, t in combinations(entities, 2):
+            expected = sum(h in m and t in m for m in truth.values())
+            assert index.pair_frequency(h, t) == expected == index.pair_frequency(t, h), (h, t)
+    assert sum("Q90" in m for m in truth.values()) > 20  # the corpus does plant mentions
+
+
+def test_semantics_by_hand(tmp_path):
+    documents = [
+        Document("1", "", "Parisian food, not the city."),
+        Document("2", "", "(PARIS) is in france."),
+        Document("3", "Ｐａｒｉｓ", "nothing else"),
+        Document("4", "", "Die STRASSE in Munchen; Zu\u0308rich."),
+        Document("5", "", "東京 is Tokyo"),
+        Document("6", "", "A B C"),
+    ]
+    with build(tmp_path / "f.sqlite", documents, NAMES) as index:
+        assert index.entity_frequency("Q90") == 2  # docs 2 and 3, not "Parisian"
+        assert index.pair_frequency("Q90", "Q142") == 1
+        assert index.entity_frequency("Q99") == 1  # STRASSE = Straße after case folding
+        assert index.entity_frequency("Q1726") == 0  # "Munchen" is not "München"
+        assert index.entity_frequency("Q72") == 1  # decomposed ü
+        assert index.entity_frequency("Q1490") == 1
+        assert index.entity_frequency("Q5") == 0  # one-letter names are filtered by default
+    with build(tmp_path / "g.sqlite", documents, NAMES, AliasFilter(min_length=1, excluded={"TOKYO"})) as index:
+        assert index.entity_frequency("Q5") == 1
+        assert index.entity_frequency("Q1490") == 1  # still found through 東京
+
+
+def test_adding_later_and_twice_keeps_counts_exact(tmp_path):
+    documents = planted_corpus(7, 300)
+    with build(tmp_path / "once.sqlite", documents, NAMES) as once:
+        expected = {e: once.entity_frequency(e) for e, _ in NAMES}
+        pairs = {(h, t): once.pair_frequency(h, t) for (h, _), (t, _) in combinations(NAMES, 2)}
+    finder = MentionFinder(NAMES)
+    with EmbeddedIndex(tmp_path / "later.sqlite") as later:
+        list(later.add_documents(documents[:120], finder, batch=50))
+    with EmbeddedIndex(tmp_path / "later.sqlite") as later:  # reopened, as a later run would
+        taken = list(later.add_documents(documents[60:] + documents[:10], finder, batch=50))
+        assert sum(taken) == 180  # the 70 documents seen before are skipped
+        assert later.document_count() == 300
+        assert {e: later.entity_frequency(e) for e, _ in NAMES} == expected
+        assert {(h, t): later.pair_frequency(h, t) for (h, t) in pairs} == pairs
+
+
+def test_buckets():
+    assert [bucket_of(n) for n in (0, 1, 9, 10, 99, 100, 5000)] == [
+        "0", "[1,10)", "[1,10)", "[10,100)", "[10,100)", "[100,inf)", "[100,inf)"]
+    assert [bucket_of(n, (5, 50)) for n in (0, 4, 5, 49, 50)] == ["[0,5)", "[0,5)", "[5,50)", "[5,50)", "[50,inf)"]
