@@ -399,9 +399,12 @@ def sample(out, entity_id, quiet):
     click.echo(f"\nstore: {store_path}  (try: factprobe kg facts --relation P36 --store {store_path})")
 
 
-from .model_cmds import model_group  # noqa: E402  (after `main` exists)
+from .frequency_cmds import corpus_group, frequency_group  # noqa: E402  (after `main` exists)
+from .model_cmds import model_group  # noqa: E402
 
 main.add_command(model_group)
+main.add_command(corpus_group)
+main.add_command(frequency_group)
 
 
 if __name__ == "__main__":

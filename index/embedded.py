@@ -9,6 +9,7 @@ the same corpus twice, or more documents later, keeps every count exact.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
@@ -20,9 +21,14 @@ from .corpus import Document
 from .mentions import MentionFinder
 
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (ordinal INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS postings (entity TEXT PRIMARY KEY, docs BLOB NOT NULL) WITHOUT ROWID;
 """
+
+
+class IndexSettingsError(ValueError):
+    """An index asked to count under settings other than those it was built with."""
 
 
 class EmbeddedIndex:
@@ -32,6 +38,22 @@ class EmbeddedIndex:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(_SCHEMA)
         self._cache: dict[str, BitMap] = {}
+
+    def settings(self) -> dict | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key='settings'").fetchone()
+        return json.loads(row[0]) if row else None
+
+    def bind_settings(self, settings: dict) -> None:
+        """Record how names are matched; adding documents under other settings would mix two
+        meanings of "mentions" in one set of counts, so it is refused."""
+        stored = self.settings()
+        if stored is None:
+            with self.db:
+                self.db.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings, sort_keys=True),))
+        elif stored != json.loads(json.dumps(settings)):
+            raise IndexSettingsError(
+                f"{self.path} was built with {stored}; refusing to add documents with {settings}. "
+                "Use a new index file for other settings")
 
     def add_documents(self, documents: Iterable[Document], finder: MentionFinder, *, batch: int = 2000) -> Iterator[int]:
         """Index documents; yields the number of documents taken after each committed batch."""

@@ -1,0 +1,67 @@
+"""Streaming corpus readers: JSONL files of {"id", "title", "text"} (plain or compressed), and the
+documents a knowledge-graph store already holds (T-REx and Wikidata5M corpora ingested with
+`factprobe ingest trex|wikidata5m`). A bad record is reported with its file and line, and skipped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..kg.graph import KnowledgeGraph
+from ..kg.readers import TruncatedInput, excerpt, json_record, line_chunks, split_lines
+from .corpus import Document
+
+
+@dataclass
+class Reject:
+    file: str
+    line: int
+    reason: str
+    excerpt: str
+
+
+@dataclass
+class ReadReport:
+    documents: int = 0
+    rejects: list[Reject] = field(default_factory=list)
+    truncated: bool = False
+
+
+def jsonl_documents(path: str | Path, report: ReadReport,
+                    on_progress: Callable[[int], None] | None = None) -> Iterator[Document]:
+    name = str(path)
+    try:
+        for chunk in line_chunks(path):
+            for number, raw in split_lines(chunk):
+                if not raw.strip():
+                    continue
+                record, why = json_record(raw)
+                if record is not None:
+                    why = _missing_field(record)
+                if why:
+                    report.rejects.append(Reject(name, number, why, excerpt(raw)))
+                    continue
+                report.documents += 1
+                yield Document(str(record["id"]), record.get("title") or "", record["text"])
+            if on_progress:
+                on_progress(chunk.progress)
+    except TruncatedInput as error:
+        report.truncated = True
+        report.rejects.append(Reject(name, 0, f"truncated input: {error}", ""))
+
+
+def _missing_field(record: dict) -> str | None:
+    if not isinstance(record.get("id"), (str, int)) or record.get("id") == "":
+        return "field 'id' is missing or not a string"
+    if not isinstance(record.get("text"), str):
+        return "field 'text' is missing or not a string"
+    if record.get("title") is not None and not isinstance(record.get("title"), str):
+        return "field 'title' is not a string"
+    return None
+
+
+def store_documents(store: str | Path, source: str | None = None) -> Iterator[Document]:
+    with KnowledgeGraph(store) as kg:
+        for doc_id, title, text in kg.documents(source):
+            yield Document(doc_id, title or "", text or "")

@@ -1,0 +1,64 @@
+"""`factprobe corpus index` and `factprobe frequency ...` on the shipped sample graph."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+DOCS = [
+    '{"id": "d1", "title": "Berlin", "text": "Berlin is the capital of Germany."}',
+    '{"id": "d2", "title": "", "text": "Bonn was the capital of West Germany; Berliner Weisse is a beer."}',
+    "not json",
+    '{"id": "d3", "text": 5}',
+    '{"id": "d4", "title": "Paris", "text": "PARIS, capital of France (and of fashion)."}',
+]
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    base = tmp_path_factory.mktemp("freq")
+    run_cli("sample", "--out", str(base), "--quiet", check=True)
+    (base / "docs.jsonl").write_text("\n".join(DOCS) + "\n")
+    return base
+
+
+def test_index_count_and_annotate(sample):
+    store, index = str(sample / "graph.sqlite"), str(sample / "f.sqlite")
+    proc = run_cli("corpus", "index", str(sample / "docs.jsonl"), "--store", store, "--index", index, "--json", "--quiet")
+    assert proc.returncode == 3  # partial: two records rejected, named by file and line
+    assert json.loads(proc.stdout)["added"] == 3
+    assert f"rejected {sample / 'docs.jsonl'}:3: malformed JSON" in proc.stderr
+    assert f"rejected {sample / 'docs.jsonl'}:4: field 'text' is missing or not a string" in proc.stderr
+
+    def count(*args):
+        return json.loads(run_cli("frequency", *args, "--index", index, "--json", check=True).stdout)["documents"]
+
+    assert count("entity", "Q183") == 2  # "Germany" in d1 and d2 ("West Germany")
+    assert count("entity", "Q64") == 1  # "Berliner" in d2 is not Berlin
+    assert count("pair", "Q183", "Q64") == 1 and count("pair", "Q183", "Q586") == 1  # Berlin, Bonn
+    assert count("pair", "Q142", "Q90") == 1  # PARIS / France
+
+    again = run_cli("corpus", "index", str(sample / "docs.jsonl"), "--store", store, "--index", index, "--json", "--quiet")
+    assert json.loads(again.stdout)["added"] == 0 and json.loads(again.stdout)["documents"] == 3
+
+    out = sample / "p36.jsonl"
+    proc = run_cli("frequency", "annotate", "--relation", "P36", "--out", str(out), "--store", store,
+                   "--index", index, "--json", "--quiet", check=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    counted = {(r["subject"], r["object"]): (r["documents"], r["bucket"]) for r in rows if r["documents"]}
+    assert counted == {("Q183", "Q64"): (1, "[1,10)"), ("Q183", "Q586"): (1, "[1,10)"), ("Q142", "Q90"): (1, "[1,10)")}
+    summary = json.loads(proc.stdout)
+    assert summary["facts"] == len(rows) and summary["buckets"]["P36 [1,10)"] == 3
+
+
+def test_settings_mismatch_and_missing_index(sample):
+    store, index = str(sample / "graph.sqlite"), str(sample / "g.sqlite")
+    run_cli("corpus", "index", str(sample / "docs.jsonl"), "--store", store, "--index", index, "--quiet")
+    other = run_cli("corpus", "index", str(sample / "docs.jsonl"), "--store", store, "--index", index,
+                    "--min-alias-length", "4", "--quiet")
+    assert other.returncode == 2 and "refusing to add documents" in other.stderr
+    missing = run_cli("frequency", "entity", "Q64", "--index", str(sample / "none.sqlite"))
+    assert missing.returncode == 2 and "no frequency index at" in missing.stderr
