@@ -38,6 +38,9 @@ def corpus_group() -> None:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--from-store", "from_store", is_flag=True,
               help="Also index the documents the store holds (T-REx / Wikidata5M ingests).")
+@click.option("--links", is_flag=True,
+              help="Link-based counting: a document mentions the entities its own annotations link "
+                   "(T-REx), instead of names found in its text. Needs --from-store; its own index file.")
 @click.option("--languages", default="en", show_default=True, help="Name languages that count as mentions.")
 @click.option("--min-alias-length", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ignore names shorter than this (after normalization).")
@@ -46,7 +49,7 @@ def corpus_group() -> None:
 @index_option
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
-def corpus_index(files, from_store, languages, min_alias_length, exclude_alias, store, index_path, quiet, as_json):
+def corpus_index(files, from_store, links, languages, min_alias_length, exclude_alias, store, index_path, quiet, as_json):
     """Link FILES (JSONL with id, title, text; .gz/.bz2/.xz too) to the store's entities and add
     them to the index. Documents already indexed are skipped, so a rerun after an interruption,
     or more documents later, keeps every count exact.
@@ -57,12 +60,15 @@ def corpus_index(files, from_store, languages, min_alias_length, exclude_alias, 
     from tqdm import tqdm
 
     from ..index.corpus_files import ReadReport, jsonl_documents, store_documents
+    from ..index.embedded import linked
     from ..index.mentions import MentionFinder
     from ..index.text import AliasFilter
     from ..kg.graph import KnowledgeGraph
 
     if not files and not from_store:
         raise click.UsageError("give JSONL files, --from-store, or both")
+    if links and (files or not from_store):
+        raise click.UsageError("--links counts the store's own entity links: use it with --from-store and no files")
     if not Path(store).is_file():
         _fail(f"no knowledge-graph store at {store}")
     for f in files:
@@ -70,11 +76,13 @@ def corpus_index(files, from_store, languages, min_alias_length, exclude_alias, 
             _fail(f"{f}: no such file")
     langs = tuple(x.strip() for x in languages.split(",") if x.strip())
     alias_filter = AliasFilter(min_length=min_alias_length, excluded=frozenset(exclude_alias))
-    settings = {"languages": list(langs), "min_alias_length": min_alias_length,
-                "excluded": sorted(alias_filter.excluded)}
+    settings = {"method": "links"} if links else {
+        "method": "names", "languages": list(langs), "min_alias_length": min_alias_length,
+        "excluded": sorted(alias_filter.excluded)}
     started = time.perf_counter()
     with KnowledgeGraph(store) as kg:
-        finder = MentionFinder(kg.names(langs), alias_filter)
+        finder = MentionFinder([] if links else kg.names(langs), alias_filter)
+    mentions = linked if links else finder
     index = _open_index(index_path, must_exist=False)
     try:
         index.bind_settings(settings)
@@ -87,7 +95,7 @@ def corpus_index(files, from_store, languages, min_alias_length, exclude_alias, 
     added = 0
     with tqdm(desc="indexing", unit=" docs", disable=quiet, dynamic_ncols=True) as bar:
         for documents in sources:
-            for taken in index.add_documents(_counting(documents, bar), finder):
+            for taken in index.add_documents(_counting(documents, bar), mentions):
                 added += taken
     seconds = time.perf_counter() - started
     summary = {"index": index_path, "names": finder.names, "entities": finder.entities, "added": added,
@@ -98,8 +106,9 @@ def corpus_index(files, from_store, languages, min_alias_length, exclude_alias, 
     if as_json:
         click.echo(json.dumps(summary))
     else:
-        click.echo(f"{added:,} documents added ({summary['documents']:,} in the index), {finder.names:,} names of "
-                   f"{finder.entities:,} entities, {seconds:.1f} s; {len(report.rejects)} rejected")
+        how = "entity links" if links else f"{finder.names:,} names of {finder.entities:,} entities"
+        click.echo(f"{added:,} documents added ({summary['documents']:,} in the index), {how}, "
+                   f"{seconds:.1f} s; {len(report.rejects)} rejected")
     if report.rejects:
         sys.exit(3)
 

@@ -10,6 +10,7 @@ class Document:
     id: str
     title: str
     text: str
+    links: tuple[str, ...] = ()  # entities the corpus itself links in this document (T-REx)
 
     @property
     def searchable(self) -> str:

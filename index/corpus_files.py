@@ -62,6 +62,7 @@ def _missing_field(record: dict) -> str | None:
 
 
 def store_documents(store: str | Path, source: str | None = None) -> Iterator[Document]:
+    """The store's documents, each with the entities its annotations link (T-REx)."""
     with KnowledgeGraph(store) as kg:
-        for doc_id, title, text in kg.documents(source):
-            yield Document(doc_id, title or "", text or "")
+        for doc_id, title, text, links in kg.linked_documents(source):
+            yield Document(doc_id, title or "", text or "", links)

@@ -13,12 +13,18 @@ import json
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from pyroaring import BitMap
 
 from .corpus import Document
-from .mentions import MentionFinder
+
+Mentions = Callable[[Document], Iterable[str]]
+
+
+def linked(document: Document) -> tuple[str, ...]:
+    """Link-based counting: the entities the corpus's own annotations link in the document."""
+    return document.links
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,18 +61,21 @@ class EmbeddedIndex:
                 f"{self.path} was built with {stored}; refusing to add documents with {settings}. "
                 "Use a new index file for other settings")
 
-    def add_documents(self, documents: Iterable[Document], finder: MentionFinder, *, batch: int = 2000) -> Iterator[int]:
-        """Index documents; yields the number of documents taken after each committed batch."""
+    def add_documents(self, documents: Iterable[Document], mentions: Mentions, *, batch: int = 2000) -> Iterator[int]:
+        """Index documents; yields the number of documents taken after each committed batch.
+
+        `mentions(document)` says which entities a document mentions: `MentionFinder.mentions`
+        for names in the text, `linked` for the corpus's own entity links."""
         pending: list[Document] = []
         for document in documents:
             pending.append(document)
             if len(pending) >= batch:
-                yield self._commit(pending, finder)
+                yield self._commit(pending, mentions)
                 pending = []
         if pending:
-            yield self._commit(pending, finder)
+            yield self._commit(pending, mentions)
 
-    def _commit(self, documents: list[Document], finder: MentionFinder) -> int:
+    def _commit(self, documents: list[Document], mentions: Mentions) -> int:
         fresh: dict[str, Document] = {}
         for document in documents:
             fresh.setdefault(document.id, document)
@@ -80,7 +89,7 @@ class EmbeddedIndex:
         next_ordinal = (self.db.execute("SELECT max(ordinal) FROM documents").fetchone()[0] or 0) + 1
         postings: dict[str, list[int]] = defaultdict(list)
         for ordinal, document in enumerate(new, start=next_ordinal):
-            for entity in finder.entities_in(document.searchable):
+            for entity in set(mentions(document)):
                 postings[entity].append(ordinal)
         with self.db:
             self.db.executemany("INSERT INTO documents VALUES (?, ?)",

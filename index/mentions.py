@@ -7,6 +7,7 @@ from typing import Iterable
 
 import ahocorasick
 
+from .corpus import Document
 from .text import AliasFilter, at_word_boundaries, normalize
 
 
@@ -26,6 +27,11 @@ class MentionFinder:
         self.entities = len({e for es in by_name.values() for e in es})
         if self.names:
             self.automaton.make_automaton()
+
+    def mentions(self, document: Document) -> set[str]:
+        return self.entities_in(document.searchable)
+
+    __call__ = mentions  # a finder is the `mentions` function an index takes
 
     def entities_in(self, text: str) -> set[str]:
         found: set[str] = set()

@@ -236,6 +236,20 @@ class KnowledgeGraph:
         while rows := cursor.fetchmany(batch):
             yield from rows
 
+    def linked_documents(self, source: str | None = None, batch: int = 1000
+                         ) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
+        """(id, title, text, linked entities) of stored documents, streamed in id order."""
+        sql = ("SELECT d.id, d.title, d.text, group_concat(DISTINCT a.entity) FROM documents d "
+               "LEFT JOIN annotations a ON a.document = d.id")
+        args: tuple = ()
+        if source:
+            sql += " WHERE d.source=?"
+            args = (source,)
+        cursor = self.conn.execute(sql + " GROUP BY d.id ORDER BY d.id", args)
+        while rows := cursor.fetchmany(batch):
+            for doc_id, title, text, links in rows:
+                yield doc_id, title, text, tuple(sorted(links.split(","))) if links else ()
+
     def annotations(self, document: str) -> list[tuple[str, int, int, str]]:
         """(entity, start, end, surface) entity links of one stored document."""
         return self.conn.execute(

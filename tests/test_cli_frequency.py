@@ -62,3 +62,33 @@ def test_settings_mismatch_and_missing_index(sample):
     assert other.returncode == 2 and "refusing to add documents" in other.stderr
     missing = run_cli("frequency", "entity", "Q64", "--index", str(sample / "none.sqlite"))
     assert missing.returncode == 2 and "no frequency index at" in missing.stderr
+
+
+def test_trex_link_based_counts(tmp_path):
+    """A document mentions the entities its T-REx annotations link; counted from the store by SQL."""
+    import sqlite3
+    from itertools import combinations
+
+    from conftest import FIXTURES
+
+    store = tmp_path / "trex.sqlite"
+    run_cli("ingest", "trex", str(FIXTURES / "trex" / "re-nlg_0-5.json"), "--store", str(store), "--quiet", check=True)
+    links = str(tmp_path / "links.sqlite")
+    run_cli("corpus", "index", "--from-store", "--links", "--store", str(store), "--index", links, "--quiet", check=True)
+    db = sqlite3.connect(store)
+    linked = {}
+    for document, entity in db.execute("SELECT document, entity FROM annotations"):
+        linked.setdefault(entity, set()).add(document)
+    assert len(linked) > 5 and sum(map(len, linked.values())) > len(linked)  # entities shared by documents
+
+    def count(index, *args):
+        return json.loads(run_cli("frequency", *args, "--index", index, "--json", check=True).stdout)["documents"]
+
+    entities = sorted(linked, key=lambda e: (-len(linked[e]), e))[:6]
+    assert len(linked[entities[1]] & linked[entities[0]]) > 0
+    for e in entities:
+        assert count(links, "entity", e) == len(linked[e]), e
+    for h, t in combinations(entities, 2):
+        assert count(links, "pair", h, t) == len(linked[h] & linked[t]), (h, t)
+    usage = run_cli("corpus", "index", "--links", "x.jsonl", "--store", str(store), "--index", links)
+    assert usage.returncode == 2 and "--links" in usage.stderr
