@@ -124,37 +124,99 @@ def frequency_group() -> None:
     """Document counts: how many documents mention an entity, or both entities of a pair."""
 
 
+scan_options = [
+    click.option("--corpus", "corpus_files", multiple=True, type=click.Path(dir_okay=False),
+                 help="Count raw strings by reading these JSONL files (repeatable)."),
+    click.option("--corpus-from-store", is_flag=True, help="Count raw strings in the store's documents."),
+    click.option("--languages", default="en", show_default=True, help="Name languages of QIDs in a scan."),
+    store_option,
+]
+
+
+def _with(options):
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
+
+
+def _count(terms, index_path, corpus_files, corpus_from_store, languages, store) -> tuple[int, str]:
+    """QIDs only: from the index. Any raw string: a scan of the corpus (QIDs there stand for
+    their names in the store), since no index holds arbitrary strings."""
+    if all(_is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
+        with _open_index(index_path) as index:
+            if len(terms) == 1:
+                return index.entity_frequency(terms[0]), "index"
+            return index.pair_frequency(*terms), "index"
+    from itertools import chain
+
+    from ..index.corpus_files import ReadReport, jsonl_documents, store_documents
+    from ..index.scan import scan_count
+    from ..index.text import AliasFilter, normalize
+    from ..kg.graph import KnowledgeGraph
+
+    if not corpus_files and not corpus_from_store:
+        raise click.UsageError("raw strings are counted by reading a corpus: give --corpus FILE or --corpus-from-store")
+    names = []
+    langs = tuple(x.strip() for x in languages.split(",") if x.strip())
+    for term in terms:
+        if _is_qid(term):
+            if not Path(store).is_file():
+                _fail(f"no knowledge-graph store at {store} to look up the names of {term}")
+            with KnowledgeGraph(store) as kg:
+                labels = [kg.labels(term, lang) for lang in langs]
+            keep = AliasFilter()  # the index's default: a QID's one-letter names do not count
+            found = [n for lab in labels for n in (lab.label, *lab.aliases) if n and keep.keeps(normalize(n).strip())]
+            if not found:
+                _fail(f"{term} has no names in {langs} in {store}")
+            names.append(found)
+        else:
+            names.append([term])
+    report = ReadReport()
+    sources = [jsonl_documents(f, report) for f in corpus_files]
+    if corpus_from_store:
+        sources.append(store_documents(store))
+    return scan_count(chain(*sources), names), "scan"
+
+
+def _is_qid(text: str) -> bool:
+    return len(text) > 1 and text[0] == "Q" and text[1:].isdigit()
+
+
 @frequency_group.command("entity")
 @click.argument("entity")
 @index_option
+@_with(scan_options)
 @json_option
-def frequency_entity(entity, index_path, as_json):
-    """Documents that mention ENTITY (a QID) under any of its names."""
+def frequency_entity(entity, index_path, corpus_files, corpus_from_store, languages, store, as_json):
+    """Documents that mention ENTITY: a QID (any of its names, from the index) or a raw string
+    (read from --corpus / --corpus-from-store)."""
     from ..index.corpus import bucket_of
 
-    with _open_index(index_path) as index:
-        count = index.entity_frequency(entity)
+    count, how = _count([entity], index_path, corpus_files, corpus_from_store, languages, store)
     if as_json:
-        click.echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count)}))
+        click.echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count), "counted_by": how}))
     else:
-        click.echo(f"{entity}: {count:,} documents  (bucket {bucket_of(count)})")
+        click.echo(f"{entity}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
 
 
 @frequency_group.command("pair")
 @click.argument("head")
 @click.argument("tail")
 @index_option
+@_with(scan_options)
 @json_option
-def frequency_pair(head, tail, index_path, as_json):
-    """Documents that mention both HEAD and TAIL (QIDs)."""
+def frequency_pair(head, tail, index_path, corpus_files, corpus_from_store, languages, store, as_json):
+    """Documents that mention both HEAD and TAIL (QIDs from the index; raw strings by reading a corpus)."""
     from ..index.corpus import bucket_of
 
-    with _open_index(index_path) as index:
-        count = index.pair_frequency(head, tail)
+    count, how = _count([head, tail], index_path, corpus_files, corpus_from_store, languages, store)
     if as_json:
-        click.echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count)}))
+        click.echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count),
+                               "counted_by": how}))
     else:
-        click.echo(f"{head} + {tail}: {count:,} documents  (bucket {bucket_of(count)})")
+        click.echo(f"{head} + {tail}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
 
 
 @frequency_group.command("annotate")

@@ -92,3 +92,20 @@ def test_trex_link_based_counts(tmp_path):
         assert count(links, "pair", h, t) == len(linked[h] & linked[t]), (h, t)
     usage = run_cli("corpus", "index", "--links", "x.jsonl", "--store", str(store), "--index", links)
     assert usage.returncode == 2 and "--links" in usage.stderr
+
+
+def test_raw_strings_are_counted_by_reading_the_corpus(sample):
+    corpus, store = str(sample / "docs.jsonl"), str(sample / "graph.sqlite")
+
+    def count(*args):
+        proc = run_cli("frequency", *args, "--json", check=True)
+        out = json.loads(proc.stdout)
+        return out["documents"], out["counted_by"]
+
+    assert count("pair", "capital", "GERMANY", "--corpus", corpus) == (2, "scan")
+    assert count("pair", "Q183", "bonn", "--corpus", corpus, "--store", store) == (1, "scan")
+    assert count("entity", "Berlin", "--corpus", corpus) == (1, "scan")  # not "Berliner"
+    assert count("entity", "fashion)", "--corpus", corpus) == (1, "scan")
+    assert count("entity", "Q183", "--corpus-from-store", "--store", store) == (0, "scan")  # the store has no documents
+    missing = run_cli("frequency", "entity", "Paris")
+    assert missing.returncode == 2 and "--corpus" in missing.stderr
