@@ -109,3 +109,50 @@ def test_raw_strings_are_counted_by_reading_the_corpus(sample):
     assert count("entity", "Q183", "--corpus-from-store", "--store", store) == (0, "scan")  # the store has no documents
     missing = run_cli("frequency", "entity", "Paris")
     assert missing.returncode == 2 and "--corpus" in missing.stderr
+
+
+def test_killed_indexing_resumes_to_the_same_counts(sample, tmp_path):
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+
+    from conftest import factprobe_cmd
+    from test_frequency_embedded import planted_corpus
+
+    corpus = tmp_path / "big.jsonl"
+    with open(corpus, "w") as out:
+        for d in planted_corpus(11, 40_000):
+            out.write(json.dumps({"id": d.id, "title": d.title, "text": d.text}) + "\n")
+    store = str(sample / "graph.sqlite")
+    args = ["corpus", "index", str(corpus), "--store", store, "--quiet"]
+    run_cli(*args, "--index", str(tmp_path / "clean.sqlite"), check=True)
+
+    resumed = tmp_path / "resumed.sqlite"
+    proc = subprocess.Popen([*factprobe_cmd(), *args, "--index", str(resumed)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = 0
+    deadline = time.time() + 120
+    while proc.poll() is None and time.time() < deadline:
+        try:
+            with sqlite3.connect(resumed, timeout=0.1) as db:
+                done = db.execute("SELECT count(*) FROM documents").fetchone()[0]
+        except sqlite3.Error:
+            done = 0
+        if done >= 4000:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL and 0 < done < 40_000, "the run should be killed midway"
+    run_cli(*args, "--index", str(resumed), check=True)
+
+    def tables(path):
+        with sqlite3.connect(path) as db:
+            return (db.execute("SELECT id FROM documents ORDER BY id").fetchall(),
+                    db.execute("SELECT entity, docs FROM postings ORDER BY entity").fetchall())
+
+    clean_docs, clean_postings = tables(tmp_path / "clean.sqlite")
+    resumed_docs, resumed_postings = tables(resumed)
+    assert resumed_docs == clean_docs and len(clean_docs) == 40_000
+    assert resumed_postings == clean_postings and len(clean_postings) > 5
