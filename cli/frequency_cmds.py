@@ -250,14 +250,17 @@ def frequency_annotate(relations, out_path, buckets, store, index_path, quiet, a
     facts = 0
     with _open_index(index_path) as index, KnowledgeGraph(store) as kg, open(out_path, "w") as out:
         for relation in relations:
-            for fact in tqdm(kg.facts(relation, entity_objects_only=True), desc=relation, unit=" facts",
-                             disable=quiet, dynamic_ncols=True):
-                count = index.pair_frequency(fact.subject, fact.object)
-                bucket = bucket_of(count, edges)
-                per_bucket[(relation, bucket)] += 1
-                facts += 1
-                out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
-                                      "object": fact.object, "documents": count, "bucket": bucket}) + "\n")
+            bar = tqdm(desc=relation, unit=" facts", disable=quiet, dynamic_ncols=True)
+            for chunk in _chunks(kg.facts(relation, entity_objects_only=True), 50_000):
+                counts = index.pair_frequencies([(f.subject, f.object) for f in chunk])
+                for fact, count in zip(chunk, counts):
+                    bucket = bucket_of(count, edges)
+                    per_bucket[(relation, bucket)] += 1
+                    out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
+                                          "object": fact.object, "documents": count, "bucket": bucket}) + "\n")
+                facts += len(chunk)
+                bar.update(len(chunk))
+            bar.close()
     summary = {"facts": facts, "out": out_path,
                "buckets": {f"{r} {b}": n for (r, b), n in sorted(per_bucket.items())}}
     if as_json:
@@ -266,3 +269,14 @@ def frequency_annotate(relations, out_path, buckets, store, index_path, quiet, a
         click.echo(f"{facts:,} facts counted -> {out_path}")
         for (relation, bucket), n in sorted(per_bucket.items()):
             click.echo(f"  {relation} {bucket:>10}  {n:,}")
+
+
+def _chunks(items, size):
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

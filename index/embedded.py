@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from pyroaring import BitMap
+from pyroaring import BitMap, FrozenBitMap
 
 from .corpus import Document
 
@@ -61,11 +61,13 @@ class EmbeddedIndex:
                 f"{self.path} was built with {stored}; refusing to add documents with {settings}. "
                 "Use a new index file for other settings")
 
-    def add_documents(self, documents: Iterable[Document], mentions: Mentions, *, batch: int = 2000) -> Iterator[int]:
+    def add_documents(self, documents: Iterable[Document], mentions: Mentions, *, batch: int = 20_000) -> Iterator[int]:
         """Index documents; yields the number of documents taken after each committed batch.
 
         `mentions(document)` says which entities a document mentions: `MentionFinder.mentions`
-        for names in the text, `linked` for the corpus's own entity links."""
+        for names in the text, `linked` for the corpus's own entity links. A batch's documents
+        and postings are committed together (a kill loses at most one batch); each commit
+        rewrites the bitmap of every entity the batch touched, so batches are large."""
         pending: list[Document] = []
         for document in documents:
             pending.append(document)
@@ -120,6 +122,24 @@ class EmbeddedIndex:
 
     def pair_frequency(self, head: str, tail: str) -> int:
         return self._bitmap(head).intersection_cardinality(self._bitmap(tail))
+
+    def pair_frequencies(self, pairs: list[tuple[str, str]]) -> list[int]:
+        """Many pairs at once: every bitmap they need is read in a few queries, then intersected."""
+        needed = {e for pair in pairs for e in pair}
+        empty = FrozenBitMap()
+        bitmaps = {}
+        if len(needed) * 8 > self.db.execute("SELECT count(*) FROM postings").fetchone()[0]:
+            rows = self.db.execute("SELECT entity, docs FROM postings")  # one scan beats many lookups
+        else:
+            ids = sorted(needed)
+            rows = (row for start in range(0, len(ids), 900) for row in self.db.execute(
+                f"SELECT entity, docs FROM postings WHERE entity IN ({','.join('?' * len(ids[start:start + 900]))})",
+                ids[start:start + 900]))
+        for entity, blob in rows:
+            if entity in needed:
+                bitmaps[entity] = FrozenBitMap.deserialize(blob)
+        get = bitmaps.get
+        return [get(h, empty).intersection_cardinality(get(t, empty)) for h, t in pairs]
 
     def close(self) -> None:
         self.db.close()

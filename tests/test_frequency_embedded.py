@@ -114,3 +114,10 @@ def test_buckets():
     assert [bucket_of(n) for n in (0, 1, 9, 10, 99, 100, 5000)] == [
         "0", "[1,10)", "[1,10)", "[10,100)", "[10,100)", "[100,inf)", "[100,inf)"]
     assert [bucket_of(n, (5, 50)) for n in (0, 4, 5, 49, 50)] == ["[0,5)", "[0,5)", "[5,50)", "[5,50)", "[50,inf)"]
+
+
+def test_pair_frequencies_equal_one_by_one(tmp_path):
+    pairs = [(h, t) for (h, _), (t, _) in combinations(NAMES, 2)] + [("Q90", "Q404"), ("Q404", "Q405")]
+    with build(tmp_path / "f.sqlite", planted_corpus(5, 300), NAMES) as index:
+        assert index.pair_frequencies(pairs) == [index.pair_frequency(h, t) for h, t in pairs]
+        assert sum(index.pair_frequencies(pairs)) > 0
