@@ -9,9 +9,8 @@ from pathlib import Path
 
 import click
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-store_option = click.option("--store", type=click.Path(dir_okay=False), default="factprobe.sqlite",
-                            show_default=True, envvar="FACTPROBE_STORE", help="The knowledge-graph store.")
+from .options import json_option, store_option, with_options
+
 index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default="frequency.sqlite",
                             show_default=True, envvar="FACTPROBE_INDEX", help="The embedded frequency index file.")
 
@@ -133,14 +132,6 @@ scan_options = [
 ]
 
 
-def _with(options):
-    def decorate(f):
-        for option in reversed(options):
-            f = option(f)
-        return f
-    return decorate
-
-
 def _count(terms, index_path, corpus_files, corpus_from_store, languages, store) -> tuple[int, str]:
     """QIDs only: from the index. Any raw string: a scan of the corpus (QIDs there stand for
     their names in the store), since no index holds arbitrary strings."""
@@ -187,7 +178,7 @@ def _is_qid(text: str) -> bool:
 @frequency_group.command("entity")
 @click.argument("entity")
 @index_option
-@_with(scan_options)
+@with_options(scan_options)
 @json_option
 def frequency_entity(entity, index_path, corpus_files, corpus_from_store, languages, store, as_json):
     """Documents that mention ENTITY: a QID (any of its names, from the index) or a raw string
@@ -205,7 +196,7 @@ def frequency_entity(entity, index_path, corpus_files, corpus_from_store, langua
 @click.argument("head")
 @click.argument("tail")
 @index_option
-@_with(scan_options)
+@with_options(scan_options)
 @json_option
 def frequency_pair(head, tail, index_path, corpus_files, corpus_from_store, languages, store, as_json):
     """Documents that mention both HEAD and TAIL (QIDs from the index; raw strings by reading a corpus)."""

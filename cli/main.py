@@ -17,16 +17,10 @@ from ..kg.graph import KnowledgeGraph
 from ..kg.ingest import IngestReport, default_workers, ingest, write_rejects
 from ..kg.readers import InputError, check_readable
 from ..kg.store import Store, StoreError
+from .options import json_option, store_option, with_options
 from .progress import file_progress
 
 EXIT_PARTIAL = 3
-DEFAULT_STORE = "factprobe.sqlite"
-
-store_option = click.option(
-    "--store", type=click.Path(dir_okay=False), default=DEFAULT_STORE, show_default=True,
-    envvar="FACTPROBE_STORE", help="SQLite file of the graph (env FACTPROBE_STORE).",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
 def _languages(value: str) -> tuple[str, ...]:
@@ -54,14 +48,6 @@ common_ingest_options = [
     json_option,
 ]
 ingest_options = [workers_option, *common_ingest_options]
-
-
-def with_options(options):
-    def decorate(f):
-        for option in reversed(options):
-            f = option(f)
-        return f
-    return decorate
 
 
 def fail(message: str, code: int = 2) -> None:

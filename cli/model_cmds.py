@@ -9,23 +9,21 @@ from dataclasses import asdict
 
 import click
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+from .options import json_option, with_options
 
 
-def model_options(f):
-    for option in reversed([
-        click.argument("spec"),
-        click.option("--device", default="auto", show_default=True, envvar="FACTPROBE_DEVICE",
-                     help="cpu, cuda, cuda:1, ... (auto: CUDA when present)."),
-        click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE",
-                     help="float32, bfloat16, float16 (auto: bf16 on CUDA, fp32 on CPU)."),
-        click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
-                     help="Most continuations per forward pass; halves by itself on out-of-memory."),
-        click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
-                     help="SQLite result cache: answers found there are not recomputed."),
-    ]):
-        f = option(f)
-    return f
+
+model_options = with_options([
+    click.argument("spec"),
+    click.option("--device", default="auto", show_default=True, envvar="FACTPROBE_DEVICE",
+                 help="cpu, cuda, cuda:1, ... (auto: CUDA when present)."),
+    click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE",
+                 help="float32, bfloat16, float16 (auto: bf16 on CUDA, fp32 on CPU)."),
+    click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
+                 help="Most continuations per forward pass; halves by itself on out-of-memory."),
+    click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+                 help="SQLite result cache: answers found there are not recomputed."),
+])
 
 
 def _load(spec, device, dtype, batch_size, cache_path):
