@@ -59,11 +59,6 @@ class MentionFinder:
         normalized = normalize(text)
         for end, (length, candidates) in self.automaton.iter(marked(normalized)):
             start = end - length - 1  # `end` is the trailing mark; the leading pad shifts by one
-            if len(candidates) == 1:
-                name, entities = candidates[0]
-                if normalized.startswith(name, start):
-                    found.update(entities)
-                continue
             for name, entities in candidates:
                 if normalized.startswith(name, start):
                     found.update(entities)
