@@ -363,14 +363,11 @@ def _expanded(cache, batch: int):
     Each forward appends to (and so replaces) a layer's tensors, so the prefix's own cache stays
     untouched and serves the next batch.
     """
-    fresh = copy.copy(cache)
-    fresh.layers = []
-    for layer in cache.layers:
-        twin = copy.copy(layer)
+    fresh = _copied(cache)
+    for layer in fresh.layers:
         if getattr(layer, "keys", None) is not None and layer.keys.numel():
-            twin.keys = layer.keys.expand(batch, *layer.keys.shape[1:])
-            twin.values = layer.values.expand(batch, *layer.values.shape[1:])
-        fresh.layers.append(twin)
+            layer.keys = layer.keys.expand(batch, *layer.keys.shape[1:])
+            layer.values = layer.values.expand(batch, *layer.values.shape[1:])
     return fresh
 
 
