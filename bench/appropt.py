@@ -1,34 +1,36 @@
 """ApprOpt distractor search: KV-cached beam search vs the same search without a cache (CPU).
 
-    python bench/appropt.py                          # n=5, 400 candidates, 8 prompts, SmolLM2
-    python bench/appropt.py --n 10 --prompts 3       # wider beam, fewer prompts
+    python bench/appropt.py                          # n=5, 400 candidates, 16 prompts, SmolLM2
+    python bench/appropt.py --n 10 --prompts 4       # wider beam, fewer prompts
 
 What is measured. For each prompt "The capital of <country> is", ApprOpt returns the n candidate
 entities whose labels (" " + label + EOS) the model finds most probable, by beam search of width n
-constrained to a token trie of the candidate labels (factprobe.index.appropt). Two
-implementations of the same search run on the same prompts in one process:
-  cached    `appropt`: the prompt is forwarded once; each step feeds only the token each live
-            beam took, batched over the beams, on top of a KV cache reordered to follow them;
+constrained to a token trie of the candidate labels (factprobe.index.appropt). Three runs of the
+same search on the same prompts, in one process:
   uncached  `appropt_uncached`: every beam at every step forwards prompt + prefix through the
-            whole model, one pass per beam, no cache (how the paper's code runs it, at 17-19 s
-            per fact on GPT2-XL).
-Both must return identical hits (same entities and labels in the same order, log-probs within
-1e-4 nats); the run fails otherwise. The candidates are real capitals and cities (some with an
-alias) plus generated plausible city names ("San Teodoro", "Port Kessin", ...), so labels share
-prefixes and span one to several tokens. The trie is built once (not measured; its build time is
-reported) and a warm-up search of each kind runs before the clocks start.
+            whole model, one pass per beam, no cache, one prompt after the other (how the paper's
+            code runs it, at 17-19 s per fact on GPT2-XL): the baseline;
+  cached    `appropt_search`, one prompt at a time: the prompt is forwarded once; each step feeds
+            only the token each live beam took (and the tokens the trie forces after it), batched
+            over the beams, on top of a KV cache reordered to follow them;
+  batched   `appropt_many` with --batch prompts per forward pass, as `factprobe distractors add`
+            runs ApprOpt over a facts file: the same cached search for many facts in lockstep.
+All three must return identical hits (same entities and labels in the same order, log-probs
+within 5e-4 nats); the run fails otherwise. The candidates are real capitals and cities (some
+with an alias) plus generated plausible city names ("San Teodoro", "Port Kessin", ...), so labels
+share prefixes and span one to several tokens. The trie is built once (not measured; its build
+time is reported) and a warm-up of each kind runs before the clocks start.
 
-Target: uncached seconds / cached seconds >= 5 at n=5. Prints both wall-clocks, the ratio, the
-forward passes and tokens each side ran, and writes the figures to bench/out/appropt.json. The
-exit status is 0 only when the outputs agree and the target holds.
+Target: uncached seconds / batched seconds >= 5 at n=5 (the cached search as the toolkit runs
+it). The one-prompt-at-a-time ratio is printed too. Prints the wall-clocks, the ratios, the
+forward passes and tokens each run computed, and writes the figures to bench/out/appropt.json.
+The exit status is 0 only when the outputs agree and the target holds.
 
-What bounds the ratio on a CPU: a SmolLM2 pass costs about the same for 1 token as for 10 (60-90
-ms here: reading the fp32 weights dominates), so the ratio is close to the ratio of passes. The
-cached search needs about 3 per prompt (the prompt, the first step, one look-ahead pass once
-every beam's path is forced); the uncached one a pass per live beam per step, and live beams
-thin out fast (completed labels set a floor that prunes the rest). Measured on the 2-core
-development machine: n=5 4.6-4.8x (24 vs 119 passes; target just missed), n=10 6.0x,
-n=5 with --demos 10 (107-token prompts) 7.3x.
+What bounds the ratios on a CPU: a SmolLM2 pass costs about 70 ms plus about 2 ms per token here
+(2 cores). One prompt at a time, the cached search needs about 3 passes (the prompt, the first
+step, one more once the trie forces the rest) against the uncached search's ~15 (one per live
+beam per step), so that ratio is about 4-5. Batched, 16 prompts share each pass and the cost is
+the tokens: ~6 passes for all 16.
 """
 
 from __future__ import annotations
@@ -43,11 +45,11 @@ import time
 from pathlib import Path
 
 import torch
-from factprobe.index.appropt import TrieCache, appropt_search, prompt_ids
+from factprobe.index.appropt import ApprOptQuery, TrieCache, appropt_many, prompt_ids
 from factprobe.probes.scoring.loader import load_scorer
 
 SPEED_TARGET = 5.0
-TOLERANCE = 1e-4
+TOLERANCE = 5e-4  # nats: float32 passes of other shapes (batch, padding) round differently
 
 # (country, capital, aliases of the capital): the prompts come from the first columns, the
 # candidates from all of them.
@@ -137,8 +139,8 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def run(n: int = 5, candidates: int = 400, prompts: int = 8, spec: str = "smollm2-135m-instruct",
-        seed: int = 0, demos: int = 0) -> dict:
+def run(n: int = 5, candidates: int = 400, prompts: int = 16, spec: str = "smollm2-135m-instruct",
+        seed: int = 0, demos: int = 0, batch: int = 16) -> dict:
     """Measure both searches on the same prompts; raise AssertionError if their outputs differ."""
     started = time.perf_counter()
     scorer = load_scorer(spec, device="cpu", dtype="float32")
@@ -152,50 +154,54 @@ def run(n: int = 5, candidates: int = 400, prompts: int = 8, spec: str = "smollm
     name_tokens = [len(p.tokens) for p in trie.paths]
 
     # Warm-up (not measured): the first calls pay for lazy initialisation and allocations.
-    appropt_search(scorer, questions[0], trie, n)
-    appropt_search(scorer, questions[0], trie, n, cached=False)
+    queries = [ApprOptQuery(q, trie, n) for q in questions]
+    appropt_many(scorer, queries[:2], batch_size=batch)
+    appropt_many(scorer, queries[:1], cached=False)
 
     results = {}
-    for side, cached in (("cached", True), ("uncached", False)):
+    for side, options in (("uncached", {"cached": False}), ("cached", {"batch_size": 1}),
+                          ("batched", {"batch_size": batch})):
         load_before = _load()
+        passes, tokens = scorer.work.forward_passes, scorer.work.tokens_forwarded
         started = time.perf_counter()
-        found = [appropt_search(scorer, q, trie, n, cached=cached) for q in questions]
+        found = appropt_many(scorer, queries, **options)
         seconds = time.perf_counter() - started
-        results[side] = {"seconds": seconds, "found": found, "load": (load_before, _load())}
+        passes, tokens = scorer.work.forward_passes - passes, scorer.work.tokens_forwarded - tokens
+        results[side] = {"seconds": seconds, "found": found, "load": (load_before, _load()),
+                         "passes": passes, "tokens": tokens}
         print(f"{side:9s} {seconds:8.2f} s for {len(questions)} prompts ({seconds / len(questions):.3f} s/prompt), "
-              f"{sum(r.stats.forward_passes for r in found)} forward passes, "
-              f"{sum(r.stats.tokens_forwarded for r in found):,} tokens  "
-              f"[1-min load {load_before:.2f} -> {_load():.2f}]", flush=True)
+              f"{passes} forward passes, {tokens:,} tokens  [1-min load {load_before:.2f} -> {_load():.2f}]",
+              flush=True)
 
     max_diff = 0.0
-    for question, a, b in zip(questions, results["cached"]["found"], results["uncached"]["found"]):
-        keys_a = [(h.entity, h.name) for h in a.hits]
-        keys_b = [(h.entity, h.name) for h in b.hits]
-        assert keys_a == keys_b, f"{question!r}: cached {keys_a} != uncached {keys_b}"
-        for x, y in zip(a.hits, b.hits):
-            max_diff = max(max_diff, abs(x.logprob - y.logprob))
+    for side in ("cached", "batched"):
+        for question, a, b in zip(questions, results[side]["found"], results["uncached"]["found"]):
+            keys_a = [(h.entity, h.name) for h in a.hits]
+            keys_b = [(h.entity, h.name) for h in b.hits]
+            assert keys_a == keys_b, f"{question!r}: {side} {keys_a} != uncached {keys_b}"
+            for x, y in zip(a.hits, b.hits):
+                max_diff = max(max_diff, abs(x.logprob - y.logprob))
     assert max_diff <= TOLERANCE, f"log-probs differ by {max_diff:.2e} nats"
 
-    cached_s, uncached_s = results["cached"]["seconds"], results["uncached"]["seconds"]
-    loads = [*results["cached"]["load"], *results["uncached"]["load"]]
+    seconds = {side: results[side]["seconds"] for side in results}
+    loads = [x for side in results for x in results[side]["load"]]
     cached_found = results["cached"]["found"]
+    speedup = seconds["uncached"] / seconds["batched"]
     return {
         "bench": "appropt", "model": scorer.identity, "device": "cpu", "cores": os.cpu_count(),
         "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
         "python": platform.python_version(), "seed": seed, "n": n, "prompts": len(questions), "demos": demos,
+        "batch": batch,
         "prompt_tokens_mean": round(sum(len(prompt_ids(scorer, q)) for q in questions) / len(questions), 1),
         "candidates": len(cands), "names": len(trie.paths), "trie_nodes": len(trie),
         "name_tokens_mean": round(sum(name_tokens) / len(name_tokens), 2), "name_tokens_max": max(name_tokens),
         "model_load_seconds": round(load_s, 2), "trie_build_seconds": round(build_s, 3),
-        "cached_seconds": round(cached_s, 3), "uncached_seconds": round(uncached_s, 3),
-        "cached_seconds_per_prompt": round(cached_s / len(questions), 4),
-        "uncached_seconds_per_prompt": round(uncached_s / len(questions), 4),
-        "speedup": round(uncached_s / cached_s, 2), "speedup_target": SPEED_TARGET,
-        "speed_pass": uncached_s / cached_s >= SPEED_TARGET,
-        "cached_forward_passes": sum(r.stats.forward_passes for r in cached_found),
-        "uncached_forward_passes": sum(r.stats.forward_passes for r in results["uncached"]["found"]),
-        "cached_tokens": sum(r.stats.tokens_forwarded for r in cached_found),
-        "uncached_tokens": sum(r.stats.tokens_forwarded for r in results["uncached"]["found"]),
+        **{f"{side}_seconds": round(seconds[side], 3) for side in results},
+        **{f"{side}_seconds_per_prompt": round(seconds[side] / len(questions), 4) for side in results},
+        **{f"{side}_forward_passes": results[side]["passes"] for side in results},
+        **{f"{side}_tokens": results[side]["tokens"] for side in results},
+        "speedup": round(speedup, 2), "speedup_one_prompt_at_a_time": round(seconds["uncached"] / seconds["cached"], 2),
+        "speedup_target": SPEED_TARGET, "speed_pass": speedup >= SPEED_TARGET,
         "steps_mean": round(sum(r.stats.steps for r in cached_found) / len(questions), 2),
         "identical_hits": True, "max_abs_diff": max_diff, "tolerance": TOLERANCE,
         "load_avg": [round(x, 2) for x in loads], "busy": max(loads) > 1.5 * torch.get_num_threads(),
@@ -208,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=5, help="beam width = distractors per prompt")
     ap.add_argument("--candidates", type=int, default=400, help="candidate entities in the trie")
-    ap.add_argument("--prompts", type=int, default=8, help=f"prompts (at most {len(CAPITALS)})")
+    ap.add_argument("--batch", type=int, default=16, help="prompts per forward pass in the batched run")
+    ap.add_argument("--prompts", type=int, default=16, help=f"prompts (at most {len(CAPITALS)})")
     ap.add_argument("--demos", type=int, default=0,
                     help='lines "The capital of <other> is <capital>." before each prompt (default 0: bare cloze)')
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -218,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}, "
           f"torch threads {torch.get_num_threads()}", flush=True)
     try:
-        summary = run(args.n, args.candidates, args.prompts, args.model, args.seed, args.demos)
+        summary = run(args.n, args.candidates, args.prompts, args.model, args.seed, args.demos, args.batch)
     except AssertionError as error:
         print(f"FAIL: cached and uncached searches disagree: {error}", file=sys.stderr)
         return 1
@@ -229,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{summary['trie_build_seconds']} s, model loaded in {summary['model_load_seconds']} s (not measured)")
     first = next(iter(summary["hits"].items()))
     print(f"example: {first[0]!r} -> {[name for _, name, _ in first[1]]}")
-    print(f"cached {summary['cached_seconds']:.2f} s, uncached {summary['uncached_seconds']:.2f} s: "
-          f"speed-up {summary['speedup']:.1f}x  target >= {SPEED_TARGET:g}x: "
+    print(f"one prompt at a time: cached {summary['cached_seconds']:.2f} s, uncached "
+          f"{summary['uncached_seconds']:.2f} s: {summary['speedup_one_prompt_at_a_time']:.1f}x")
+    print(f"batched ({summary['batch']} prompts a pass) {summary['batched_seconds']:.2f} s, uncached "
+          f"{summary['uncached_seconds']:.2f} s: speed-up {summary['speedup']:.1f}x  target >= {SPEED_TARGET:g}x: "
           f"{'PASS' if summary['speed_pass'] else 'FAIL'}; identical hits, max |logprob diff| "
           f"{summary['max_abs_diff']:.1e} nats")
     if summary["busy"]:

@@ -72,7 +72,7 @@ def build(store, out_dir, m, ef_construction, ef_search, min_df, threads, quiet,
                    f"features, built in {meta['build_seconds']} s -> {out_dir}")
 
 
-def _finder(store, semantic_dir, strategies, model, languages, ef_search):
+def _finder(store, semantic_dir, strategies, model, languages, ef_search, exact=False, batch=16):
     from ..index.distractors import DistractorFinder
     from ..kg.graph import KnowledgeGraph
 
@@ -94,7 +94,7 @@ def _finder(store, semantic_dir, strategies, model, languages, ef_search):
         from ..index.distractors import ApprOptRanker
         from ..probes.scoring.loader import load_scorer
 
-        ranker = ApprOptRanker(load_scorer(model))
+        ranker = ApprOptRanker(load_scorer(model), exact=exact, batch_size=batch)
     langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else None
     return DistractorFinder(kg, semantic, languages=langs, appropt=ranker)
 
@@ -115,6 +115,9 @@ query_options = [
     click.option("--model", help="Model spec for appropt, e.g. smollm2-135m-instruct."),
     click.option("--template", default=DEFAULT_TEMPLATE, show_default=True,
                  help="Cloze for appropt: [X] subject label, [R] relation label, [Y] the object slot."),
+    click.option("--exact", is_flag=True,
+                 help="appropt: widen the beam until the answer is provably the exact top n (as an exhaustive "
+                      "scoring would rank them). Cheap on small pools, up to 100x slower on large ones."),
     click.option("--languages", help="Name languages for the label rule [default: the store's]."),
     click.option("--ef-search", type=click.IntRange(min=1), help="Override the index's HNSW efSearch."),
     store_option,
@@ -132,14 +135,14 @@ def _label(finder, entity):
 @click.option("--object", "obj", required=True, help="The true object's QID.")
 @with_options(query_options)
 @json_option
-def query(subject, relation, obj, strategies, n, at, seed, model, template, languages, ef_search, store,
+def query(subject, relation, obj, strategies, n, at, seed, model, template, exact, languages, ef_search, store,
           semantic_dir, as_json):
     """Distractors for one fact.
 
     \b
     factprobe distractors query --subject Q183 --relation P36 --object Q64 --strategy temp+sem --n 5
     """
-    finder = _finder(store, semantic_dir, strategies, model, languages, ef_search)
+    finder = _finder(store, semantic_dir, strategies, model, languages, ef_search, exact)
     prompt = cloze_prompt(template, _label(finder, subject), _label(finder, relation))
     results = []
     for strategy in strategies:
@@ -164,50 +167,53 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, lang
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
               help="JSONL: each input line with a `distractors` field added ({strategy: [...]}).")
 @with_options(query_options)
+@click.option("--batch", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Facts handled together (appropt searches them in shared forward passes); output is "
+                   "written, and a rerun resumes, a batch at a time.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
-def add(facts_file, out_path, strategies, n, at, seed, model, template, languages, ef_search, store, semantic_dir,
-        quiet, as_json):
+def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, ef_search, store,
+        semantic_dir, batch, quiet, as_json):
     """Add distractors to every fact of FACTS_FILE (JSONL with `subject`, `relation`, `object`, as
     `frequency annotate` writes). A line without them is reported with its number and skipped. A
     rerun with the same --out continues after the lines already written."""
     from tqdm import tqdm
 
-    finder = _finder(store, semantic_dir, strategies, model, languages, ef_search)
+    finder = _finder(store, semantic_dir, strategies, model, languages, ef_search, exact, batch)
     done = _complete_lines(out_path)
     lines = Path(facts_file).read_text(encoding="utf-8").splitlines()
     rejected, written, short = [], 0, 0
     with open(out_path, "a", encoding="utf-8") as out, tqdm(total=len(lines), initial=min(done, len(lines)),
                                                               unit=" facts", disable=quiet, dynamic_ncols=True) as bar:
-        for number, line in enumerate(lines, start=1):
-            if number <= done:
-                continue
-            bar.update(1)
-            try:
-                record = json.loads(line)
-                subject, relation, obj = record["subject"], record["relation"], record["object"]
-                if not all(isinstance(x, str) and x for x in (subject, relation, obj)):
-                    raise KeyError
-            except (json.JSONDecodeError, KeyError, TypeError):
-                rejected.append(number)
-                click.echo(f"rejected {facts_file}:{number}: needs JSON with subject, relation, object", err=True)
-                record = {"rejected": True}
-                out.write(json.dumps(record) + "\n")  # keeps line numbers aligned for a rerun
-                continue
-            prompt = cloze_prompt(template, _label(finder, subject), _label(finder, relation))
-            record["distractors"] = {}
+        for start in range(done, len(lines), batch):
+            records = []
+            for number, line in enumerate(lines[start:start + batch], start=start + 1):
+                record = _fact_record(line)
+                if record is None:
+                    rejected.append(number)
+                    click.echo(f"rejected {facts_file}:{number}: needs JSON with subject, relation, object", err=True)
+                    record = {"rejected": True}  # written all the same: keeps line numbers aligned for a rerun
+                records.append(record)
+            facts = [r for r in records if "rejected" not in r]
+            keys = [(r["subject"], r["relation"], r["object"],
+                     cloze_prompt(template, _label(finder, r["subject"]), _label(finder, r["relation"])))
+                    for r in facts]
+            for record in facts:
+                record["distractors"] = {}
             for strategy in strategies:
                 try:
-                    found = finder.find(subject, relation, obj, strategy=strategy, n=n, at=at, seed=seed, prompt=prompt)
+                    found = finder.find_many(keys, strategy=strategy, n=n, at=at, seed=seed)
                 except ValueError as error:
                     _fail(str(error))
-                record["distractors"][strategy] = [d.entity for d in found.distractors]
-                if found.shortfall:
-                    short += 1
-                    record.setdefault("shortfall", {})[strategy] = found.shortfall
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                for record, result in zip(facts, found):
+                    record["distractors"][strategy] = [d.entity for d in result.distractors]
+                    if result.shortfall:
+                        short += 1
+                        record.setdefault("shortfall", {})[strategy] = result.shortfall
+            out.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             out.flush()
-            written += 1
+            written += len(facts)
+            bar.update(len(records))
     summary = {"facts": written, "resumed_after": done, "rejected": rejected, "short": short, "out": out_path}
     if as_json:
         click.echo(json.dumps(summary))
@@ -216,6 +222,17 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, language
                    + (f"; {short} strategy results short of {n}" if short else ""))
     if rejected:
         sys.exit(3)
+
+
+def _fact_record(line: str) -> dict | None:
+    """The JSON object of a facts line, or None when it lacks a subject, relation or object."""
+    try:
+        record = json.loads(line)
+        if all(isinstance(record[k], str) and record[k] for k in ("subject", "relation", "object")):
+            return record
+    except (json.JSONDecodeError, KeyError, TypeError):
+        pass
+    return None
 
 
 def _complete_lines(path: str) -> int:

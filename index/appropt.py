@@ -13,12 +13,24 @@ positions. Every step scores the children of each live beam:
   - the other children compete for the n live beams of the next step.
 A live prefix that already scores below the n-th best completed entity is dropped: log-probs only
 fall as tokens are added, so it could not enter the answer. The search ends when no beam is left.
-A subtree whose terminals all belong to banned entities is never entered. When the trie leaves
-every live beam one way down to EOS, the cached search feeds those known tokens in one pass and
-serves the remaining steps from it (same steps, same decisions, fewer passes).
+A subtree whose terminals all belong to banned entities is never entered. Where the trie leaves
+a beam only one way to go, the cached search feeds those known tokens in the same pass as the
+token the beam chose, and serves the later steps along them from it (same steps, same decisions,
+fewer passes).
+
+`appropt_many` runs many searches in lockstep (one per fact of a probe set): each forward pass
+serves the beams of every search in the batch, so the model's weights are read once for all of
+them. The results are those of one search at a time.
 
 The answer is the top n distinct entities by log-prob (an entity keeps its best name), ties
 broken by name then entity id; fewer when fewer complete, never padded.
+
+Beam search is approximate: a prefix left behind for lack of room may lead to a label better
+than those found. Log-probs only fall along a path, so the best prefix left behind bounds every
+label never seen; when it is below the n-th best entity found, the answer is provably the exact
+top n (`stats.certified`). With `exact=True` a search that is not certified runs again with a
+beam twice as wide until it is, which on a small pool costs a few searches and on a large one
+can cost a hundred times more (the bound is loose: short prefixes are cheap).
 
 `appropt_uncached` is the same search with a full forward pass of prompt + prefix for each beam
 at each step and no cache, as the paper's code does (the benchmark's baseline); `exhaustive`
@@ -30,14 +42,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Sequence
 
 import torch
 
 from .label_trie import ROOT, LabelTrie, LabelPath, Terminal, TrieCache
 
-__all__ = ["ApprOptHit", "ApprOptResult", "SearchStats", "LabelTrie", "LabelPath", "Terminal", "TrieCache",
-           "appropt", "appropt_search", "appropt_uncached", "exhaustive", "path_logprob", "prompt_ids"]
+__all__ = ["ApprOptHit", "ApprOptQuery", "ApprOptResult", "SearchStats", "LabelTrie", "LabelPath", "Terminal",
+           "TrieCache", "appropt", "appropt_many", "appropt_search", "appropt_uncached", "exhaustive",
+           "path_logprob", "prompt_ids"]
 
 
 @dataclass(frozen=True)
@@ -50,10 +63,12 @@ class ApprOptHit:
 @dataclass(frozen=True)
 class SearchStats:
     steps: int  # search steps after the prompt (the cached search may serve some without a pass)
-    forward_passes: int
-    tokens_forwarded: int
+    forward_passes: int  # the passes this search took part in (a batched pass serves many searches)
+    tokens_forwarded: int  # its own tokens in them, padding excluded
     completed: int  # label completions seen (EOS children of live beams, banned entities excluded)
     visited: frozenset[int]  # trie nodes entered: live beams' nodes and EOS nodes taken
+    certified: bool = False  # the hits are provably the exact top n (see _beam_search)
+    width: int = 0  # the beam's width in the last search (n, or wider when exact=True widened it)
 
 
 @dataclass(frozen=True)
@@ -71,120 +86,26 @@ def prompt_ids(scorer, prompt: str) -> list[int]:
 # -- the search ------------------------------------------------------------------------------
 
 
-class _Steps(Protocol):
-    """How a search gets log-probs: after the prompt, then after each new beam's prefix."""
+@dataclass(frozen=True)
+class ApprOptQuery:
+    """One search: the n most plausible unbanned entities of `trie` after `prompt`."""
 
-    forward_passes: int
-    tokens_forwarded: int
-
-    def start(self) -> torch.Tensor: ...  # [1, vocab]
-
-    def advance(self, parents: Sequence[int], tokens: Sequence[int],
-                nodes: Sequence[int]) -> torch.Tensor: ...  # [beams, vocab]
+    prompt: str
+    trie: LabelTrie
+    n: int
+    banned: frozenset[str] = frozenset()
 
 
-class _CachedSteps:
-    """The prompt once, then one token per beam per step over a KV cache that follows the beams.
-
-    Once the trie leaves every live beam a single way down to EOS, the steps left would each feed
-    one known token per beam: those tokens are fed at once instead (one pass, rows right-padded)
-    and the later steps read their log-probs from that pass. The search itself is unchanged:
-    it still takes those steps, and may still drop a beam on the way."""
-
-    def __init__(self, scorer, ids: list[int], trie: LabelTrie, blocked: frozenset[int]) -> None:
-        self.model, self.device, self.ids = scorer.model, scorer.device, ids
-        self.pad_id = scorer.pad_id
-        self.trie, self.blocked = trie, blocked
-        self.cache = None
-        self.rows = 1
-        # Per live beam, after a look-ahead pass: (token, log-prob row after it) for its steps to come.
-        self.ahead: list[list[tuple[int, torch.Tensor]]] | None = None
-        self.forward_passes = self.tokens_forwarded = 0
-
-    def start(self) -> torch.Tensor:
-        # No cache passed in: the model builds the one its architecture wants (Gemma 3's has
-        # sliding-window layers), and masks and positions follow from it on later steps.
-        out = self.model(input_ids=torch.tensor([self.ids], device=self.device), use_cache=True, logits_to_keep=1)
-        self.cache = out.past_key_values
-        self._count(len(self.ids))
-        return _log_softmax(out.logits[:, -1])
-
-    def advance(self, parents: Sequence[int], tokens: Sequence[int], nodes: Sequence[int]) -> torch.Tensor:
-        if self.ahead is not None:
-            return self._from_ahead(parents, tokens)
-        if list(parents) != list(range(self.rows)):
-            # Each new beam's row is its parent's keys/values (a parent with two surviving
-            # children is copied twice, a parent with none dropped).
-            self.cache.reorder_cache(torch.tensor(parents, device=self.device))
-        self.rows = len(parents)
-        forced = [self.trie.forced(node, self.blocked) for node in nodes]
-        if all(f is not None for f in forced) and any(len(f) > 1 for f in forced):
-            return self._look_ahead(tokens, forced)
-        # Every live beam is as long as every other (one token per step), so the batch needs no
-        # padding and no mask: positions continue from the cache's length.
-        inputs = torch.tensor(tokens, device=self.device)[:, None]
-        out = self.model(input_ids=inputs, past_key_values=self.cache, use_cache=True)
-        self.cache = out.past_key_values
-        self._count(len(tokens))
-        return _log_softmax(out.logits[:, -1])
-
-    def _look_ahead(self, tokens: Sequence[int], forced: list[tuple[int, ...]]) -> torch.Tensor:
-        # Each beam feeds its new token and its forced tokens but the final EOS (whose output
-        # scores nothing). Padding goes on the right, where causal attention keeps real tokens
-        # from seeing it, and every row starts at the same cache length, so no mask is needed.
-        feeds = [(token, *rest[:-1]) for token, rest in zip(tokens, forced)]
-        width = max(len(f) for f in feeds)
-        inputs = torch.full((len(feeds), width), self.pad_id, dtype=torch.long)
-        for row, feed in enumerate(feeds):
-            inputs[row, :len(feed)] = torch.tensor(feed)
-        logits = self.model(input_ids=inputs.to(self.device), past_key_values=self.cache, use_cache=True).logits
-        self.cache = None  # holds padding now; no later step needs it
-        real = torch.tensor([[j < len(f) for j in range(width)] for f in feeds], device=logits.device)
-        rows = _log_softmax(logits[real])  # log-softmax at real positions only
-        self._count(int(real.sum()))
-        self.ahead, first, at = [], [], 0
-        for feed, rest in zip(feeds, forced):
-            first.append(rows[at])
-            self.ahead.append([(rest[j], rows[at + 1 + j]) for j in range(len(feed) - 1)])
-            at += len(feed)
-        return torch.stack(first)
-
-    def _from_ahead(self, parents: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
-        rows, ahead = [], []
-        for parent, token in zip(parents, tokens):
-            (expected, row), *rest = self.ahead[parent]
-            assert expected == token, "a beam left the path the trie forced on it"
-            rows.append(row)
-            ahead.append(rest)
-        self.ahead = ahead
-        return torch.stack(rows)
-
-    def _count(self, tokens: int) -> None:
-        self.forward_passes += 1
-        self.tokens_forwarded += tokens
+_START = None  # what a search yields first: "the prompt's log-probs, please"
 
 
-class _FullPasses:
-    """No cache: prompt + prefix through the whole model, for every beam at every step."""
-
-    def __init__(self, scorer, ids: list[int]) -> None:
-        self.model, self.device, self.ids = scorer.model, scorer.device, ids
-        self.prefixes: list[tuple[int, ...]] = [()]
-        self.forward_passes = self.tokens_forwarded = 0
-
-    def start(self) -> torch.Tensor:
-        return self._last_position(())
-
-    def advance(self, parents: Sequence[int], tokens: Sequence[int], nodes: Sequence[int]) -> torch.Tensor:
-        self.prefixes = [self.prefixes[p] + (t,) for p, t in zip(parents, tokens)]
-        return torch.cat([self._last_position(prefix) for prefix in self.prefixes])
-
-    def _last_position(self, prefix: tuple[int, ...]) -> torch.Tensor:
-        ids = [*self.ids, *prefix]
-        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=False, logits_to_keep=1)
-        self.forward_passes += 1
-        self.tokens_forwarded += len(ids)
-        return _log_softmax(out.logits[:, -1])
+@dataclass(frozen=True)
+class _Outcome:
+    hits: tuple[ApprOptHit, ...]
+    steps: int
+    completed: int
+    visited: frozenset[int]
+    certified: bool
 
 
 @dataclass(frozen=True)
@@ -193,15 +114,23 @@ class _Beam:
     score: float
 
 
-def _beam_search(steps: _Steps, trie: LabelTrie, n: int, banned: frozenset[str],
-                 blocked: frozenset[int]) -> ApprOptResult:
+def _beam_search(trie: LabelTrie, n: int, width: int, banned: frozenset[str], blocked: frozenset[int]):
+    """The search as a coroutine, so that one driver can run many in lockstep: it yields _START,
+    then (parents, tokens, nodes) for each step, is sent the log-prob rows it asked for
+    ([1, vocab] after the prompt, [beams, vocab] after a step) and returns an _Outcome.
+
+    The beam keeps `width` prefixes (n for ApprOpt as published). The best score among the
+    prefixes it left for lack of room bounds every label it never saw, since log-probs only fall
+    as tokens are added; when that bound is below the n-th best entity found, the answer is
+    provably the exact top n (`certified`)."""
     best: dict[str, ApprOptHit] = {}
     visited = {ROOT}
     completed = step = 0
-    if not trie.children[ROOT] or ROOT in blocked:  # nothing to find: spend no forward pass
-        return ApprOptResult((), SearchStats(0, 0, 0, 0, frozenset(visited)))
+    left_behind = -math.inf
+    if not trie.children[ROOT] or ROOT in blocked:  # nothing to find: ask for no forward pass
+        return _Outcome((), 0, 0, frozenset(visited), True)
     live = [_Beam(ROOT, 0.0)]
-    rows = steps.start()
+    rows = yield _START
     while True:
         expansions: list[tuple[float, int, int, int]] = []  # score, parent row, token, node
         for row, beam in enumerate(live):
@@ -218,38 +147,294 @@ def _beam_search(steps: _Steps, trie: LabelTrie, n: int, banned: frozenset[str],
                         completed += 1
                         _keep_best(best, ApprOptHit(terminal.entity, terminal.name, score))
         expansions.sort(key=lambda e: (-e[0], e[1], e[2]))
+        if len(expansions) > width:
+            left_behind = max(left_behind, expansions[width][0])
         floor = _nth_best(best, n)
-        chosen = [e for e in expansions[:n] if e[0] >= floor]
+        chosen = [e for e in expansions[:width] if e[0] >= floor]
         if not chosen:
             break
-        rows = steps.advance([e[1] for e in chosen], [e[2] for e in chosen], [e[3] for e in chosen])
+        rows = yield [e[1] for e in chosen], [e[2] for e in chosen], [e[3] for e in chosen]
         live = [_Beam(node, score) for score, _, _, node in chosen]
         visited.update(beam.node for beam in live)
         step += 1
-    stats = SearchStats(step, steps.forward_passes, steps.tokens_forwarded, completed, frozenset(visited))
-    return ApprOptResult(_top(best, n), stats)
+    certified = left_behind == -math.inf or left_behind < _nth_best(best, n)
+    return _Outcome(_top(best, n), step, completed, frozenset(visited), certified)
+
+
+@dataclass
+class _Job:
+    ids: list[int]
+    trie: LabelTrie
+    n: int
+    width: int
+    banned: frozenset[str]
+    blocked: frozenset[int]
+    forward_passes: int = 0  # the passes it took part in, and its own (unpadded) tokens
+    tokens_forwarded: int = 0
+
+    def search(self):
+        return _beam_search(self.trie, self.n, self.width, self.banned, self.blocked)
+
+
+class _CachedBatch:
+    """Many searches over one KV cache whose rows follow their beams.
+
+    The prompts go through the model together once (left-padded). Then each round feeds, for
+    every live beam of every search, only what it has not been fed yet: the token it just took
+    and, while the node it stands on has a single open child other than EOS, that child's token
+    as well. The trie leaves no choice there, so the log-probs the search will ask for at those
+    nodes come out of the same pass and are kept with the row (`ahead`), as far as the pass's
+    slot budget allows; a round whose beams all stand on nodes already computed needs no pass.
+    The searches are unchanged by this: each
+    still takes every step and may still drop a beam on the way. Rows hold different numbers of
+    tokens, so each pass right-pads its block, and an attention mask with explicit positions
+    keeps padding out of every real token's view."""
+
+    def __init__(self, scorer, jobs: dict[int, _Job]) -> None:
+        self.model, self.device, self.pad_id = scorer.model, scorer.device, scorer.pad_id
+        self.jobs = jobs
+        self.owner: list[int] = list(jobs)  # row -> job key; a job's rows are contiguous
+        self.ahead: list[dict[int, torch.Tensor]] = [{} for _ in jobs]  # row: trie node -> log-probs after it
+        self.cache = self.mask = self.next_position = None
+        self.slots = 32 if self.device.type == "cpu" else 4096  # token slots a pass may spend on look-ahead
+        self.forward_passes = self.tokens_forwarded = 0
+
+    def start(self) -> dict[int, torch.Tensor]:
+        prompts = [self.jobs[key].ids for key in self.owner]
+        width = max(map(len, prompts))
+        inputs = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, ids in enumerate(prompts):
+            inputs[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+            mask[row, width - len(ids):] = 1
+        inputs, mask = inputs.to(self.device), mask.to(self.device)
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        # No cache passed in: the model builds the one its architecture wants (Gemma 3's has
+        # sliding-window layers), and later passes extend it.
+        out = self.model(input_ids=inputs, attention_mask=mask, position_ids=positions, use_cache=True,
+                         logits_to_keep=1)
+        self.cache, self.mask, self.next_position = out.past_key_values, mask, mask.sum(dim=1)
+        self._count({key: len(self.jobs[key].ids) for key in self.owner})
+        rows = _log_softmax(out.logits[:, -1])
+        return {key: rows[row:row + 1] for row, key in enumerate(self.owner)}
+
+    def advance(self, requests: dict[int, tuple[list[int], list[int], list[int]]]) -> dict[int, torch.Tensor]:
+        first_row: dict[int, int] = {}
+        for row, key in enumerate(self.owner):
+            first_row.setdefault(key, row)
+        index, owner, ahead, feeds, nodes, spans = [], [], [], [], [], {}
+        for key, (parents, tokens, new_nodes) in requests.items():
+            job = self.jobs[key]
+            spans[key] = (len(index), len(index) + len(parents))
+            for parent, token, node in zip(parents, tokens, new_nodes):
+                row = first_row[key] + parent
+                known = self.ahead[row]
+                index.append(row)
+                owner.append(key)
+                ahead.append(known)
+                nodes.append(node)
+                feeds.append(() if node in known else _chain(job.trie, job.blocked, token, node))
+        if index != list(range(len(self.owner))):
+            # Each new beam's row is its parent's (a parent with two surviving children is
+            # copied twice, a parent with none dropped, and so are finished searches).
+            at = torch.tensor(index, device=self.device)
+            self.cache.reorder_cache(at)
+            self.mask, self.next_position = self.mask[at], self.next_position[at]
+        self.owner = owner
+        if any(feeds):
+            # Every row pays for the block's full width, padded or not. Known tokens beyond the
+            # first are worth feeding now only while the block stays small: on a CPU a pass
+            # costs about 70 ms plus 2 ms per token slot (SmolLM2, 2 cores), so a wide batch of
+            # beams does better one token at a time; on a GPU slots are nearly free.
+            width = max(1, min(max(map(len, feeds)), self.slots // len(feeds)))
+            self._feed([f[:width] for f in feeds], nodes, ahead)
+        self.ahead = ahead
+        rows = torch.stack([known[node] for known, node in zip(ahead, nodes)])
+        return {key: rows[lo:hi] for key, (lo, hi) in spans.items()}
+
+    def _feed(self, feeds: list[tuple[int, ...]], nodes: list[int], ahead: list[dict]) -> None:
+        width = max(len(f) for f in feeds)
+        inputs = torch.full((len(feeds), width), self.pad_id, dtype=torch.long)
+        block = torch.zeros((len(feeds), width), dtype=torch.long)
+        for row, feed in enumerate(feeds):
+            inputs[row, :len(feed)] = torch.tensor(feed, dtype=torch.long)
+            block[row, :len(feed)] = 1
+        inputs, block = inputs.to(self.device), block.to(self.device)
+        mask = torch.cat([self.mask, block], dim=1)
+        positions = self.next_position[:, None] + torch.arange(width, device=self.device)[None, :]
+        out = self.model(input_ids=inputs, attention_mask=mask, position_ids=positions,
+                         past_key_values=self.cache, use_cache=True)
+        self.cache, self.mask = out.past_key_values, mask
+        self.next_position = self.next_position + block.sum(dim=1)
+        rows = _log_softmax(out.logits[block.bool()])  # real positions only, row after row
+        at = 0
+        fed: dict[int, int] = {}
+        for row, (feed, node) in enumerate(zip(feeds, nodes)):
+            if not feed:
+                continue
+            trie = self.jobs[self.owner[row]].trie
+            known = ahead[row] = {}  # a fresh map: the parent's may be shared with its siblings
+            for j, token in enumerate(feed):
+                if j:
+                    node = trie.children[node][token]
+                known[node] = rows[at + j]
+            at += len(feed)
+            fed[self.owner[row]] = fed.get(self.owner[row], 0) + len(feed)
+        self._count(fed)
+
+    def _count(self, tokens: dict[int, int]) -> None:
+        self.forward_passes += 1
+        self.tokens_forwarded += sum(tokens.values())
+        for key, count in tokens.items():
+            self.jobs[key].forward_passes += 1
+            self.jobs[key].tokens_forwarded += count
+
+
+def _chain(trie: LabelTrie, blocked: frozenset[int], token: int, node: int) -> tuple[int, ...]:
+    """`token`, then the tokens of single open children below `node`, EOS excluded (its output
+    scores nothing)."""
+    chain = [token]
+    while True:
+        open_children = [(t, c) for t, c in trie.children[node].items() if c not in blocked]
+        if len(open_children) != 1 or open_children[0][0] == trie.eos_id:
+            return tuple(chain)
+        token, node = open_children[0]
+        chain.append(token)
+
+
+class _FullPasses:
+    """No cache: prompt + prefix through the whole model, for every beam at every step."""
+
+    def __init__(self, scorer, job: _Job) -> None:
+        self.model, self.device, self.job = scorer.model, scorer.device, job
+        self.prefixes: list[tuple[int, ...]] = [()]
+        self.forward_passes = self.tokens_forwarded = 0
+
+    def start(self) -> torch.Tensor:
+        return self._last_position(())
+
+    def advance(self, parents: Sequence[int], tokens: Sequence[int], nodes: Sequence[int]) -> torch.Tensor:
+        self.prefixes = [self.prefixes[p] + (t,) for p, t in zip(parents, tokens)]
+        return torch.cat([self._last_position(prefix) for prefix in self.prefixes])
+
+    def _last_position(self, prefix: tuple[int, ...]) -> torch.Tensor:
+        ids = [*self.job.ids, *prefix]
+        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=False, logits_to_keep=1)
+        for counter in (self, self.job):
+            counter.forward_passes += 1
+            counter.tokens_forwarded += len(ids)
+        return _log_softmax(out.logits[:, -1])
+
+
+def _run_cached(scorer, jobs: list[_Job]) -> tuple[list[_Outcome], int, int]:
+    """Every job's search, in lockstep over one batch; and the passes and tokens of the batch."""
+    outcomes: dict[int, _Outcome] = {}
+    searches = {}
+    for key, job in enumerate(jobs):
+        search = job.search()
+        try:
+            next(search)
+            searches[key] = search
+        except StopIteration as done:
+            outcomes[key] = done.value
+    if not searches:
+        return [outcomes[k] for k in range(len(jobs))], 0, 0
+    batch = _CachedBatch(scorer, {key: jobs[key] for key in searches})
+    rows = batch.start()
+    while searches:
+        requests = {}
+        for key, search in list(searches.items()):
+            try:
+                requests[key] = search.send(rows[key])
+            except StopIteration as done:
+                outcomes[key] = done.value
+                del searches[key]
+        if requests:
+            rows = batch.advance(requests)
+    return [outcomes[k] for k in range(len(jobs))], batch.forward_passes, batch.tokens_forwarded
+
+
+def _run_uncached(scorer, job: _Job) -> _Outcome:
+    search = job.search()
+    try:
+        next(search)
+    except StopIteration as done:
+        return done.value
+    steps = _FullPasses(scorer, job)
+    rows = steps.start()
+    while True:
+        try:
+            parents, tokens, nodes = search.send(rows)
+        except StopIteration as done:
+            return done.value
+        rows = steps.advance(parents, tokens, nodes)
+
+
+def _job(scorer, query: ApprOptQuery) -> _Job:
+    if query.n < 1:
+        raise ValueError(f"n must be at least 1, not {query.n}")
+    query.trie.check_model(scorer)
+    banned = frozenset(query.banned)
+    return _Job(prompt_ids(scorer, query.prompt), query.trie, query.n, query.n, banned,
+                query.trie.blocked(banned))
 
 
 @torch.inference_mode()
+def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True, exact: bool = False,
+                 batch_size: int = 16) -> list[ApprOptResult]:
+    """ApprOpt for many prompts. Cached, `batch_size` searches share each forward pass; the
+    results are those of searching one prompt at a time (up to float rounding).
+
+    exact=False is ApprOpt as published: a beam of width n, approximate. exact=True widens the
+    beam (2n, 4n, ...) of every search whose answer is not certified, until it is: the answer is
+    then the exact top n of an exhaustive scoring. `stats.certified` tells either way."""
+    jobs = [_job(scorer, q) for q in queries]
+    results: list[ApprOptResult | None] = [None] * len(jobs)
+    todo = list(range(len(jobs)))
+    spent: dict[int, tuple[int, int, int, frozenset[int]]] = {}  # passes, tokens, steps, visited so far
+    while todo:
+        outcomes = _run_all(scorer, [jobs[k] for k in todo], cached, batch_size)
+        again = []
+        for key, outcome in zip(todo, outcomes):
+            job = jobs[key]
+            passes, tokens, steps, visited = spent.get(key, (0, 0, 0, frozenset()))
+            passes, tokens = passes + job.forward_passes, tokens + job.tokens_forwarded
+            steps, visited = steps + outcome.steps, visited | outcome.visited
+            if exact and not outcome.certified:
+                spent[key] = (passes, tokens, steps, visited)
+                job.width *= 2
+                job.forward_passes = job.tokens_forwarded = 0
+                again.append(key)
+                continue
+            stats = SearchStats(steps, passes, tokens, outcome.completed, visited, outcome.certified, job.width)
+            results[key] = ApprOptResult(outcome.hits, stats)
+        todo = again
+    return results
+
+
+def _run_all(scorer, jobs: list[_Job], cached: bool, batch_size: int) -> list[_Outcome]:
+    if not cached:
+        outcomes = [_run_uncached(scorer, job) for job in jobs]
+        _record_work(scorer, sum(j.forward_passes for j in jobs), sum(j.tokens_forwarded for j in jobs))
+        return outcomes
+    outcomes = []
+    for lo in range(0, len(jobs), max(1, batch_size)):
+        found, passes, tokens = _run_cached(scorer, jobs[lo:lo + batch_size])
+        _record_work(scorer, passes, tokens)
+        outcomes += found
+    return outcomes
+
+
 def appropt_search(scorer, prompt: str, trie: LabelTrie, n: int, *, banned: Iterable[str] = frozenset(),
-                   cached: bool = True) -> ApprOptResult:
-    """The search with what it cost; `appropt` and `appropt_uncached` return its hits."""
-    if n < 1:
-        raise ValueError(f"n must be at least 1, not {n}")
-    trie.check_model(scorer)
-    ids = prompt_ids(scorer, prompt)
-    banned = frozenset(banned)
-    blocked = trie.blocked(banned)
-    steps = _CachedSteps(scorer, ids, trie, blocked) if cached else _FullPasses(scorer, ids)
-    result = _beam_search(steps, trie, n, banned, blocked)
-    _record_work(scorer, result.stats)
-    return result
+                   cached: bool = True, exact: bool = False) -> ApprOptResult:
+    """One search, with what it cost; `appropt` and `appropt_uncached` return its hits."""
+    return appropt_many(scorer, [ApprOptQuery(prompt, trie, n, frozenset(banned))], cached=cached, exact=exact)[0]
 
 
-def appropt(scorer, prompt: str, trie: LabelTrie, n: int, *,
-            banned: Iterable[str] = frozenset()) -> list[ApprOptHit]:
+def appropt(scorer, prompt: str, trie: LabelTrie, n: int, *, banned: Iterable[str] = frozenset(),
+            exact: bool = False) -> list[ApprOptHit]:
     """The n most plausible distinct candidate entities after `prompt` (KV-cached beam search)."""
-    return list(appropt_search(scorer, prompt, trie, n, banned=banned).hits)
+    return list(appropt_search(scorer, prompt, trie, n, banned=banned, exact=exact).hits)
 
 
 def appropt_uncached(scorer, prompt: str, trie: LabelTrie, n: int, *,
@@ -323,9 +508,9 @@ def _log_softmax(logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.float(), dim=-1)
 
 
-def _record_work(scorer, stats: SearchStats) -> None:
+def _record_work(scorer, passes: int, tokens: int) -> None:
     """The scorer's Work counts everything its model computed, searches included."""
     work = getattr(scorer, "work", None)
     if work is not None:
-        work.forward_passes += stats.forward_passes
-        work.tokens_forwarded += stats.tokens_forwarded
+        work.forward_passes += passes
+        work.tokens_forwarded += tokens

@@ -96,23 +96,37 @@ class Fairness:
 
 class ApprOptRanker:
     """ApprOpt over a scorer: one label trie per (model, pool), built once and cached (in memory,
-    and on disk under $FACTPROBE_CACHE/tries); each fact bans its unfair candidates."""
+    and on disk under $FACTPROBE_CACHE/tries); each fact bans its unfair candidates. Many facts
+    are searched together, `batch_size` to a forward pass; `exact` as in appropt_many."""
 
-    def __init__(self, scorer, cache=None) -> None:
+    def __init__(self, scorer, cache=None, *, exact: bool = False, batch_size: int = 16) -> None:
         from .appropt import TrieCache
 
         self.scorer = scorer
         self.cache = cache or TrieCache()
+        self.exact, self.batch_size = exact, batch_size
 
     def rank(self, prompt: str, key: str, candidates: Sequence[tuple[str, Sequence[str]]], n: int,
              banned: frozenset[str]):
-        from .appropt import appropt
+        return self.rank_many([(prompt, key, candidates, banned)], n)[0]
 
-        named = {entity: names for entity, names in candidates if names}
-        if not set(named) - banned:
-            return []
-        trie = self.cache.get(self.scorer, key, named)
-        return appropt(self.scorer, prompt, trie, n, banned=banned & set(named))
+    def rank_many(self, items: Sequence[tuple[str, str, Sequence[tuple[str, Sequence[str]]], frozenset[str]]],
+                  n: int) -> list[list]:
+        """For each (prompt, pool key, [(entity, names)], banned): the n best hits."""
+        from .appropt import ApprOptQuery, appropt_many
+
+        queries, where = [], []
+        for k, (prompt, key, candidates, banned) in enumerate(items):
+            named = {entity: names for entity, names in candidates if names}
+            if set(named) - banned:
+                trie = self.cache.get(self.scorer, key, named)
+                queries.append(ApprOptQuery(prompt, trie, n, frozenset(banned & set(named))))
+                where.append(k)
+        out: list[list] = [[] for _ in items]
+        found = appropt_many(self.scorer, queries, exact=self.exact, batch_size=self.batch_size)
+        for k, result in zip(where, found):
+            out[k] = list(result.hits)
+        return out
 
 
 class DistractorFinder:
@@ -173,11 +187,40 @@ class DistractorFinder:
                 more, shortfall = self._sem(rules, fair, n - len(chosen), exclude={d.entity for d in chosen})
                 chosen += more
         else:
-            chosen, shortfall = self._appropt(rules, fair, n, prompt)
+            return self.find_many([(subject, relation, obj, prompt)], strategy=strategy, n=n, at=at, seed=seed)[0]
+        return self._result(rules, strategy, n, chosen, shortfall, seed)
+
+    def find_many(self, facts: Sequence[tuple[str, str, str, str | None]], *, strategy: str, n: int,
+                  at: str | None = None, seed: int = 0) -> list[DistractorSet]:
+        """`find` for many (subject, relation, object, prompt); appropt searches them together."""
+        if strategy != "appropt":
+            return [self.find(s, r, o, strategy=strategy, n=n, at=at, seed=seed, prompt=p) for s, r, o, p in facts]
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        if self.appropt is None:
+            raise ValueError("appropt needs a model (--model)")
+        all_rules, items = [], []
+        for subject, relation, obj, prompt in facts:
+            if not prompt:
+                raise ValueError("appropt needs the cloze prompt that precedes the object")
+            rules = self.rules(subject, relation, obj, at)
+            pool = self.pool(rules)
+            key = ("type:" + ",".join(rules.types)) if rules.pool_kind == "type" else f"objects-of:{rules.relation}"
+            banned = frozenset(e for e in pool if not rules.fair(e))
+            all_rules.append(rules)
+            items.append((prompt, key, [(e, self.names_of_raw(e)) for e in pool], banned))
+        found = self.appropt.rank_many(items, n)
+        return [self._result(rules, strategy, n, [Distractor(h.entity, h.name, "appropt", round(h.logprob, 6))
+                                                   for h in hits], None, seed)
+                for rules, hits in zip(all_rules, found)]
+
+    @staticmethod
+    def _result(rules: Fairness, strategy: str, n: int, chosen: list[Distractor], shortfall: str | None,
+                seed: int) -> DistractorSet:
         if len(chosen) < n and shortfall is None:
             shortfall = f"only {len(chosen)} fair candidates in the {rules.pool_kind} pool"
-        return DistractorSet(subject, relation, obj, strategy, n, tuple(chosen), rules.pool_kind, rules.types,
-                             at, seed, shortfall if len(chosen) < n else None)
+        return DistractorSet(rules.subject, rules.relation, rules.object, strategy, n, tuple(chosen), rules.pool_kind,
+                             rules.types, rules.at, seed, shortfall if len(chosen) < n else None)
 
     def _random(self, rules: Fairness, fair, n: int, seed: int) -> list[Distractor]:
         pool = self.pool(rules)
@@ -217,17 +260,6 @@ class DistractorFinder:
         for similarity, entity in ranked[:n - len(picked)]:
             picked.append(Distractor(entity, self.label(entity), "exact-sem", round(similarity, 6)))
         return picked, None
-
-    def _appropt(self, rules: Fairness, fair, n: int, prompt: str | None) -> tuple[list[Distractor], str | None]:
-        if self.appropt is None:
-            raise ValueError("appropt needs a model (--model)")
-        if not prompt:
-            raise ValueError("appropt needs the cloze prompt that precedes the object")
-        pool = self.pool(rules)
-        key = ("type:" + ",".join(rules.types)) if rules.pool_kind == "type" else f"objects-of:{rules.relation}"
-        banned = frozenset(e for e in pool if not fair(e))
-        hits = self.appropt.rank(prompt, key, [(e, self.names_of_raw(e)) for e in pool], n, banned)
-        return [Distractor(h.entity, h.name, "appropt", round(h.logprob, 6)) for h in hits], None
 
     def names_of_raw(self, entity: str) -> tuple[str, ...]:
         """Labels and aliases as written (ApprOpt scores them as text)."""

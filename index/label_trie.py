@@ -179,12 +179,12 @@ def label_end_id(scorer) -> int:
     """The one EOS token that ends a label. The tokenizer's EOS is what the model was trained to end
     its text with; a generation config may list more (chat turn ends), and any one of them would
     do, but the trie needs a single deterministic id."""
-    from factprobe.probes.scoring.hf_causal import _eos_ids
+    from factprobe.probes.scoring.hf_causal import eos_ids
 
     tokenizer_eos = scorer.tokenizer.eos_token_id
     if tokenizer_eos is not None:
         return int(tokenizer_eos)
-    ids = _eos_ids(scorer.tokenizer, scorer.model)
+    ids = eos_ids(scorer.tokenizer, scorer.model)
     if not ids:
         raise ValueError(f"{scorer.identity}: the model names no EOS token to end a label with")
     return int(min(ids))

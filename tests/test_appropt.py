@@ -18,9 +18,11 @@ import pytest
 
 from factprobe.index.appropt import (
     ApprOptHit,
+    ApprOptQuery,
     LabelTrie,
     TrieCache,
     appropt,
+    appropt_many,
     appropt_search,
     appropt_uncached,
     exhaustive,
@@ -211,6 +213,58 @@ def test_where_the_beam_misses_every_hit_is_still_exact(spec):
     # The last steps had every beam on a forced path: one look-ahead pass served them.
     assert result.stats.forward_passes < result.stats.steps + 1
     _same(appropt_uncached(scorer, JAPAN, trie, 5), hits)
+
+
+@pytest.mark.slow
+def test_exact_search_equals_the_exhaustive_top_n_and_certifies_only_what_is_exact(spec):
+    """exact=True: the exhaustive top n for every prompt and n. The published beam: whatever it
+    certifies is the exhaustive top n, and the misses are never certified."""
+    scorer, trie = real_scorer(spec), _trie(spec)
+    queries = [ApprOptQuery(p, trie, n) for p in (FRANCE, ITALY, CHILE, JAPAN) for n in (1, 2, 3, 5)]
+    beams = appropt_many(scorer, queries)
+    exacts = appropt_many(scorer, queries, exact=True)
+    widened = 0
+    for query, beam, exact in zip(queries, beams, exacts):
+        want = _exact(spec, query.prompt)[:query.n]
+        _same(exact.hits, want)
+        assert exact.stats.certified
+        widened += exact.stats.width > query.n
+        assert beam.stats.width == query.n
+        if beam.stats.certified:
+            _same(beam.hits, want)
+            assert exact.stats.width == query.n and exact.stats.forward_passes == beam.stats.forward_passes
+        if _keys(beam.hits) != _keys(want):
+            assert not beam.stats.certified, query
+    assert widened  # the prefix bound is loose: at width n the beam rarely certifies itself
+
+
+@pytest.mark.slow
+def test_a_batch_of_searches_finds_what_each_finds_alone_with_fewer_passes(spec):
+    """Different prompts (one long), widths, bans and two tries in one batch; some searches end
+    early (nothing to find, a single candidate) while others go on."""
+    scorer, trie = real_scorer(spec), _trie(spec)
+    few = _tries.get(scorer, "few", {"Q90": ["Paris"], "Q1861": ["San Marino"], "Q3070": ["San José"]})
+    long_prompt = "The capital of Germany is Berlin.\nThe capital of Spain is Madrid.\n" + FRANCE
+    queries = [
+        ApprOptQuery(JAPAN, trie, 5), ApprOptQuery(FRANCE, few, 2), ApprOptQuery(ITALY, trie, 3, frozenset({"Q1861"})),
+        ApprOptQuery(CHILE, trie, 1), ApprOptQuery(FRANCE, trie, 2, frozenset(CANDIDATES)),
+        ApprOptQuery(long_prompt, trie, 4), ApprOptQuery(ITALY, few, 1, frozenset({"Q90", "Q3070"})),
+    ]
+    before = scorer.work.forward_passes
+    batched = appropt_many(scorer, queries, batch_size=16)
+    batch_passes = scorer.work.forward_passes - before
+    alone = [appropt_search(scorer, q.prompt, q.trie, q.n, banned=q.banned) for q in queries]
+    alone_passes = sum(r.stats.forward_passes for r in alone)
+    for query, got, want in zip(queries, batched, alone):
+        _same(got.hits, want.hits)
+        assert got.stats.steps == want.stats.steps and got.stats.visited == want.stats.visited, query
+        _same(got.hits, exhaustive(scorer, query.prompt, query.trie, query.n, banned=query.banned)
+              if want.stats.certified else want.hits)
+    assert batched[4].hits == () and batched[6].hits[0].entity == "Q1861"
+    assert batch_passes < alone_passes / 2, (batch_passes, alone_passes)
+    # In chunks of two the same again.
+    for got, want in zip(appropt_many(scorer, queries, batch_size=2), alone):
+        _same(got.hits, want.hits)
 
 
 @pytest.mark.slow

@@ -180,6 +180,19 @@ def test_cli_build_query_and_batch(graph, tmp_path):
                                  "--template", "The capital of [X] is [Y].", "--store", store, "--json",
                                  check=True).stdout)
     assert [d["entity"] for d in appropt["distractors"]] == ["Q64"] and appropt["distractors"][0]["score"] < 0
+    facts.write_text("\n".join([json.dumps({"subject": "Q142", "relation": "P36", "object": "Q90"}), "[1]",
+                                json.dumps({"subject": "Q183", "relation": "P36", "object": "Q64"}),
+                                json.dumps({"subject": "Q38", "relation": "P36", "object": "Q220"})]) + "\n")
+    appropt_args = ["distractors", "add", str(facts), "--strategy", "appropt", "--strategy", "random", "--n", "2",
+                    "--model", "smollm2-135m-instruct", "--template", "The capital of [X] is [Y].",
+                    "--store", store, "--quiet", "--json"]
+    batched, one_by_one = tmp_path / "batched.jsonl", tmp_path / "one.jsonl"
+    assert run_cli(*appropt_args, "--out", str(batched)).returncode == 3
+    assert run_cli(*appropt_args, "--out", str(one_by_one), "--batch", "1").returncode == 3
+    rows = [json.loads(line) for line in batched.read_text().splitlines()]
+    assert batched.read_text() == one_by_one.read_text() and len(rows) == 4 and rows[1] == {"rejected": True}
+    assert rows[0]["distractors"]["appropt"][0] == "Q64"
+    assert [len(r["distractors"]["appropt"]) for r in rows if "distractors" in r] == [2, 2, 2]
     no_model = run_cli("distractors", "query", "--subject", "Q142", "--relation", "P36", "--object", "Q90",
                        "--strategy", "appropt", "--store", store)
     assert no_model.returncode == 2 and "--model" in no_model.stderr
@@ -220,3 +233,19 @@ def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path
     assert wide.shortfall == "only 14 fair candidates in the type pool"
     finder.find("Q183", "P36", "Q64", strategy="appropt", n=2, prompt="The capital of Germany is")
     assert ranker.cache.builds == 1  # the same type pool, the same trie
+    # exact=True: the beam widens until its answer is provably the exhaustive top 2, which the
+    # width-2 beam misses here (it keeps a prefix that scores better than the label it hides)
+    exact_finder = DistractorFinder(kg, index, appropt=ApprOptRanker(scorer, ranker.cache, exact=True))
+    exact_found = exact_finder.find("Q142", "P36", "Q90", strategy="appropt", n=2, prompt="The capital of France is")
+    assert [d.entity for d in exact_found.distractors] == [h.entity for h in reference[:2]]
+    assert chosen != [h.entity for h in reference[:2]]
+
+    # Many facts at once: what each finds alone, and a fact with nothing fair left comes back short.
+    facts = [("Q142", "P36", "Q90", "The capital of France is"), ("Q183", "P36", "Q64", "The capital of Germany is"),
+             ("Q38", "P36", "Q220", "The capital of Italy is")]
+    together = finder.find_many(facts, strategy="appropt", n=3)
+    alone = [finder.find(s, r, o, strategy="appropt", n=3, prompt=p) for s, r, o, p in facts]
+    for x, y in zip(together, alone):  # batched passes round differently: scores agree to 1e-4
+        assert [d.entity for d in x.distractors] == [d.entity for d in y.distractors]
+        assert all(abs(a.score - b.score) < 1e-4 for a, b in zip(x.distractors, y.distractors))
+    assert [x.subject for x in together] == ["Q142", "Q183", "Q38"]

@@ -298,7 +298,7 @@ class HFCausalScorer(Scorer):
         cache = _expanded(out.past_key_values, n)
         logits = out.logits[:, -1].float().expand(n, -1)
         generator = torch.Generator(device=self.device).manual_seed(request.seed)
-        eos = set(_eos_ids(self.tokenizer, self.model))
+        eos = set(eos_ids(self.tokenizer, self.model))
         tokens: list[list[int]] = [[] for _ in range(n)]
         reasons: list[str | None] = [None] * n
         texts = [""] * n
@@ -346,11 +346,12 @@ def _first_stop(text: str, stops: Sequence[str]) -> int | None:
     return min(hits) if hits else None
 
 
-def _eos_ids(tokenizer, model) -> list[int]:
+def eos_ids(tokenizer, model) -> list[int]:
+    """Every token that ends a text for this model: the generation config's and the tokenizer's,
+    each once, in that order."""
     found = model.generation_config.eos_token_id if model.generation_config is not None else None
-    ids = found if isinstance(found, list) else [found]
-    ids.append(tokenizer.eos_token_id)
-    return [i for i in ids if i is not None]
+    ids = [*(found if isinstance(found, list) else [found]), tokenizer.eos_token_id]
+    return list(dict.fromkeys(int(i) for i in ids if i is not None))
 
 
 def _log_softmax_row(logits: torch.Tensor) -> torch.Tensor:
