@@ -1,0 +1,186 @@
+"""`factprobe templates ...`: the relation templates probe sets are written from, and more of them
+through an OpenAI-compatible model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from .options import json_option
+
+templates_option = click.option(
+    "--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
+    help="User template folder, merged after the shipped templates; repeatable "
+         "[default: the folders in FACTPROBE_TEMPLATES, os.pathsep-separated].")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _load(template_dirs, extra: tuple[Path, ...] = ()):
+    from ..probes.templates import TemplateError, load_templates, template_dirs_from_env
+
+    dirs = [Path(d) for d in template_dirs] if template_dirs else template_dirs_from_env()
+    try:
+        return load_templates([*dirs, *extra])
+    except TemplateError as error:
+        _fail(str(error))
+        raise  # unreachable
+
+
+@click.group("templates")
+def templates_group() -> None:
+    """Cloze and QA templates per relation: [X] is the subject, [Y] the object.
+
+    \b
+    One YAML file per relation (P36.yaml): `relation`, `label`, optional `description`, and the
+    lists `cloze` (exactly one [X] and one [Y]) and `qa` (one [X], no [Y]) of
+    {text: ..., source: manual|generated}. Shipped templates cover the LAMA T-REx relations and
+    more; folders given with --templates (or FACTPROBE_TEMPLATES) add to them per relation.
+
+    \b
+      factprobe templates list
+      factprobe templates show P36
+      factprobe templates check my-templates/
+      factprobe templates paraphrase --relation P36 --n 10 --model gpt-4o-mini --out my-templates/
+    """
+
+
+@templates_group.command("list")
+@templates_option
+@json_option
+def list_cmd(template_dirs, as_json):
+    """Every relation with templates: its label and how many manual / generated cloze and QA templates."""
+    rows = [{"relation": e.relation, "label": e.label, "manual": len(e.manual_cloze),
+             "generated": len(e.generated_cloze), "qa": len(e.qa)} for e in _load(template_dirs).values()]
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False))
+        return
+    click.echo(f"{'relation':<9} {'label':<50} {'manual':>6} {'generated':>9} {'qa':>3}")
+    for r in rows:
+        click.echo(f"{r['relation']:<9} {r['label'][:50]:<50} {r['manual']:>6} {r['generated']:>9} {r['qa']:>3}")
+    click.echo(f"{len(rows)} relations")
+
+
+@templates_group.command("show")
+@click.argument("relation")
+@templates_option
+@json_option
+def show(relation, template_dirs, as_json):
+    """One relation's templates, in order (shipped first, then user folders)."""
+    entry = _load(template_dirs).get(relation.strip().upper())
+    if entry is None:
+        _fail(f"no templates for {relation} (see `factprobe templates list`)")
+    if as_json:
+        click.echo(json.dumps(asdict(entry), ensure_ascii=False))
+        return
+    click.echo(f"{entry.relation} {entry.label}" + (f": {entry.description}" if entry.description else ""))
+    for kind in ("cloze", "qa"):
+        click.echo(f"{kind}:")
+        for t in getattr(entry, kind):
+            click.echo(f"  [{t.source:<9}] {t.text}")
+
+
+@templates_group.command("check")
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(file_okay=False))
+@json_option
+def check(dirs, as_json):
+    """Validate user template folders: every *.yaml/*.yml file must be a relation's templates
+    (file named by the relation id, known keys only, slots right, source manual or generated).
+    Prints every problem, naming the file and the entry; exit 2 if there is any."""
+    from ..probes.templates import TemplateError, load_file, template_files
+
+    errors, summary = [], []
+    for folder in dirs:
+        try:
+            files = template_files(folder)
+        except TemplateError as error:
+            errors.append(str(error))
+            continue
+        entries = []
+        for path in files:
+            try:
+                entries.append(load_file(path))
+            except TemplateError as error:
+                errors.append(str(error))
+        summary.append({"dir": folder, "files": len(files), "relations": sorted({e.relation for e in entries}),
+                        "cloze": sum(len(e.cloze) for e in entries), "qa": sum(len(e.qa) for e in entries)})
+    if as_json:
+        click.echo(json.dumps({"ok": not errors, "dirs": summary, "errors": errors}))
+    else:
+        for s in summary:
+            click.echo(f"{s['dir']}: {s['files']} files, {len(s['relations'])} relations, "
+                       f"{s['cloze']} cloze and {s['qa']} QA templates")
+    for error in errors:
+        click.echo(f"error: {error}", err=True)
+    if errors:
+        sys.exit(2)
+
+
+@templates_group.command("paraphrase")
+@click.option("--relation", "relations", multiple=True, required=True, help="Relation id, e.g. P36; repeatable.")
+@click.option("--n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="New templates wanted per relation.")
+@click.option("--model", required=True, help="Model name on the server, e.g. gpt-4o-mini or a llama.cpp alias.")
+@click.option("--base-url", default=None,
+              help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 [default: OPENAI_BASE_URL, "
+                   "else the hosted OpenAI API]. The key comes from OPENAI_API_KEY.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="User template folder: new templates are appended to OUT/PXXX.yaml as generated.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed of the first request.")
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.8, show_default=True,
+              help="Sampling temperature; some randomness gives varied rephrasings.")
+@click.option("--max-requests", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Requests per relation before giving up on reaching --n.")
+@click.option("--completions", is_flag=True, help="Use the completions endpoint: the model continues a list of the templates, which base "
+                   "and small models do far better than following the chat instruction.")
+@templates_option
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@json_option
+def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, max_requests, completions,
+                   template_dirs, quiet, as_json):
+    """Ask a model to rephrase each relation's manual cloze templates, keep the candidates with
+    exactly one [X] and one [Y] that are not already there (shipped, --templates or OUT), and append
+    them to OUT/PXXX.yaml as `generated`. Review them there: edit, delete, or mark manual."""
+    from tqdm import tqdm
+
+    from ..probes.paraphrase import ParaphraseError, make_client, paraphrase, write_generated
+
+    out = Path(out_dir)
+    loaded = _load(template_dirs, (out,) if out.is_dir() else ())
+    wanted = [r.strip().upper() for r in relations]
+    for relation in wanted:
+        if relation not in loaded:
+            _fail(f"no templates for {relation} to rephrase (see `factprobe templates list`)")
+        if not loaded[relation].manual_cloze:
+            _fail(f"{relation} has no manual cloze templates to rephrase")
+    results = []
+    try:
+        client = make_client(base_url)
+        for relation in tqdm(wanted, unit=" relations", disable=quiet, file=sys.stderr, leave=False,
+                             dynamic_ncols=True):
+            entry = loaded[relation]
+            result = paraphrase(entry, n, client, model, seed, chat=not completions, temperature=temperature,
+                                max_requests=max_requests)
+            path = write_generated(out, relation, result.added, label=entry.label) if result.added else None
+            results.append((entry, result, path))
+    except ParaphraseError as error:
+        _fail(str(error))
+    if as_json:
+        click.echo(json.dumps([{"relation": r.relation, "added": [t.text for t in r.added],
+                                "duplicates": len(r.duplicates), "lost_slot": len(r.lost_slot),
+                                "parsed": r.parsed, "requests": r.requests, "file": str(p) if p else None}
+                               for _, r, p in results], ensure_ascii=False))
+        return
+    for entry, r, path in results:
+        click.echo(f"{r.relation} ({entry.label}): {len(r.added)} added, {len(r.duplicates)} duplicates, "
+                   f"{len(r.lost_slot)} lost a slot ({r.parsed} lines, {r.requests} requests)"
+                   + (f" -> {path}" if path else ""))
+    total = [sum(len(getattr(r, k)) for _, r, _ in results) for k in ("added", "duplicates", "lost_slot")]
+    click.echo(f"total: {total[0]} added, {total[1]} duplicates, {total[2]} lost a slot")

@@ -1,0 +1,253 @@
+"""Relation templates: one YAML file per relation, cloze templates (`[X]` subject, `[Y]` object)
+and QA templates (`[X]` only), each marked manual or generated.
+
+    relation: P36
+    label: capital
+    description: ...                        # optional
+    cloze:
+      - {text: "The capital of [X] is [Y].", source: manual}
+    qa:
+      - {text: "What is the capital of [X]?", source: manual}
+
+The shipped files live in `relations/`; user folders (arguments, or FACTPROBE_TEMPLATES) are read
+after them and their templates are added to the shipped ones of the same relation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "relations"
+ENV_VAR = "FACTPROBE_TEMPLATES"
+
+Kind = Literal["cloze", "qa"]
+Source = Literal["manual", "generated"]
+KINDS: tuple[Kind, ...] = ("cloze", "qa")
+SOURCES: tuple[Source, ...] = ("manual", "generated")
+FILE_KEYS = ("relation", "label", "description", "cloze", "qa")
+ENTRY_KEYS = ("text", "source")
+RELATION_ID = re.compile(r"P[1-9][0-9]*")
+# Anything that looks like a slot: a typo such as [x] or [Z] would otherwise reach the prompts as text.
+SLOT_LIKE = re.compile(r"\[[A-Za-z_]+\]")
+
+
+class TemplateError(ValueError):
+    """A template file that cannot be used; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class Template:
+    text: str
+    source: Source = "manual"
+    kind: Kind = "cloze"
+
+    def fill(self, subject_label: str, object_label: str | None = None) -> str:
+        return fill(self, subject_label, object_label)
+
+    def prompt_before_object(self, subject_label: str) -> str:
+        return prompt_before_object(self, subject_label)
+
+
+@dataclass(frozen=True)
+class RelationTemplates:
+    relation: str
+    label: str
+    cloze: tuple[Template, ...] = ()
+    qa: tuple[Template, ...] = ()
+    description: str | None = None
+
+    @property
+    def manual_cloze(self) -> tuple[Template, ...]:
+        return tuple(t for t in self.cloze if t.source == "manual")
+
+    @property
+    def generated_cloze(self) -> tuple[Template, ...]:
+        return tuple(t for t in self.cloze if t.source == "generated")
+
+    @property
+    def manual_qa(self) -> tuple[Template, ...]:
+        return tuple(t for t in self.qa if t.source == "manual")
+
+    def fill(self, template: Template | str, subject_label: str, object_label: str | None = None) -> str:
+        return fill(template, subject_label, object_label)
+
+    def prompt_before_object(self, template: Template | str, subject_label: str) -> str:
+        return prompt_before_object(template, subject_label)
+
+    def merged(self, other: RelationTemplates) -> RelationTemplates:
+        """This relation's templates followed by `other`'s, dropping texts already present."""
+        return replace(self, label=self.label or other.label, description=self.description or other.description,
+                       cloze=_unique(self.cloze + other.cloze), qa=_unique(self.qa + other.qa))
+
+
+def normalize(text: str) -> str:
+    """The form duplicates are compared in: case-folded, whitespace collapsed."""
+    return " ".join(text.split()).casefold()
+
+
+def fill(template: Template | str, subject_label: str, object_label: str | None = None) -> str:
+    """The template with [X] (and [Y] when `object_label` is given) replaced."""
+    text = template.text if isinstance(template, Template) else template
+    if object_label is not None and "[Y]" not in text:
+        raise ValueError(f"{text!r} has no [Y] slot to put {object_label!r} in")
+    # [Y] first: a subject label containing "[Y]" must stay text.
+    if object_label is not None:
+        text = text.replace("[Y]", object_label)
+    return text.replace("[X]", subject_label)
+
+
+def prompt_before_object(template: Template | str, subject_label: str) -> str:
+    """The text before [Y] with [X] filled, right-stripped: what a causal LM continues with the object."""
+    text = template.text if isinstance(template, Template) else template
+    if "[Y]" not in text:
+        raise ValueError(f"{text!r} has no [Y] slot (a QA template has no text before the object)")
+    return text.split("[Y]", 1)[0].replace("[X]", subject_label).rstrip()
+
+
+def slot_problem(text: str, kind: Kind) -> str | None:
+    """Why `text` is not a valid template of `kind`, or None when it is."""
+    for slot in ("[X]", "[Y]"):
+        wanted = 1 if kind == "cloze" or slot == "[X]" else 0
+        count = text.count(slot)
+        if count == wanted:
+            continue
+        if count == 0:
+            return f"has no {slot} slot"
+        if wanted == 0:
+            return f"has a {slot} slot (a question names only the subject, [X])"
+        return f"has {count} {slot} slots (needs exactly one)"
+    stray = sorted(set(SLOT_LIKE.findall(text)) - {"[X]", "[Y]"})
+    if stray:
+        return f"has an unknown slot {stray[0]} (only [X] and [Y])"
+    return None
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def template_dirs_from_env() -> list[Path]:
+    return [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
+
+
+def load_templates(dirs: Sequence[Path | str] | None = None) -> dict[str, RelationTemplates]:
+    """Relation id -> its templates: the shipped ones, then those of `dirs` (default: the folders in
+    FACTPROBE_TEMPLATES, os.pathsep-separated) added after them, duplicates (by normalized text) dropped."""
+    dirs = template_dirs_from_env() if dirs is None else [Path(d) for d in dirs]
+    out: dict[str, RelationTemplates] = {}
+    for folder in [SHIPPED_DIR, *dirs]:
+        for entry in load_dir(folder):
+            out[entry.relation] = out[entry.relation].merged(entry) if entry.relation in out else entry
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0][1:])))
+
+
+def template_files(folder: Path | str) -> list[Path]:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TemplateError(f"{folder}: no such template folder")
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def load_dir(folder: Path | str) -> list[RelationTemplates]:
+    return [load_file(p) for p in template_files(folder)]
+
+
+def load_file(path: Path | str) -> RelationTemplates:
+    """One relation's file, validated; every error names the file (and the entry)."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise TemplateError(f"{path}: cannot read: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise TemplateError(f"{path}: not valid YAML{line}: {getattr(error, 'problem', None) or error}") from None
+    return parse(data, path)
+
+
+def parse(data: object, path: Path) -> RelationTemplates:
+    def fail(message: str) -> TemplateError:
+        return TemplateError(f"{path}: {message}")
+
+    if not RELATION_ID.fullmatch(path.stem):
+        raise fail("the file name must be the relation id, e.g. P36.yaml")
+    if not isinstance(data, dict):
+        raise fail("must be a mapping with relation, label, cloze and qa")
+    unknown = [k for k in data if k not in FILE_KEYS]
+    if unknown:
+        raise fail(f"unknown key {unknown[0]!r} (allowed: {', '.join(FILE_KEYS)})")
+    relation = data.get("relation")
+    if relation != path.stem:
+        raise fail(f"relation {relation!r} does not match the file name {path.name}" if relation is not None
+                   else f"has no relation (expected relation: {path.stem})")
+    label, description = data.get("label"), data.get("description")
+    if label is not None and not (isinstance(label, str) and label.strip()):
+        raise fail("label must be a non-empty string")
+    if description is not None and not isinstance(description, str):
+        raise fail("description must be a string")
+    sections = {kind: _entries(data.get(kind), kind, fail) for kind in KINDS}
+    return RelationTemplates(relation, (label or "").strip(), _unique(sections["cloze"]), _unique(sections["qa"]),
+                             description)
+
+
+def _entries(items: object, kind: Kind, fail) -> tuple[Template, ...]:
+    if items is None:
+        return ()
+    if not isinstance(items, list):
+        raise fail(f"{kind} must be a list of {{text, source}} entries")
+    out = []
+    for i, item in enumerate(items):
+        where = f"{kind}[{i}]"
+        if not isinstance(item, dict):
+            raise fail(f"{where}: must be a mapping {{text: ..., source: manual|generated}}, not {item!r}")
+        unknown = [k for k in item if k not in ENTRY_KEYS]
+        if unknown:
+            raise fail(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(ENTRY_KEYS)})")
+        text, source = item.get("text"), item.get("source")
+        if not isinstance(text, str) or not text.strip():
+            raise fail(f"{where}: text must be a non-empty string")
+        text = " ".join(text.split())
+        problem = slot_problem(text, kind)
+        if problem:
+            raise fail(f"{where}: {json.dumps(text, ensure_ascii=False)} {problem}")
+        if source not in SOURCES:
+            raise fail(f"{where}: source {source!r} is not manual or generated")
+        out.append(Template(text, source, kind))
+    return tuple(out)
+
+
+def _unique(templates: Iterable[Template]) -> tuple[Template, ...]:
+    seen: set[str] = set()
+    out = []
+    for t in templates:
+        key = normalize(t.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return tuple(out)
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def dump(entry: RelationTemplates) -> str:
+    """A file in the shipped layout: one flow mapping per template (JSON strings are YAML too)."""
+    def q(s: str) -> str:
+        return json.dumps(s, ensure_ascii=False)
+
+    lines = [f"relation: {entry.relation}", f"label: {q(entry.label or entry.relation)}"]
+    if entry.description:
+        lines.append(f"description: {q(entry.description)}")
+    for kind in KINDS:
+        templates = getattr(entry, kind)
+        lines.append(f"{kind}:" if templates else f"{kind}: []")
+        lines += [f"  - {{text: {q(t.text)}, source: {t.source}}}" for t in templates]
+    return "\n".join(lines) + "\n"
