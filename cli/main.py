@@ -388,11 +388,15 @@ def sample(out, entity_id, quiet):
 from .frequency_cmds import corpus_group, frequency_group  # noqa: E402  (after `main` exists)
 from .model_cmds import model_group  # noqa: E402
 from .distractor_cmds import distractors_group  # noqa: E402
+from .template_cmds import templates_group  # noqa: E402
+from .probeset_cmds import probeset_group  # noqa: E402
 
 main.add_command(model_group)
 main.add_command(corpus_group)
 main.add_command(frequency_group)
 main.add_command(distractors_group)
+main.add_command(templates_group)
+main.add_command(probeset_group)
 
 
 if __name__ == "__main__":

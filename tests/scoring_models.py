@@ -42,7 +42,9 @@ def tiny_bert(folder: Path, seed: int = 0) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "vocab.txt").write_text("\n".join(WORDS) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"))
+    # transformers 5 takes the vocabulary itself (a `vocab_file=` keyword is silently ignored,
+    # which leaves only the special tokens).
+    tokenizer = BertTokenizerFast(vocab={word: k for k, word in enumerate(WORDS)})
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(WORDS), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                         num_attention_heads=4, max_position_embeddings=64)

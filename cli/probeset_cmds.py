@@ -1,0 +1,157 @@
+"""`factprobe probeset`: build probe sets from the store, and count what a probe set holds."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .options import json_option, store_option
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group("probeset")
+def probeset_group() -> None:
+    """Probe sets: JSONL items (+ Parquet) with a sidecar NAME.meta.json holding the build's
+    parameters, seed and source statistics. The same command and seed rebuild the same bytes.
+
+    \b
+    factprobe probeset build --kind cloze --relation P36 --relation P19 --per-relation 100 --out cloze.jsonl
+    factprobe probeset build --kind icl-mc --out mc.jsonl --choices 100 --demo-fraction 0.2
+    factprobe probeset build --kind kdf --corpus wiki --per-bucket 50 --out kdf.jsonl
+    factprobe probeset build --kind distractor --strategy sem --strategy temp+sem --semantic idx --out d.jsonl
+    factprobe probeset stats cloze.jsonl
+    """
+
+
+@probeset_group.command("build")
+@click.option("--kind", type=click.Choice(["cloze", "icl-mc", "kdf", "distractor", "belief-icl"]), required=True,
+              help="cloze: MyriadLAMA-style templates x subject names; icl-mc: IC-LKE 100-way choices with a "
+                   "demonstration pool; kdf: A-D questions with 5-shot demonstrations; distractor: strategy x n "
+                   "per fact; belief-icl: per (fact, template) demonstrations for zero-shot / x-random / "
+                   "x-relation / x-template.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="The JSONL to write.")
+@store_option
+@click.option("--relation", "relations", multiple=True, help="Repeatable [default: every relation with entity objects].")
+@click.option("--per-relation", type=click.IntRange(min=1), help="At most this many facts per relation.")
+@click.option("--corpus", help="Frequency corpus in the store (`frequency annotate --to-store --corpus-name`): "
+                                "items get `frequency` and `bucket`.")
+@click.option("--bucket", "buckets", multiple=True, help='Keep only these buckets, e.g. "0" "[1,10)". Repeatable.')
+@click.option("--per-bucket", type=click.IntRange(min=1), help="At most this many facts per (relation, bucket).")
+@click.option("--annotator", "annotators", multiple=True,
+              help="Keep facts with provenance from these annotators (T-REx: NoSub, AllEnt, SPO). Repeatable.")
+@click.option("--at", help="Truth date YYYY-MM-DD: facts (and gold answers) valid then [default: today].")
+@click.option("--popularity-bins", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Label items with the subject's popularity bin (by its number of statements).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--languages", help="Name languages, comma-separated [default: the store's].")
+@click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Folders of extra template YAML (e.g. from `templates paraphrase`). Repeatable.")
+@click.option("--manual-only", is_flag=True, help="cloze/belief-icl: hand-written templates only.")
+@click.option("--aliases-per-subject", type=click.IntRange(min=1), default=3, show_default=True,
+              help="cloze: subject names (label first, then aliases) per template.")
+@click.option("--single-token", "single_token_model",
+              help="cloze: keep facts with a single-token gold name under this model's tokenizer (for MLMs).")
+@click.option("--choices", type=click.IntRange(min=2), default=100, show_default=True, help="icl-mc: choices per item.")
+@click.option("--demo-fraction", type=click.FloatRange(0, 1), default=0.2, show_default=True,
+              help="icl-mc: share of each relation's subjects that form the demonstration pool.")
+@click.option("--shots", type=click.IntRange(min=0), default=5, show_default=True,
+              help="kdf: demonstrations per question; belief-icl: demonstrations per setting.")
+@click.option("--strategy", "strategies", multiple=True, default=("random",), show_default=True,
+              type=click.Choice(["random", "sem", "temp+sem", "appropt"]), help="distractor: repeatable.")
+@click.option("--n", type=click.IntRange(min=1), default=5, show_default=True, help="distractor: per fact and strategy.")
+@click.option("--semantic", "semantic_dir", type=click.Path(file_okay=False), help="distractor: semantic index folder.")
+@click.option("--model", help="distractor: model spec for appropt.")
+@click.option("--parquet", is_flag=True, help="Also write NAME.parquet (needs pyarrow).")
+@click.option("--quiet", is_flag=True)
+@json_option
+def build(kind, out_path, store, relations, per_relation, corpus, buckets, per_bucket, annotators, at, popularity_bins,
+          seed, languages, template_dirs, manual_only, aliases_per_subject, single_token_model, choices, demo_fraction,
+          shots, strategies, n, semantic_dir, model, parquet, quiet, as_json):
+    """Build a probe set from the store."""
+    from ..probes.build import BuildOptions, build_probeset
+    from ..probes.facts import FactSelection
+
+    if not Path(store).is_file():
+        _fail(f"no knowledge-graph store at {store}")
+    selection = FactSelection(tuple(relations), per_relation, per_bucket, tuple(buckets), corpus, tuple(annotators),
+                              at, popularity_bins, seed)
+    langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else ()
+    options = BuildOptions(kind, langs, tuple(template_dirs), manual_only, aliases_per_subject, single_token_model,
+                           choices, demo_fraction, shots, tuple(strategies), n, semantic_dir, model)
+    say = (lambda _: None) if quiet or as_json else (lambda text: click.echo(f"{text} ...", err=True))
+    try:
+        meta = build_probeset(store, out_path, selection, options, parquet=parquet, progress=say)
+    except (ValueError, FileNotFoundError, RuntimeError) as error:
+        _fail(str(error))
+    if as_json:
+        click.echo(json.dumps({"out": out_path, **meta.to_dict()}))
+    else:
+        kept = meta.source["selection"]
+        click.echo(f"{meta.items:,} {kind} items from {kept['kept']:,} facts -> {out_path} "
+                   f"(sidecar {Path(out_path).name.removesuffix('.jsonl')}.meta.json)")
+
+
+@probeset_group.command("stats")
+@click.argument("path", type=click.Path(dir_okay=False, exists=True))
+@json_option
+def stats(path, as_json):
+    """Items per relation, per frequency bucket and per split."""
+    from ..probes.probeset import probeset_stats, read_items
+
+    try:
+        counted = probeset_stats(read_items(path))
+    except ValueError as error:
+        _fail(str(error))
+    if as_json:
+        click.echo(json.dumps(counted.to_dict()))
+        return
+    click.echo(f"{counted.items:,} items; splits: " + ", ".join(f"{k} {v:,}" for k, v in counted.by_split.items()))
+    buckets = list(counted.by_bucket)
+    click.echo(f"{'relation':<12}{'items':>8}" + "".join(f"{b:>12}" for b in buckets))
+    for relation, total in counted.by_relation.items():
+        row = counted.by_relation_bucket[relation]
+        click.echo(f"{relation:<12}{total:>8}" + "".join(f"{row.get(b, 0):>12}" for b in buckets))
+
+
+@probeset_group.command("import")
+@click.option("--format", "fmt", type=click.Choice(["lama-trex", "trex-mc", "myriadlama"]), required=True,
+              help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); trex-mc: "
+                   "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV); myriadlama: rows "
+                   "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt).")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
+@click.option("--templates", "with_templates", is_flag=True,
+              help="lama-trex: give each item our cloze templates for its relation.")
+@click.option("--parquet", is_flag=True, help="Also write NAME.parquet (needs pyarrow).")
+@json_option
+def import_(fmt, files, out_path, with_templates, parquet, as_json):
+    """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
+    are reported by file, line and field and skipped (exit code 3)."""
+    from ..probes.importers import import_items
+    from ..probes.probeset import write_probeset
+
+    templates = None
+    if with_templates:
+        from ..probes.templates import load_templates
+
+        templates = {r: [t.text for t in entry.cloze] for r, entry in load_templates().items()}
+    items, report = import_items(fmt, files, templates)
+    for line in report.rejected:
+        click.echo(f"rejected {line}", err=True)
+    kind = "icl-mc" if fmt == "trex-mc" else "cloze"
+    meta = write_probeset(out_path, items, kind=kind, seed=0, params={"import": fmt, "templates": with_templates},
+                          source={"files": [Path(f).name for f in files], **report.to_dict()}, parquet=parquet)
+    if as_json:
+        click.echo(json.dumps({"out": out_path, **meta.to_dict()}))
+    else:
+        click.echo(f"{meta.items:,} {kind} items from {report.rows:,} {fmt} rows -> {out_path}"
+                   + (f"; {len(report.rejected)} rejected" if report.rejected else ""))
+    if report.rejected:
+        sys.exit(3)

@@ -1,0 +1,195 @@
+"""One entry point from a store to a probe set: select facts, run the kind's builder, write the
+files. The CLI (`factprobe probeset build`) and the HTTP service both call `build_probeset`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..kg.graph import KnowledgeGraph
+from . import builders
+from .facts import FactSelection, ProbeFact, select_facts
+from .probeset import KINDS, ProbeSetMeta, write_probeset
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    kind: str
+    languages: tuple[str, ...] = ()
+    template_dirs: tuple[str, ...] = ()  # user template dirs merged over the shipped ones
+    manual_only: bool = False  # cloze / belief-icl: only hand-written templates
+    aliases_per_subject: int = 3  # cloze: subject names per template
+    single_token_model: str | None = None  # cloze: keep facts with a single-token gold name for this model
+    choices: int = 100  # icl-mc
+    demo_fraction: float = 0.2  # icl-mc: share of each relation's subjects in the demonstration pool
+    shots: int = 5  # kdf demonstrations; belief-icl demonstrations per setting
+    strategies: tuple[str, ...] = ("random",)  # distractor
+    n: int = 5  # distractor
+    semantic_dir: str | None = None  # distractor: sem / temp+sem
+    model: str | None = None  # distractor: appropt
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if k != "extra"}
+
+
+def build_probeset(store: str | Path, out: str | Path, selection: FactSelection, options: BuildOptions, *,
+                   parquet: bool = False, progress: Callable[[str], None] | None = None) -> ProbeSetMeta:
+    if options.kind not in KINDS:
+        raise ValueError(f"kind {options.kind!r}: use one of {', '.join(KINDS)}")
+    say = progress or (lambda _: None)
+    kg = KnowledgeGraph(store)
+    try:
+        say("selecting facts")
+        facts, report = select_facts(kg, selection, options.languages or None)
+        if not facts:
+            raise ValueError(f"no facts left after the filters ({_dropped(report.to_dict())})")
+        say(f"building {len(facts):,} {options.kind} items")
+        items = _items(kg, facts, selection, options)
+        source = {"store": Path(store).name, "store_stats": _store_stats(kg), "selection": report.to_dict()}
+        params = {"selection": selection.to_dict(), "options": options.to_dict()}
+        return write_probeset(out, items, kind=options.kind, seed=selection.seed, params=params, source=source,
+                              parquet=parquet)
+    finally:
+        kg.close()
+
+
+def _dropped(report: dict) -> str:
+    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.items() if isinstance(v, int) and v) or "none seen"
+
+
+def _store_stats(kg: KnowledgeGraph) -> dict:
+    return {k: v for k, v in asdict(kg.stats()).items() if isinstance(v, int)}
+
+
+def _templates(options: BuildOptions, relations: Sequence[str]) -> dict[str, list[str]]:
+    from .templates import load_templates
+
+    loaded = load_templates([Path(d) for d in options.template_dirs] or None)
+    out = {}
+    for relation in relations:
+        entry = loaded.get(relation)
+        if entry is None:
+            continue
+        texts = [t.text for t in entry.cloze if not options.manual_only or t.source == "manual"]
+        if texts:
+            out[relation] = texts
+    missing = sorted(set(relations) - set(out))
+    if missing:
+        raise ValueError(f"no cloze templates for {', '.join(missing)}: add a YAML file for each "
+                         "(see `factprobe templates list`) and pass its folder with --templates")
+    return out
+
+
+def _items(kg: KnowledgeGraph, facts: list[ProbeFact], selection: FactSelection, options: BuildOptions) -> list[dict]:
+    relations = sorted({f.relation for f in facts})
+    kind = options.kind
+    if kind == "cloze":
+        single = _single_token(options.single_token_model) if options.single_token_model else None
+        return builders.build_cloze(facts, _templates(options, relations),
+                                    aliases_per_subject=options.aliases_per_subject, single_token=single)
+    if kind == "belief-icl":
+        return builders.build_belief_icl(facts, _templates(options, relations), shots=options.shots,
+                                         seed=selection.seed)
+    if kind == "icl-mc":
+        lang = (options.languages or kg.languages)[0]
+        return builders.build_icl_mc(facts, _objects_of(kg, lang, selection.at),
+                                     lambda s, r: set(kg.objects(s, r, at=selection.at)),
+                                     choices=options.choices, demo_fraction=options.demo_fraction, seed=selection.seed)
+    from ..index.distractors import DistractorFinder
+
+    if kind == "kdf":
+        finder = DistractorFinder(kg, languages=options.languages or None)
+        questions = _questions(options, relations)
+
+        def wrong(fact: ProbeFact) -> list[tuple[str, str]]:
+            found = finder.find(fact.subject, fact.relation, fact.object, strategy="random", n=3, at=selection.at,
+                                seed=selection.seed)
+            return [(d.entity, d.label or d.entity) for d in found.distractors]
+
+        return builders.build_kdf(facts, wrong, lambda f: questions[f.relation].replace("[X]", f.subject_label),
+                                  shots=options.shots, seed=selection.seed)
+    return _distractor_items(kg, facts, selection, options)
+
+
+def _questions(options: BuildOptions, relations: Sequence[str]) -> dict[str, str]:
+    """A question per relation: its first QA template, else its first cloze with a blank."""
+    from .templates import load_templates
+
+    loaded = load_templates([Path(d) for d in options.template_dirs] or None)
+    out = {}
+    for relation in relations:
+        entry = loaded.get(relation)
+        if entry is None or not (entry.qa or entry.cloze):
+            raise ValueError(f"no templates for {relation}: KDF questions are written from them")
+        out[relation] = entry.qa[0].text if entry.qa else entry.cloze[0].text.replace("[Y]", "___")
+    return out
+
+
+def _objects_of(kg: KnowledgeGraph, lang: str, at: str | None):
+    memo: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
+
+    def objects_of(relation: str):
+        if relation not in memo:
+            entities = sorted({f.object for f in kg.facts(relation, entity_objects_only=True)})
+            rows = []
+            for entity in entities:
+                names = kg.labels(entity, lang)
+                if names.label:
+                    rows.append((entity, names.label, names.all()))
+            memo[relation] = rows
+        return memo[relation]
+
+    return objects_of
+
+
+def _single_token(spec: str) -> Callable[[str], bool]:
+    from .scoring.loader import load_scorer
+
+    tokenizer = load_scorer(spec).tokenizer
+    unknown = tokenizer.unk_token_id
+
+    def single(name: str) -> bool:
+        # A word-piece vocabulary maps an unknown word to one [UNK]: one token, but not the name.
+        ids = tokenizer(name, add_special_tokens=False)["input_ids"]
+        return len(ids) == 1 and ids[0] != unknown
+
+    return single
+
+
+def _object_final(texts: Sequence[str]) -> str:
+    """ApprOpt scores object labels as continuations: the first template that ends with [Y]."""
+    for text in texts:
+        if text.rstrip(" .!?").endswith("[Y]") and not text.startswith("[Y]"):
+            return text
+    raise ValueError(f"appropt needs a template that ends with [Y]; none among {texts[:3]}...")
+
+
+def _distractor_items(kg, facts, selection, options) -> list[dict]:
+    from ..index.distractors import ApprOptRanker, DistractorFinder
+
+    semantic = ranker = None
+    if {"sem", "temp+sem"} & set(options.strategies):
+        from ..index.semantic import SemanticIndex
+
+        if not options.semantic_dir:
+            raise ValueError("sem and temp+sem need a semantic index (--semantic DIR, from `factprobe distractors build`)")
+        semantic = SemanticIndex.load(options.semantic_dir)
+    prompts = {}
+    if "appropt" in options.strategies:
+        if not options.model:
+            raise ValueError("appropt needs --model")
+        from ..probes.scoring.loader import load_scorer
+
+        ranker = ApprOptRanker(load_scorer(options.model))
+        from .templates import prompt_before_object
+
+        templates = _templates(options, sorted({f.relation for f in facts}))
+        prompts = {f.id: prompt_before_object(_object_final(templates[f.relation]), f.subject_label) for f in facts}
+    finder = DistractorFinder(kg, semantic, languages=options.languages or None, appropt=ranker)
+    found = {}
+    for strategy in options.strategies:
+        keys = [(f.subject, f.relation, f.object, prompts.get(f.id)) for f in facts]
+        found[strategy] = finder.find_many(keys, strategy=strategy, n=options.n, at=selection.at, seed=selection.seed)
+    return builders.build_distractor_sets(facts, found)

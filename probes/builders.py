@@ -1,0 +1,194 @@
+"""Probe-set builders: from selected facts (probes/facts.py) to the items each method needs.
+
+Every builder is deterministic for its inputs and seed: random draws come from a generator seeded
+with the seed and the fact (or relation), never from global state, and items come out in the
+order of the facts. Each returns plain dicts, the JSONL records (probes/probeset.py writes them).
+
+- cloze (MyriadLAMA): one item per fact; prompts = templates x subject names, gold = all names of
+  the true objects; optionally only facts with a single-token gold name (for masked LMs).
+- icl-mc (T-REx-MC / IC-LKE): per relation, subjects are split between a demonstration pool and
+  the test split, so no test fact (nor its subject) appears among demonstrations; a test item's
+  choices are its object + up to 99 other objects of the relation that are not true for the
+  subject and share no name with a gold answer, shuffled.
+- kdf: 4 options (A-D), the object + 3 fair random distractors, with `shots` demonstrations of
+  the same relation (other subjects) answered.
+- distractor: per fact, strategy x n distractors (index/distractors.py) for Min@n / Avg@n.
+- belief-icl: one item per (fact, template) with demonstration pools for zero-shot, x-random
+  (any relation, any template), x-relation (same relation, any template) and x-template (same
+  relation, same template); demonstrations never use the item's subject.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Callable, Mapping, Sequence
+
+from .facts import ProbeFact
+from .templates import fill
+
+LETTERS = "ABCD"
+
+
+def _rng(seed: int, *parts: str) -> random.Random:
+    return random.Random("|".join([str(seed), *parts]))
+
+
+# -- cloze -----------------------------------------------------------------------------------
+
+
+def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *,
+                aliases_per_subject: int = 3, single_token: Callable[[str], bool] | None = None) -> list[dict]:
+    """`templates`: relation -> cloze texts with [X] and [Y]. `single_token(name)` keeps a fact only
+    when one of its gold names is a single token (for masked LMs), and keeps only those names."""
+    items = []
+    for fact in facts:
+        texts = templates.get(fact.relation)
+        if not texts:
+            raise ValueError(f"no cloze templates for {fact.relation} ({fact.relation_label})")
+        gold = list(fact.gold)
+        if single_token is not None:
+            gold = [g for g in gold if single_token(g)]
+            if not gold:
+                continue
+        names = [fact.subject_label, *[a for a in fact.subject_aliases if a != fact.subject_label]]
+        prompts = [{"template": t, "template_id": k, "subject_name": name, "text": fill(t, name)}
+                   for k, t in enumerate(texts) for name in names[:aliases_per_subject]]
+        items.append({"id": f"cloze:{fact.id}", "kind": "cloze", "split": "test", **fact.fields(),
+                      "gold": gold, "prompts": prompts})
+    return items
+
+
+# -- IC-LKE multiple choice ------------------------------------------------------------------
+
+
+def split_by_subject(facts: Sequence[ProbeFact], demo_fraction: float, seed: int) -> tuple[set[str], set[str]]:
+    """Fact ids of the demonstration pool and the test split: per relation, a seeded share of the
+    subjects goes to the pool with all its facts."""
+    by_relation: dict[str, list[str]] = defaultdict(list)
+    for fact in facts:
+        if fact.subject not in by_relation[fact.relation]:
+            by_relation[fact.relation].append(fact.subject)
+    demo_subjects = set()
+    for relation, subjects in by_relation.items():
+        order = _rng(seed, "split", relation).sample(sorted(subjects), len(subjects))
+        take = round(len(order) * demo_fraction)
+        if demo_fraction > 0 and len(order) > 1:
+            take = min(max(take, 1), len(order) - 1)  # both sides non-empty when there are two subjects
+        demo_subjects |= {(relation, s) for s in order[:take]}
+    demo = {f.id for f in facts if (f.relation, f.subject) in demo_subjects}
+    return demo, {f.id for f in facts} - demo
+
+
+def build_icl_mc(facts: Sequence[ProbeFact], objects_of: Callable[[str], Sequence[tuple[str, str, tuple[str, ...]]]],
+                 true_objects: Callable[[str, str], set[str]], *, choices: int = 100,
+                 demo_fraction: float = 0.2, seed: int = 0) -> list[dict]:
+    """`objects_of(relation)`: (entity, label, names) of every object of the relation, sorted;
+    `true_objects(subject, relation)`: the objects true for the subject."""
+    demo, _ = split_by_subject(facts, demo_fraction, seed)
+    items = []
+    for fact in facts:
+        base = {"id": f"icl-mc:{fact.id}", "kind": "icl-mc", **fact.fields()}
+        if fact.id in demo:
+            items.append({**base, "split": "demo"})
+            continue
+        true = true_objects(fact.subject, fact.relation)
+        gold_names = {g.casefold() for g in fact.gold}
+        others = [(e, label) for e, label, names in objects_of(fact.relation)
+                  if e not in true and not gold_names & {n.casefold() for n in names}]
+        rng = _rng(seed, "choices", fact.id)
+        picked = rng.sample(others, min(choices - 1, len(others)))
+        options = [(fact.object, fact.object_label), *picked]
+        rng.shuffle(options)
+        items.append({**base, "split": "test", "choices": [label for _, label in options],
+                      "choice_ids": [e for e, _ in options],
+                      "answer_index": [e for e, _ in options].index(fact.object)})
+    return items
+
+
+# -- KDF multiple choice ---------------------------------------------------------------------
+
+
+def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], list[tuple[str, str]]],
+              question_of: Callable[[ProbeFact], str], *, shots: int = 5, seed: int = 0) -> list[dict]:
+    """`distractors_of(fact)`: fair (entity, label) wrong answers, at least 3 wanted; a fact with
+    fewer is skipped. `question_of(fact)`: the question text. Demonstrations are other facts of
+    the same relation with other subjects, each with its own options and answer."""
+    questions = {}
+    for fact in facts:
+        wrong = distractors_of(fact)[:3]
+        if len(wrong) < 3:
+            continue
+        options = [(fact.object, fact.object_label), *wrong]
+        _rng(seed, "options", fact.id).shuffle(options)
+        answer = [e for e, _ in options].index(fact.object)
+        questions[fact.id] = {"question": question_of(fact), "options": [label for _, label in options],
+                              "option_ids": [e for e, _ in options], "answer": LETTERS[answer]}
+    by_relation: dict[str, list[ProbeFact]] = defaultdict(list)
+    for fact in facts:
+        if fact.id in questions:
+            by_relation[fact.relation].append(fact)
+    items = []
+    for fact in facts:
+        if fact.id not in questions:
+            continue
+        pool = [f for f in by_relation[fact.relation] if f.subject != fact.subject]
+        shots_taken = _rng(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
+        items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), **questions[fact.id],
+                      "demonstrations": [{"fact": f.id, **questions[f.id]} for f in shots_taken]})
+    return items
+
+
+# -- distractor sets -------------------------------------------------------------------------
+
+
+def build_distractor_sets(facts: Sequence[ProbeFact], found: Mapping[str, Sequence]) -> list[dict]:
+    """`found`: strategy -> DistractorSet per fact (same order as `facts`)."""
+    items = []
+    for k, fact in enumerate(facts):
+        per_strategy, shortfall = {}, {}
+        for strategy, sets in found.items():
+            result = sets[k]
+            per_strategy[strategy] = [{"entity": d.entity, "label": d.label, "source": d.source, "score": d.score}
+                                      for d in result.distractors]
+            if result.shortfall:
+                shortfall[strategy] = result.shortfall
+        items.append({"id": f"distractor:{fact.id}", "kind": "distractor", "split": "test", **fact.fields(),
+                      "distractors": per_strategy, "shortfall": shortfall or None})
+    return items
+
+
+# -- BELIEF-ICL ------------------------------------------------------------------------------
+
+
+def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *, shots: int = 4,
+                     seed: int = 0) -> list[dict]:
+    """One item per (fact, template). Demonstrations are (text with the object filled) of other
+    facts; the four settings use the same number of shots so they compare."""
+    by_relation: dict[str, list[ProbeFact]] = defaultdict(list)
+    for fact in facts:
+        by_relation[fact.relation].append(fact)
+    items = []
+    for fact in facts:
+        texts = templates.get(fact.relation)
+        if not texts:
+            raise ValueError(f"no cloze templates for {fact.relation} ({fact.relation_label})")
+        others_any = [f for f in facts if f.subject != fact.subject]
+        others_relation = [f for f in by_relation[fact.relation] if f.subject != fact.subject]
+        for t_id, template in enumerate(texts):
+            rng = _rng(seed, "belief", fact.id, str(t_id))
+            x_random = [_demo(f, rng.choice(templates[f.relation]))
+                        for f in rng.sample(others_any, min(shots, len(others_any)))]
+            x_relation = [_demo(f, rng.choice(texts)) for f in rng.sample(others_relation, min(shots, len(others_relation)))]
+            x_template = [_demo(f, template) for f in rng.sample(others_relation, min(shots, len(others_relation)))]
+            items.append({"id": f"belief-icl:{fact.id}:{t_id}", "kind": "belief-icl", "split": "test",
+                          **fact.fields(), "template": template, "template_id": t_id,
+                          "prompt": fill(template, fact.subject_label),
+                          "demonstrations": {"zero-shot": [], "x-random": x_random, "x-relation": x_relation,
+                                             "x-template": x_template}})
+    return items
+
+
+def _demo(fact: ProbeFact, template: str) -> dict:
+    return {"fact": fact.id, "relation": fact.relation, "template": template,
+            "text": fill(template, fact.subject_label, fact.object_label)}

@@ -1,0 +1,197 @@
+"""Which facts a probe set asks about: relations, truth at a date, provenance, frequency buckets,
+caps and the seed. Every builder starts from `select_facts`.
+
+A probe fact is an entity-valued statement (s, r, o) that is true at the probe date, whose
+subject and object have a label. Its gold answers are the names (labels and aliases) of every
+object true for (s, r) at that date, so a model that names another true object of a
+non-functional relation is right. Sampling is a seeded shuffle per relation (and per bucket),
+taken over facts sorted by id, so the same store, parameters and seed give the same facts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+from ..kg.graph import KnowledgeGraph
+
+# T-REx annotators, as MyriadLAMA widened LAMA's NoSub-only facts by admitting all three.
+TREX_ANNOTATORS = ("NoSub", "AllEnt", "SPO")
+
+
+@dataclass(frozen=True)
+class FactSelection:
+    relations: tuple[str, ...] = ()  # empty: every relation with entity objects
+    per_relation: int | None = None  # cap on facts per relation, after the other filters
+    per_bucket: int | None = None  # cap per (relation, frequency bucket); needs a corpus
+    buckets: tuple[str, ...] = ()  # keep only these frequency buckets, e.g. ("0", "[1,10)")
+    corpus: str | None = None  # the store's fact_frequencies corpus (frequency annotate --to-store)
+    annotators: tuple[str, ...] = ()  # keep facts with provenance from one of these (T-REx)
+    at: str | None = None  # truth date YYYY-MM-DD (default: today)
+    popularity_bins: int = 0  # >0: label each fact with its subject's popularity bin (0 = least)
+    seed: int = 0
+
+    def to_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class ProbeFact:
+    id: str
+    subject: str
+    relation: str
+    object: str
+    subject_label: str
+    relation_label: str
+    object_label: str
+    gold: tuple[str, ...]  # names of every true object of (subject, relation)
+    subject_aliases: tuple[str, ...] = ()
+    frequency: int | None = None
+    bucket: str | None = None
+    popularity: int | None = None  # the subject's number of true statements
+    popularity_bin: int | None = None
+
+    def fields(self) -> dict:
+        """The item fields every probe-set kind carries."""
+        return {"fact": self.id, "relation": self.relation, "relation_label": self.relation_label,
+                "subject": self.subject, "subject_label": self.subject_label, "object": self.object,
+                "object_label": self.object_label, "gold": list(self.gold), "frequency": self.frequency,
+                "bucket": self.bucket, "popularity": self.popularity, "popularity_bin": self.popularity_bin}
+
+
+@dataclass
+class SelectionReport:
+    relations: list[str] = field(default_factory=list)
+    seen: int = 0  # entity-valued statements read
+    not_true: int = 0  # deprecated, or not valid at the date
+    unlabelled: int = 0  # subject or object without a label
+    wrong_provenance: int = 0
+    not_counted: int = 0  # no frequency in the corpus (when a corpus is named)
+    other_bucket: int = 0
+    capped: int = 0
+    kept: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def select_facts(kg: KnowledgeGraph, selection: FactSelection,
+                 languages: Sequence[str] | None = None) -> tuple[list[ProbeFact], SelectionReport]:
+    """The facts of a probe set, ordered by relation then sampled order; and what was dropped."""
+    if selection.per_bucket is not None and not selection.corpus:
+        raise ValueError("per-bucket caps need frequencies: name the corpus (--corpus) counted into the store")
+    if selection.buckets and not selection.corpus:
+        raise ValueError("bucket filters need frequencies: name the corpus (--corpus) counted into the store")
+    lang = (tuple(languages) or kg.languages)[0] if languages else kg.languages[0]
+    frequencies = _frequencies(kg, selection.corpus)
+    relations = list(selection.relations) or [r for r, _, _ in kg.relations()]
+    known = {r for r, _, _ in kg.relations()}
+    missing = [r for r in relations if r not in known]
+    if missing:
+        raise ValueError(f"no entity-valued facts of {', '.join(missing)} in the store")
+    report = SelectionReport(relations=sorted(relations))
+    label = _Labels(kg, lang)
+    chosen: list[ProbeFact] = []
+    for relation in sorted(relations):
+        candidates = _relation_facts(kg, relation, selection, frequencies, label, report)
+        chosen += _sample(candidates, selection, report)
+    if selection.popularity_bins > 0:
+        chosen = _with_popularity(kg, chosen, selection.popularity_bins)
+    report.kept = len(chosen)
+    return chosen, report
+
+
+class _Labels:
+    def __init__(self, kg: KnowledgeGraph, lang: str) -> None:
+        self.kg, self.lang, self.memo = kg, lang, {}
+
+    def __call__(self, entity: str):
+        if entity not in self.memo:
+            self.memo[entity] = self.kg.labels(entity, self.lang)
+        return self.memo[entity]
+
+
+def _frequencies(kg: KnowledgeGraph, corpus: str | None) -> dict[str, tuple[int, str]]:
+    if not corpus:
+        return {}
+    counts = {fact: (n, bucket) for fact, _, n, bucket in kg.fact_frequencies(corpus)}
+    if not counts:
+        raise ValueError(f"the store holds no frequencies for corpus {corpus!r} "
+                         "(run `factprobe frequency annotate --to-store --corpus-name ...` first)")
+    return counts
+
+
+def _relation_facts(kg, relation, selection, frequencies, label, report) -> list[ProbeFact]:
+    relation_label = label(relation).label or relation
+    # The same triple may be stated more than once (other qualifiers, or another source such as
+    # T-REx beside Wikidata): one probe fact, whose provenance and frequency are the group's.
+    statements: dict[tuple[str, str], list[str]] = {}
+    for fact in kg.facts(relation, entity_objects_only=True):
+        report.seen += 1
+        statements.setdefault((fact.subject, fact.object), []).append(fact.id)
+    out, truth = [], {}
+    for (subject_id, object_id), ids in statements.items():
+        if subject_id not in truth:
+            truth[subject_id] = kg.objects(subject_id, relation, at=selection.at)
+        if object_id not in truth[subject_id]:
+            report.not_true += 1
+            continue
+        subject, obj = label(subject_id), label(object_id)
+        if not subject.label or not obj.label:
+            report.unlabelled += 1
+            continue
+        if selection.annotators:
+            annotators = {a for fact_id in ids for _, a, _ in kg.provenance(fact_id)}
+            if not annotators & set(selection.annotators):
+                report.wrong_provenance += 1
+                continue
+        frequency = bucket = None
+        if frequencies:
+            counted = next((frequencies[i] for i in ids if i in frequencies), None)
+            if counted is None:
+                report.not_counted += 1
+                continue
+            frequency, bucket = counted
+            if selection.buckets and bucket not in selection.buckets:
+                report.other_bucket += 1
+                continue
+        gold = []
+        for true_object in truth[subject_id]:
+            gold += [n for n in label(true_object).all() if n not in gold]
+        out.append(ProbeFact(ids[0], subject_id, relation, object_id, subject.label, relation_label, obj.label,
+                             tuple(gold), subject.aliases, frequency, bucket))
+    return sorted(out, key=lambda f: f.id)
+
+
+def _sample(facts: list[ProbeFact], selection: FactSelection, report: SelectionReport) -> list[ProbeFact]:
+    if not facts:
+        return []
+    rng = random.Random(f"{selection.seed}|{facts[0].relation}")
+    order = rng.sample(facts, len(facts))
+    if selection.per_bucket is not None:
+        taken: Counter = Counter()
+        kept = []
+        for fact in order:
+            if taken[fact.bucket] < selection.per_bucket:
+                taken[fact.bucket] += 1
+                kept.append(fact)
+        order = kept
+    if selection.per_relation is not None:
+        order = order[:selection.per_relation]
+    report.capped += len(facts) - len(order)
+    return order
+
+
+def _with_popularity(kg: KnowledgeGraph, facts: list[ProbeFact], bins: int) -> list[ProbeFact]:
+    """Popularity = the number of statements about the subject (any date, deprecated ones and
+    no-values excluded). Bins split the distinct subjects by rank into `bins` near-equal parts,
+    0 the least popular; subjects with equal popularity share a bin (the lowest rank decides)."""
+    from bisect import bisect_left
+    from dataclasses import replace
+
+    popularity = {s: sum(1 for f in kg.facts(subject=s) if f.is_true) for s in sorted({f.subject for f in facts})}
+    values = sorted(popularity.values())
+    bin_of = {s: min(bins - 1, bisect_left(values, p) * bins // len(values)) for s, p in popularity.items()}
+    return [replace(f, popularity=popularity[f.subject], popularity_bin=bin_of[f.subject]) for f in facts]

@@ -1,0 +1,132 @@
+"""Probe-set files: JSONL items, a Parquet copy on request, and a sidecar that describes the build.
+
+`NAME.jsonl` holds one self-describing item per line (loadable with
+`datasets.load_dataset("json", data_files=...)`); `NAME.meta.json` beside it holds the kind, the
+build parameters, the seed, statistics of the source graph and the JSONL's SHA-256. Nothing in
+either file depends on the clock or the machine, so the same command and seed reproduce the same
+bytes. The sidecar is a separate file because a header line inside the JSONL would break
+`datasets`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+KINDS = ("cloze", "icl-mc", "kdf", "distractor", "belief-icl")
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ProbeSetMeta:
+    kind: str
+    items: int
+    seed: int
+    params: dict
+    source: dict  # statistics of what it was built from (store, relations, facts seen/kept)
+    sha256: str
+    format_version: int = FORMAT_VERSION
+
+    def to_dict(self) -> dict:
+        return {"format_version": self.format_version, "kind": self.kind, "items": self.items, "seed": self.seed,
+                "params": self.params, "source": self.source, "sha256": self.sha256}
+
+
+def sidecar_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
+
+
+def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: int, params: dict,
+                   source: dict, parquet: bool = False) -> ProbeSetMeta:
+    """Write the items (already in their final order) and the sidecar; optionally NAME.parquet."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r}: use one of {', '.join(KINDS)}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    digest, count = hashlib.sha256(), 0
+    temp = path.with_name(path.name + ".partial")
+    rows = []
+    with open(temp, "w", encoding="utf-8") as out:
+        for item in items:
+            line = json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n"
+            out.write(line)
+            digest.update(line.encode("utf-8"))
+            count += 1
+            if parquet:
+                rows.append(item)
+    temp.replace(path)  # a killed build never leaves a truncated set under the real name
+    meta = ProbeSetMeta(kind, count, seed, params, source, digest.hexdigest())
+    sidecar_path(path).write_text(json.dumps(meta.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n",
+                                  encoding="utf-8")
+    if parquet:
+        _write_parquet(path.with_suffix(".parquet"), rows)
+    return meta
+
+
+def _write_parquet(path: Path, rows: list[dict]) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as error:
+        raise RuntimeError("--parquet needs pyarrow (pip install 'factprobe[parquet]')") from error
+    # Nested fields vary by kind and item (choices, demonstrations): stored as JSON text so every
+    # row has one schema and the Parquet file reads back without guessing.
+    flat = [{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
+            for r in rows]
+    pq.write_table(pa.Table.from_pylist(flat), path)
+
+
+def read_meta(path: str | Path) -> ProbeSetMeta:
+    side = sidecar_path(path)
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no sidecar {side.name} beside it (was it built by factprobe?)") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{side}: not JSON ({error})") from None
+    return ProbeSetMeta(data["kind"], data["items"], data["seed"], data["params"], data["source"], data["sha256"],
+                        data.get("format_version", FORMAT_VERSION))
+
+
+def read_items(path: str | Path) -> Iterator[dict]:
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+
+
+@dataclass(frozen=True)
+class ProbeSetStats:
+    items: int
+    by_relation: dict[str, int]
+    by_bucket: dict[str, int]
+    by_relation_bucket: dict[str, dict[str, int]]
+    by_split: dict[str, int]
+
+    def to_dict(self) -> dict:
+        return {"items": self.items, "by_relation": self.by_relation, "by_bucket": self.by_bucket,
+                "by_relation_bucket": self.by_relation_bucket, "by_split": self.by_split}
+
+
+def probeset_stats(items: Iterable[dict]) -> ProbeSetStats:
+    """Counts per relation, per frequency bucket ("none" when unannotated) and per split."""
+    relation, bucket, split, pair = Counter(), Counter(), Counter(), {}
+    total = 0
+    for item in items:
+        total += 1
+        r, b = item.get("relation", "?"), item.get("bucket") or "none"
+        relation[r] += 1
+        bucket[b] += 1
+        split[item.get("split", "test")] += 1
+        pair.setdefault(r, Counter())[b] += 1
+    return ProbeSetStats(total, dict(sorted(relation.items())), dict(sorted(bucket.items())),
+                         {r: dict(sorted(c.items())) for r, c in sorted(pair.items())}, dict(sorted(split.items())))

@@ -1,0 +1,255 @@
+"""Probe-set builders on a hand-made graph (Wikidata JSON through the real ingest), with
+frequencies counted by the real corpus index into the store, and the shipped templates."""
+
+from __future__ import annotations
+
+import json
+import pytest
+
+from conftest import run_cli
+from factprobe.kg.graph import KnowledgeGraph
+from test_distractors import graph_entities
+from wikidata_builder import write_dump
+
+# Documents: France/Paris together 3 times, Germany/Berlin once, Italy/Rome 12 times.
+DOCS = ([("France and its capital Paris", 3), ("Berlin is in Germany", 1), ("Rome, Italy", 12),
+         ("Tokyo alone", 2), ("Spain without its capital", 1)])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    base = tmp_path_factory.mktemp("probesets")
+    dump = write_dump(base / "hand.json", graph_entities())
+    path = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(dump), "--store", str(path), "--quiet", check=True)
+    docs = base / "docs.jsonl"
+    lines, k = [], 0
+    for text, copies in DOCS:
+        for _ in range(copies):
+            lines.append(json.dumps({"id": f"d{k}", "title": "", "text": text}))
+            k += 1
+    docs.write_text("\n".join(lines) + "\n")
+    run_cli("corpus", "index", str(docs), "--store", str(path), "--index", str(base / "f.sqlite"), "--quiet", check=True)
+    run_cli("frequency", "annotate", "--relation", "P36", "--to-store", "--corpus-name", "wiki", "--store", str(path),
+            "--index", str(base / "f.sqlite"), "--quiet", check=True)
+    return base, str(path)
+
+
+def _build(store: str, out, *args: str) -> dict:
+    proc = run_cli("probeset", "build", "--store", store, "--out", str(out), "--json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _items(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_icl_mc_choices_are_never_true_and_demonstrations_never_test_subjects(store, tmp_path):
+    base, path = store
+    out = tmp_path / "mc.jsonl"
+    meta = _build(path, out, "--kind", "icl-mc", "--relation", "P47", "--relation", "P36", "--choices", "5",
+                  "--demo-fraction", "0.3", "--seed", "3")
+    items = _items(out)
+    assert meta["items"] == len(items) == 10 + 7  # 10 border statements, 7 current capitals
+    with KnowledgeGraph(path) as kg:
+        for item in items:
+            if item["split"] != "test":
+                assert "choices" not in item
+                continue
+            true = set(kg.objects(item["subject"], item["relation"]))
+            assert item["choice_ids"][item["answer_index"]] == item["object"]
+            assert len(set(item["choice_ids"])) == len(item["choice_ids"]) <= 5
+            assert not (set(item["choice_ids"]) - {item["object"]}) & true, item["id"]
+        # Paris's namesake (Q830149) is not an object of P36, and former capitals are not true now
+        assert all(i["object"] not in ("Q586", "Q8678") for i in items)
+    for relation in ("P47", "P36"):
+        demo = {i["subject"] for i in items if i["relation"] == relation and i["split"] == "demo"}
+        test = {i["subject"] for i in items if i["relation"] == relation and i["split"] == "test"}
+        assert demo and test and not demo & test
+
+
+def test_kdf_buckets_equal_the_frequency_layer_and_options_are_fair(store, tmp_path):
+    base, path = store
+    out = tmp_path / "kdf.jsonl"
+    _build(path, out, "--kind", "kdf", "--relation", "P36", "--corpus", "wiki", "--shots", "2")
+    items = _items(out)
+    from factprobe.probes.templates import load_templates
+
+    question = load_templates()["P36"].qa[0].text
+    with KnowledgeGraph(path) as kg:
+        stored = {fact: (n, bucket) for fact, _, n, bucket in kg.fact_frequencies("wiki")}
+        for item in items:
+            assert (item["frequency"], item["bucket"]) == stored[item["fact"]]
+            assert len(item["options"]) == 4 and item["option_ids"]["ABCD".index(item["answer"])] == item["object"]
+            assert not set(item["option_ids"]) - {item["object"]} & set(kg.objects(item["subject"], "P36"))
+            assert item["question"] == question.replace("[X]", item["subject_label"])
+            assert len(item["demonstrations"]) == 2
+            assert item["fact"] not in {d["fact"] for d in item["demonstrations"]}
+    by_subject = {i["subject_label"]: (i["frequency"], i["bucket"]) for i in items}
+    assert by_subject["France"] == (3, "[1,10)") and by_subject["Germany"] == (1, "[1,10)")
+    assert by_subject["Italy"] == (12, "[10,100)") and by_subject["Japan"] == (0, "0")
+    counted = json.loads(run_cli("probeset", "stats", str(out), "--json", check=True).stdout)
+    assert counted["by_bucket"] == {"0": 4, "[1,10)": 2, "[10,100)": 1}
+    # a bucket filter and a per-bucket cap
+    capped = tmp_path / "capped.jsonl"
+    _build(path, capped, "--kind", "kdf", "--relation", "P36", "--corpus", "wiki", "--per-bucket", "1",
+           "--bucket", "0", "--bucket", "[1,10)")
+    assert sorted(i["bucket"] for i in _items(capped)) == ["0", "[1,10)"]
+
+
+def test_same_command_same_bytes_other_seed_other_bytes(store, tmp_path):
+    base, path = store
+    for kind in ("icl-mc", "kdf", "distractor", "belief-icl", "cloze"):
+        a, b, c = tmp_path / f"{kind}-a.jsonl", tmp_path / f"{kind}-b.jsonl", tmp_path / f"{kind}-c.jsonl"
+        args = ["--kind", kind, "--relation", "P36", "--relation", "P47", "--seed", "7"]
+        _build(path, a, *args)
+        _build(path, b, *args)
+        assert a.read_bytes() == b.read_bytes(), kind
+        assert (tmp_path / f"{kind}-a.meta.json").read_text() == (tmp_path / f"{kind}-b.meta.json").read_text()
+        if kind != "cloze":  # cloze draws nothing at random
+            _build(path, c, *args[:-1], "8")
+            assert a.read_bytes() != c.read_bytes(), kind
+
+
+def test_distractor_sets_hold_no_true_object(store, tmp_path):
+    base, path = store
+    out = tmp_path / "d.jsonl"
+    _build(path, out, "--kind", "distractor", "--relation", "P47", "--relation", "P36", "--strategy", "random",
+           "--n", "3")
+    with KnowledgeGraph(path) as kg:
+        for item in _items(out):
+            chosen = {d["entity"] for d in item["distractors"]["random"]}
+            assert not chosen & set(kg.objects(item["subject"], item["relation"]))
+            assert item["subject"] not in chosen
+            assert len(chosen) == 3 or item["shortfall"]["random"]
+
+
+def test_cloze_prompts_are_templates_times_subject_names(store, tmp_path):
+    from factprobe.probes.templates import load_templates
+
+    base, path = store
+    out = tmp_path / "cloze.jsonl"
+    meta = _build(path, out, "--kind", "cloze", "--relation", "P36", "--aliases-per-subject", "2", "--manual-only")
+    templates = [t.text for t in load_templates()["P36"].cloze if t.source == "manual"]
+    items = _items(out)
+    assert meta["params"]["options"]["manual_only"] is True
+    germany = next(i for i in items if i["subject"] == "Q183")
+    assert germany["gold"] == ["Berlin"]  # Bonn is a former capital: not gold today
+    assert [p["template"] for p in germany["prompts"]] == templates  # Germany has no alias: one name each
+    assert germany["prompts"][0]["text"] == templates[0].replace("[X]", "Germany")
+    # at a date when Bonn was the capital, Bonn is the gold answer
+    then = tmp_path / "then.jsonl"
+    _build(path, then, "--kind", "cloze", "--relation", "P36", "--at", "1980-01-01")
+    assert next(i for i in _items(then) if i["subject"] == "Q183")["gold"] == ["Bonn"]
+
+
+def test_belief_icl_demonstrations(store, tmp_path):
+    base, path = store
+    out = tmp_path / "b.jsonl"
+    _build(path, out, "--kind", "belief-icl", "--relation", "P36", "--relation", "P47", "--shots", "3",
+           "--manual-only")
+    items = _items(out)
+    facts = {i["fact"]: i for i in items}
+    for item in items:
+        demos = item["demonstrations"]
+        assert demos["zero-shot"] == []
+        for setting in ("x-random", "x-relation", "x-template"):
+            assert len(demos[setting]) == 3
+            assert all(facts[d["fact"]]["subject"] != item["subject"] for d in demos[setting])
+        assert all(d["relation"] == item["relation"] for d in demos["x-relation"] + demos["x-template"])
+        assert all(d["template"] == item["template"] for d in demos["x-template"])
+        assert "[Y]" in item["prompt"] and "[X]" not in item["prompt"]
+        assert all("[X]" not in d["text"] and "[Y]" not in d["text"] for d in demos["x-random"])
+
+
+def test_probe_sets_load_with_datasets_and_parquet(store, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    base, path = store
+    for kind in ("cloze", "icl-mc", "kdf", "distractor", "belief-icl"):
+        out = tmp_path / f"{kind}.jsonl"
+        meta = _build(path, out, "--kind", kind, "--relation", "P36", "--parquet")
+        loaded = datasets.load_dataset("json", data_files=str(out), split="train")
+        assert len(loaded) == meta["items"] and loaded[0]["kind"] == kind
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(out.with_suffix(".parquet")).num_rows == meta["items"]
+
+
+def test_bad_requests_are_clear(store, tmp_path):
+    base, path = store
+    unknown = run_cli("probeset", "build", "--kind", "cloze", "--relation", "P999", "--store", path,
+                      "--out", str(tmp_path / "x.jsonl"))
+    assert unknown.returncode == 2 and "no entity-valued facts of P999" in unknown.stderr
+    no_corpus = run_cli("probeset", "build", "--kind", "kdf", "--per-bucket", "2", "--store", path,
+                        "--out", str(tmp_path / "x.jsonl"))
+    assert no_corpus.returncode == 2 and "--corpus" in no_corpus.stderr
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "P36.yaml").write_text("relation: P36\nlabel: capital\ncloze:\n  - text: \"The capital of [X] is.\"\n"
+                                  "    source: manual\nqa: []\n")
+    broken = run_cli("probeset", "build", "--kind", "cloze", "--relation", "P36", "--templates", str(bad),
+                     "--store", path, "--out", str(tmp_path / "x.jsonl"))
+    assert broken.returncode == 2 and "P36.yaml" in broken.stderr and "[Y]" in broken.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_provenance_filter_keeps_facts_a_trex_annotator_aligned(tmp_path):
+    """Wikidata gives the labels, T-REx the provenance of two of the capital facts: France-Paris
+    (NoSub and AllEnt) and Germany-Berlin (NosubSPOAligner only)."""
+    from pathlib import Path
+
+    dump = write_dump(tmp_path / "hand.json", graph_entities())
+    store = str(tmp_path / "g.sqlite")
+    run_cli("ingest", "wikidata", str(dump), "--store", store, "--quiet", check=True)
+    trex = Path(__file__).parent / "fixtures" / "trex" / "re-nlg_0-5.json"
+    run_cli("ingest", "trex", str(trex), "--store", store, "--quiet", check=True)
+    out = tmp_path / "nosub.jsonl"
+    meta = _build(store, out, "--kind", "cloze", "--relation", "P36", "--annotator", "NoSub", "--annotator", "AllEnt")
+    assert [i["subject"] for i in _items(out)] == ["Q142"]
+    assert meta["source"]["selection"]["wrong_provenance"] == 6 and meta["source"]["selection"]["kept"] == 1
+    everything = tmp_path / "all.jsonl"
+    _build(store, everything, "--kind", "cloze", "--relation", "P36")
+    assert len(_items(everything)) == 7  # both sources' statements of a triple make one item
+    none = run_cli("probeset", "build", "--kind", "cloze", "--relation", "P36", "--annotator", "SPO", "--store", store,
+                   "--out", str(tmp_path / "none.jsonl"))
+    assert none.returncode == 2 and "no facts left after the filters" in none.stderr
+
+
+@pytest.mark.slow
+def test_appropt_distractor_sets_on_a_real_model(store, tmp_path):
+    """The prompt is the first template ending with [Y] (P36's list starts that way), searched for
+    all facts together; every distractor is fair."""
+    base, path = store
+    out = tmp_path / "appropt.jsonl"
+    _build(path, out, "--kind", "distractor", "--relation", "P36", "--strategy", "appropt", "--n", "2",
+           "--model", "smollm2-135m-instruct")
+    items = _items(out)
+    with KnowledgeGraph(path) as kg:
+        for item in items:
+            chosen = [d["entity"] for d in item["distractors"]["appropt"]]
+            assert len(chosen) == 2 and not set(chosen) & set(kg.objects(item["subject"], "P36"))
+            assert all(d["score"] < 0 and d["source"] == "appropt" for d in item["distractors"]["appropt"])
+    france = next(i for i in items if i["subject"] == "Q142")
+    assert france["distractors"]["appropt"][0]["label"] == "Berlin"  # as `distractors query` finds it
+
+
+def test_popularity_bins_by_number_of_statements(store, tmp_path):
+    base, path = store
+    out = tmp_path / "pop.jsonl"
+    _build(path, out, "--kind", "cloze", "--relation", "P36", "--popularity-bins", "2")
+    got = {i["subject_label"]: (i["popularity"], i["popularity_bin"]) for i in _items(out)}
+    # statements: P31, P36 (Germany and Brazil with their former capitals too), P47 borders
+    assert got == {"Japan": (2, 0), "Spain": (3, 0), "Italy": (4, 0), "Austria": (4, 0), "Brazil": (4, 0),
+                   "France": (5, 1), "Germany": (5, 1)}
+
+
+def test_single_token_filter_for_a_masked_lm(store, tmp_path):
+    from scoring_models import tiny_bert
+
+    base, path = store
+    bert = tiny_bert(tmp_path / "bert")  # its word pieces know paris, berlin and rome, not madrid or tokyo
+    out = tmp_path / "mlm.jsonl"
+    _build(path, out, "--kind", "cloze", "--relation", "P36", "--single-token", f"hf-mlm:{bert}")
+    assert sorted((i["subject_label"], tuple(i["gold"])) for i in _items(out)) == [
+        ("France", ("Paris",)), ("Germany", ("Berlin",)), ("Italy", ("Rome",))]
