@@ -1,0 +1,187 @@
+"""Importers: existing probe sets into factprobe items, so one evaluation runs on both.
+
+- LAMA T-REx (one JSONL per relation): `sub_uri`, `sub_label`, `predicate_id`, `obj_uri`,
+  `obj_label` (and `uuid`) -> cloze items; prompts come from our templates for the relation when
+  given, else the item has none and the evaluator supplies them.
+- T-REx-MC (rows with `Relation_ID`, `Subject`, `Object`, `Multiple Choices`; JSONL or CSV; the
+  choices a list or its JSON / Python-literal text) -> icl-mc test items, answer = the index of
+  the object among the choices.
+- MyriadLAMA (rows `uuid`, `rel_uri`, `sub_ent`, `obj_ents`, `obj_aliases`, `template`; one row per
+  prompt) -> one cloze item per uuid with every row's prompt and all object names as gold.
+  Entities may be given as an id string, a label string, or an object with `uri`/`id` and
+  `label`/`name`.
+
+A row that does not fit is reported by file, line and field, counted and skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+FORMATS = ("lama-trex", "trex-mc", "myriadlama")
+
+
+class ImportRowError(ValueError):
+    pass
+
+
+@dataclass
+class ImportReport:
+    rows: int = 0
+    items: int = 0
+    rejected: list[str] = field(default_factory=list)  # "file:line: field: why"
+
+    def to_dict(self) -> dict:
+        return {"rows": self.rows, "items": self.items, "rejected": len(self.rejected)}
+
+
+def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, list[str]] | None = None
+                 ) -> tuple[list[dict], ImportReport]:
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+    report = ImportReport()
+    rows = ((where, row) for path in files for where, row in _rows(Path(path)))
+    if fmt == "lama-trex":
+        items = list(_lama(rows, templates or {}, report))
+    elif fmt == "trex-mc":
+        items = list(_trex_mc(rows, report))
+    else:
+        items = _myriadlama(rows, report)
+    report.items = len(items)
+    return items, report
+
+
+def _rows(path: Path) -> Iterator[tuple[str, dict]]:
+    if path.suffix.lower() == ".csv":
+        with open(path, encoding="utf-8", newline="") as handle:
+            for number, row in enumerate(csv.DictReader(handle), start=2):
+                yield f"{path}:{number}", row
+        return
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield f"{path}:{number}", json.loads(line)
+                except json.JSONDecodeError as error:
+                    yield f"{path}:{number}", {"__error__": f"not JSON ({error.msg})"}
+
+
+def _field(row: dict, name: str) -> object:
+    if "__error__" in row:
+        raise ImportRowError(row["__error__"])
+    value = row.get(name)
+    if value in (None, ""):
+        raise ImportRowError(f"{name}: missing")
+    return value
+
+
+def _guarded(rows, report: ImportReport, convert):
+    for where, row in rows:
+        report.rows += 1
+        try:
+            yield convert(row)
+        except ImportRowError as error:
+            report.rejected.append(f"{where}: {error}")
+
+
+def _lama(rows, templates: dict[str, list[str]], report: ImportReport) -> Iterator[dict]:
+    def convert(row: dict) -> dict:
+        relation = str(_field(row, "predicate_id"))
+        subject, subject_label = str(_field(row, "sub_uri")), str(_field(row, "sub_label"))
+        obj, obj_label = str(_field(row, "obj_uri")), str(_field(row, "obj_label"))
+        fact = str(row.get("uuid") or f"{subject}|{relation}|{obj}")
+        prompts = [{"template": t, "template_id": k, "subject_name": subject_label,
+                    "text": t.replace("[X]", subject_label)} for k, t in enumerate(templates.get(relation, []))]
+        return {"id": f"cloze:{fact}", "kind": "cloze", "split": "test", "fact": fact, "relation": relation,
+                "relation_label": None, "subject": subject, "subject_label": subject_label, "object": obj,
+                "object_label": obj_label, "gold": [obj_label], "frequency": None, "bucket": None,
+                "source_format": "lama-trex", "prompts": prompts}
+
+    yield from _guarded(rows, report, convert)
+
+
+def _choices(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value).strip()
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(text)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(parsed, (list, tuple)):
+            return [str(v) for v in parsed]
+    raise ImportRowError("Multiple Choices: not a list (nor its JSON or Python text)")
+
+
+def _trex_mc(rows, report: ImportReport) -> Iterator[dict]:
+    count = 0
+
+    def convert(row: dict) -> dict:
+        nonlocal count
+        relation, subject, obj = (str(_field(row, k)).strip() for k in ("Relation_ID", "Subject", "Object"))
+        choices = _choices(_field(row, "Multiple Choices"))
+        if obj not in choices:
+            raise ImportRowError(f"Multiple Choices: the Object {obj!r} is not among them")
+        if len(set(choices)) != len(choices):
+            raise ImportRowError("Multiple Choices: a choice appears twice")
+        count += 1
+        fact = f"trex-mc:{count}"
+        return {"id": f"icl-mc:{fact}", "kind": "icl-mc", "split": "test", "fact": fact, "relation": relation,
+                "relation_label": None, "subject": None, "subject_label": subject, "object": None,
+                "object_label": obj, "gold": [obj], "frequency": None, "bucket": None, "source_format": "trex-mc",
+                "choices": choices, "choice_ids": None, "answer_index": choices.index(obj)}
+
+    yield from _guarded(rows, report, convert)
+
+
+def _entity(value: object, name: str) -> tuple[str | None, str]:
+    """(id, label) from an id string, a label string or a {uri/id, label/name} object."""
+    if isinstance(value, dict):
+        uri = value.get("uri") or value.get("id")
+        label = value.get("label") or value.get("name")
+        if not label and not uri:
+            raise ImportRowError(f"{name}: an object with neither label nor uri")
+        return (str(uri) if uri else None), str(label or uri)
+    text = str(value)
+    is_id = text[:1] in "QP" and text[1:].isdigit()
+    return (text if is_id else None), text
+
+
+def _myriadlama(rows, report: ImportReport) -> list[dict]:
+    by_uuid: dict[str, dict] = {}
+
+    def convert(row: dict) -> None:
+        uuid, relation, template = (str(_field(row, k)) for k in ("uuid", "rel_uri", "template"))
+        subject, subject_label = _entity(_field(row, "sub_ent"), "sub_ent")
+        objects = _field(row, "obj_ents")
+        objects = objects if isinstance(objects, list) else [objects]
+        aliases = row.get("obj_aliases") or []
+        if not isinstance(aliases, list):
+            raise ImportRowError("obj_aliases: not a list")
+        if "[X]" not in template:
+            raise ImportRowError(f"template: {template!r} has no [X]")
+        item = by_uuid.get(uuid)
+        if item is None:
+            first_id, first_label = _entity(objects[0], "obj_ents")
+            gold = [_entity(o, "obj_ents")[1] for o in objects]
+            for group in aliases:
+                for alias in (group if isinstance(group, list) else [group]):
+                    if str(alias) not in gold:
+                        gold.append(str(alias))
+            item = by_uuid[uuid] = {
+                "id": f"cloze:{uuid}", "kind": "cloze", "split": "test", "fact": uuid, "relation": relation,
+                "relation_label": None, "subject": subject, "subject_label": subject_label, "object": first_id,
+                "object_label": first_label, "gold": gold, "frequency": None, "bucket": None,
+                "source_format": "myriadlama", "prompts": []}
+        item["prompts"].append({"template": template, "template_id": len(item["prompts"]),
+                                "subject_name": subject_label, "text": template.replace("[X]", subject_label)})
+
+    for _ in _guarded(rows, report, convert):
+        pass
+    return list(by_uuid.values())
