@@ -253,3 +253,17 @@ def test_single_token_filter_for_a_masked_lm(store, tmp_path):
     _build(path, out, "--kind", "cloze", "--relation", "P36", "--single-token", f"hf-mlm:{bert}")
     assert sorted((i["subject_label"], tuple(i["gold"])) for i in _items(out)) == [
         ("France", ("Paris",)), ("Germany", ("Berlin",)), ("Italy", ("Rome",))]
+
+
+def test_per_relation_caps_take_a_seeded_sample(store, tmp_path):
+    base, path = store
+    picks = []
+    for seed in ("1", "2", "1"):
+        out = tmp_path / f"cap{seed}-{len(picks)}.jsonl"
+        meta = _build(path, out, "--kind", "cloze", "--relation", "P47", "--relation", "P36", "--per-relation", "2",
+                      "--seed", seed)
+        items = _items(out)
+        assert [i["relation"] for i in items] == ["P36", "P36", "P47", "P47"]
+        assert meta["source"]["selection"]["capped"] == (7 - 2) + (10 - 2)
+        picks.append([i["fact"] for i in items])
+    assert picks[0] == picks[2] != picks[1]
