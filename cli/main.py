@@ -390,6 +390,7 @@ from .model_cmds import model_group  # noqa: E402
 from .distractor_cmds import distractors_group  # noqa: E402
 from .template_cmds import templates_group  # noqa: E402
 from .probeset_cmds import probeset_group  # noqa: E402
+from .eval_cmds import eval_command  # noqa: E402
 
 main.add_command(model_group)
 main.add_command(corpus_group)
@@ -397,6 +398,7 @@ main.add_command(frequency_group)
 main.add_command(distractors_group)
 main.add_command(templates_group)
 main.add_command(probeset_group)
+main.add_command(eval_command)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,90 @@
+"""`factprobe eval`: a probing method over a probe set with one model."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .options import json_option
+
+
+def _option_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # a bare string: --option separator=": "
+
+
+@click.command("eval")
+@click.option("--model", "spec", required=True, help="Model spec (see `factprobe model --help`).")
+@click.option("--method", required=True, type=click.Choice(["ic-lke", "kdf", "belief", "distractor"]),
+              help="ic-lke: icl-mc sets, 'subject object' demonstrations, argmax over choices; kdf: A-D letters; "
+                   "belief: masked-LM top-1 over every prompt of cloze sets; distractor: Min@n / Avg@n.")
+@click.option("--probes", required=True, type=click.Path(dir_okay=False, exists=True), help="A probe-set JSONL.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Results folder: run.json, items.jsonl, aggregate.json. A rerun continues there.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true. Repeatable.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items (smoke runs).")
+@click.option("--batch", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Items per scorer call; results are written, and a rerun resumes, a batch at a time.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of demonstration draws.")
+@click.option("--device", default="auto", show_default=True, envvar="FACTPROBE_DEVICE")
+@click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@json_option
+def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, device, dtype, quiet, as_json):
+    """Evaluate a model on a probe set with a probing method.
+
+    \b
+    factprobe eval --model smollm2-135m-instruct --method ic-lke --probes mc.jsonl --out runs/smollm2-iclke
+    factprobe eval --model gemma3-270m --method kdf --probes kdf.jsonl --out runs/gemma-kdf --limit 50
+    """
+    from tqdm import tqdm
+
+    from ..probes.runner import evaluate
+    from ..probes.scoring.loader import load_scorer
+    from ..probes.scoring.scorer import ScoringError, Unsupported
+    from ..probes.scoring.specs import SpecError
+
+    parsed = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            click.echo(f"error: --option {option!r}: write KEY=VALUE", err=True)
+            sys.exit(2)
+        parsed[key.strip()] = _option_value(value)
+    try:
+        scorer = load_scorer(spec, device=device, dtype=dtype)
+    except (SpecError, ValueError, FileNotFoundError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    bar = tqdm(unit=" items", disable=quiet or as_json, dynamic_ncols=True)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        summary = evaluate(scorer, method, probes, out_dir, options=parsed, limit=limit, batch=batch, seed=seed,
+                           progress=progress)
+    except (ValueError, ScoringError, Unsupported) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    finally:
+        bar.close()
+    for line in summary.rejected:
+        click.echo(f"rejected {line}", err=True)
+    result = summary.aggregate
+    if as_json:
+        click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,
+                               "rejected": len(summary.rejected), **result}))
+    else:
+        accuracy = result.get("accuracy")
+        click.echo(f"{method} on {summary.items:,} items ({summary.new:,} new): accuracy "
+                   f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {summary.out}/aggregate.json")
+    if summary.rejected:
+        sys.exit(3)

@@ -1,0 +1,47 @@
+"""What every method shares: its context (options, the probe set's demonstration pool) and its
+interface."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import ClassVar, Sequence
+
+
+@dataclass
+class MethodContext:
+    options: dict = field(default_factory=dict)
+    seed: int = 0
+    demonstrations: dict[str, list[dict]] = field(default_factory=dict)  # relation -> demo-split items
+
+    def rng(self, *parts: str) -> random.Random:
+        return random.Random("|".join([str(self.seed), *parts]))
+
+
+class Method:
+    name: ClassVar[str]
+    kinds: ClassVar[tuple[str, ...]]  # probe-set kinds it reads
+    defaults: ClassVar[dict] = {}
+
+    def __init__(self, context: MethodContext) -> None:
+        unknown = set(context.options) - set(self.defaults)
+        if unknown:
+            raise ValueError(f"method {self.name} has no option {', '.join(sorted(unknown))} "
+                             f"(it takes {', '.join(sorted(self.defaults)) or 'none'})")
+        self.context = context
+        self.options = {**self.defaults, **context.options}
+
+    def run(self, scorer, items: Sequence[dict]) -> list[dict]:
+        raise NotImplementedError
+
+
+def base_record(item: dict, **fields) -> dict:
+    return {"id": item["id"], "fact": item.get("fact"), "relation": item.get("relation"),
+            "subject_label": item.get("subject_label"), "object_label": item.get("object_label"),
+            "bucket": item.get("bucket"), "frequency": item.get("frequency"), **fields}
+
+
+def answer_key(text: str) -> str:
+    """How answers are compared when no lemmatizer is involved: casefolded, spaces collapsed,
+    surrounding punctuation dropped."""
+    return " ".join(text.casefold().split()).strip(" .,;:!?\"'()")

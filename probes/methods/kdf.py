@@ -1,0 +1,43 @@
+"""KDF multiple choice: `shots` answered questions of the same relation, then the test question
+with options A-D; the answer is the letter whose first token the model finds most probable
+after "Answer:" (each letter is one token, so this is the first-token logit comparison)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..scoring.requests import LoglikelihoodRequest
+from .base import Method, base_record
+
+LETTERS = "ABCD"
+
+
+def render(question: dict, with_answer: bool) -> str:
+    lines = [f"Question: {question['question']}"]
+    lines += [f"{letter}. {option}" for letter, option in zip(LETTERS, question["options"])]
+    lines.append("Answer:" + (f" {question['answer']}" if with_answer else ""))
+    return "\n".join(lines)
+
+
+class KDF(Method):
+    name = "kdf"
+    kinds = ("kdf",)
+    defaults = {"shots": None}  # None: every demonstration the item carries (5 by default)
+
+    def prompt(self, item: dict) -> str:
+        demos = item["demonstrations"]
+        if self.options["shots"] is not None:
+            demos = demos[: self.options["shots"]]
+        return "\n\n".join([*(render(d, True) for d in demos), render(item, False)])
+
+    def run(self, scorer, items: Sequence[dict]) -> list[dict]:
+        requests = [LoglikelihoodRequest(self.prompt(i), tuple(f" {x}" for x in LETTERS[:len(i["options"])]))
+                    for i in items]
+        records = []
+        for item, scores in zip(items, scorer.loglikelihood(requests)):
+            logprobs = [s.logprob for s in scores]
+            best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))
+            records.append(base_record(item, prediction=LETTERS[best], answer=item["answer"],
+                                       correct=LETTERS[best] == item["answer"],
+                                       letter_logprobs=[round(x, 6) for x in logprobs]))
+        return records

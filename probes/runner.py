@@ -1,0 +1,134 @@
+"""The evaluation runner: a method over a probe set with one model, to a results folder.
+
+OUT/run.json      what ran: model identity, method, options, seed, the probe set and its SHA-256
+OUT/items.jsonl   one record per test item, appended a batch at a time
+OUT/aggregate.json  metric values and breakdowns, recomputed from items.jsonl at the end
+
+A rerun with the same configuration continues after the items already in items.jsonl (a torn
+last line from a kill is cut off); a rerun with another configuration is refused rather than
+mixed in. A probe record that is not JSON or lacks what the method reads is reported with its
+line and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .aggregate import aggregate
+from .methods import METHODS, MethodContext
+from .probeset import read_meta, sidecar_path
+
+REQUIRED = {"ic-lke": ("subject_label", "choices", "answer_index"), "kdf": ("question", "options", "answer"),
+            "belief": ("prompts", "gold"), "distractor": ("distractors", "object", "object_label", "subject_label")}
+
+
+@dataclass
+class EvalSummary:
+    out: str
+    method: str
+    items: int  # records in items.jsonl now
+    new: int  # computed by this run
+    resumed_after: int
+    rejected: list[str] = field(default_factory=list)
+    aggregate: dict = field(default_factory=dict)
+
+
+def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
+             limit: int | None = None, batch: int = 16, seed: int = 0,
+             progress: Callable[[int, int], None] | None = None) -> EvalSummary:
+    if method not in METHODS:
+        raise ValueError(f"method {method!r}: use one of {', '.join(sorted(METHODS))}")
+    cls = METHODS[method]
+    probes, out = Path(probes), Path(out)
+    kind, digest = _kind(probes)
+    if kind not in cls.kinds:
+        raise ValueError(f"method {method} reads {' or '.join(cls.kinds)} probe sets; {probes.name} is {kind}")
+    rejected: list[str] = []
+    test, demos = [], defaultdict(list)
+    for number, item in _records(probes, rejected):
+        if item.get("split") == "demo":
+            demos[item.get("relation")].append(item)
+            continue
+        missing = [k for k in REQUIRED[method] if k not in item]
+        if missing:
+            rejected.append(f"{probes}:{number}: missing {', '.join(missing)}")
+            continue
+        test.append(item)
+    if limit is not None:
+        test = test[:limit]
+    runner = cls(MethodContext(options or {}, seed, dict(demos)))
+    config = {"model": getattr(scorer, "identity", str(scorer)), "method": method, "options": runner.options,
+              "seed": seed, "probes": probes.name, "probes_sha256": digest, "kind": kind}
+    out.mkdir(parents=True, exist_ok=True)
+    _check_config(out / "run.json", config)
+    items_path = out / "items.jsonl"
+    done = _done_ids(items_path)
+    todo = [i for i in test if i["id"] not in done]
+    new = 0
+    with open(items_path, "a", encoding="utf-8") as sink:
+        for start in range(0, len(todo), max(1, batch)):
+            records = runner.run(scorer, todo[start:start + batch])
+            sink.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+            sink.flush()
+            new += len(records)
+            if progress:
+                progress(len(done) + new, len(done) + len(todo))
+    records = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines()]
+    summary = aggregate(method, records)
+    summary["rejected_records"] = len(rejected)
+    (out / "aggregate.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return EvalSummary(str(out), method, len(records), new, len(done), rejected, summary)
+
+
+def _kind(probes: Path) -> tuple[str, str | None]:
+    if sidecar_path(probes).is_file():
+        meta = read_meta(probes)
+        return meta.kind, meta.sha256
+    with open(probes, encoding="utf-8") as lines:  # a set from elsewhere: its first item says
+        for line in lines:
+            try:
+                return json.loads(line)["kind"], None
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    raise ValueError(f"{probes}: no sidecar and no item with a `kind`: is it a factprobe probe set?")
+
+
+def _records(path: Path, rejected: list[str]) -> Iterator[tuple[int, dict]]:
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                rejected.append(f"{path}:{number}: not JSON ({error.msg})")
+                continue
+            if not isinstance(record, dict) or "id" not in record:
+                rejected.append(f"{path}:{number}: not a probe item (no id)")
+                continue
+            yield number, record
+
+
+def _check_config(path: Path, config: dict) -> None:
+    if path.is_file():
+        held = json.loads(path.read_text(encoding="utf-8"))
+        if held != config:
+            changed = sorted(k for k in set(held) | set(config) if held.get(k) != config.get(k))
+            raise ValueError(f"{path.parent} holds a run with other settings ({', '.join(changed)}): "
+                             "use another --out, or delete it to start over")
+        return
+    path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _done_ids(path: Path) -> set[str]:
+    if not path.is_file():
+        return set()
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):  # killed mid-write: the torn record is redone
+        data = data[: data.rfind(b"\n") + 1]
+        path.write_bytes(data)
+    return {json.loads(line)["id"] for line in data.decode("utf-8").splitlines() if line.strip()}

@@ -1,0 +1,175 @@
+"""`factprobe eval` end to end: probe sets built from a capital-city graph (Wikidata JSON through
+the real ingest), real PyPI models, results that resume and refuse to mix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from wikidata_builder import item, write_dump
+
+# 30 countries and capitals: 10 subjects form the demonstration pool, 20 are test items.
+CAPITALS = [
+    ("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Egypt", "Cairo"), ("Canada", "Ottawa"),
+    ("Kenya", "Nairobi"), ("Peru", "Lima"), ("Norway", "Oslo"), ("Germany", "Berlin"), ("Spain", "Madrid"),
+    ("Portugal", "Lisbon"), ("Poland", "Warsaw"), ("Austria", "Vienna"), ("Hungary", "Budapest"),
+    ("Greece", "Athens"), ("Sweden", "Stockholm"), ("Finland", "Helsinki"), ("Denmark", "Copenhagen"),
+    ("Ireland", "Dublin"), ("Russia", "Moscow"), ("Turkey", "Ankara"), ("Iran", "Tehran"), ("China", "Beijing"),
+    ("Thailand", "Bangkok"), ("Cuba", "Havana"), ("Argentina", "Buenos Aires"), ("Chile", "Santiago"),
+    ("Mexico", "Mexico City"), ("Australia", "Canberra"), ("India", "New Delhi"),
+]
+
+
+def capital_graph() -> list[dict]:
+    entities = [item("Q6256", "country"), item("Q5119", "capital")]
+    for k, (country, capital) in enumerate(CAPITALS):
+        country_id, capital_id = f"Q{1000 + k}", f"Q{2000 + k}"
+        entities.append(item(country_id, country, claims={"P31": ["Q6256"], "P36": [capital_id]}))
+        entities.append(item(capital_id, capital, claims={"P31": ["Q5119"], "P17": [country_id]}))
+    return entities
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory):
+    base = tmp_path_factory.mktemp("eval")
+    store = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(base / "capitals.json", capital_graph())), "--store", str(store),
+            "--quiet", check=True)
+    sets = {}
+    for kind, extra in (("icl-mc", ["--choices", "10", "--demo-fraction", "0.34"]), ("kdf", ["--shots", "3"])):
+        out = base / f"{kind}.jsonl"
+        run_cli("probeset", "build", "--kind", kind, "--relation", "P36", "--store", str(store), "--out", str(out),
+                *extra, "--quiet", check=True)
+        sets[kind] = out
+    return sets
+
+
+def _eval(*args: str) -> dict:
+    proc = run_cli("eval", *args, "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _records(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / "items.jsonl").read_text().splitlines()]
+
+
+# Observed on the 2-core CPU: with lines "Country: Capital" (10 demonstrations, 10 choices) both
+# models pick every capital (DESIGN.md saw near-chance results with bare space separators).
+OBSERVED_IC_LKE = {"smollm2-135m-instruct": 1.0, "gemma3-270m": 1.0}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", sorted(OBSERVED_IC_LKE))
+def test_ic_lke_is_clearly_above_chance_on_both_real_models(probes, tmp_path, spec):
+    result = _eval("--model", spec, "--method", "ic-lke", "--probes", str(probes["icl-mc"]), "--out",
+                   str(tmp_path / "run"), "--option", "separator=: ", "--option", "examples=10")
+    assert result["items"] == 20 and result["scored"] == 20  # 10 of the 30 subjects are demonstrations
+    assert result["accuracy"] > 3 * 0.1  # chance: 1 in 10 choices
+    assert result["accuracy"] == pytest.approx(OBSERVED_IC_LKE[spec], abs=0.1)
+    for record in _records(tmp_path / "run"):
+        assert record["correct"] == (record["predicted_index"] == record["answer_index"])
+        assert 0 < record["probability"] <= 1
+
+
+def test_eval_resumes_without_recomputing_and_refuses_to_mix(probes, tmp_path):
+    spec, mc = "smollm2-135m-instruct", str(probes["icl-mc"])
+    clean = tmp_path / "clean"
+    _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(clean), "--option", "examples=4",
+          "--limit", "10")
+    part = tmp_path / "part"
+    first = _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part), "--option", "examples=4",
+                  "--limit", "7", "--batch", "3")
+    assert first["new"] == 7
+    # a kill mid-write leaves a torn last line: it is cut off and that item redone
+    text = (part / "items.jsonl").read_text()
+    (part / "items.jsonl").write_text(text[: len(text) - 25])
+    second = _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part), "--option", "examples=4",
+                   "--limit", "10")
+    assert second["resumed_after"] == 6 and second["new"] == 4
+    assert _records(part) == _records(clean)
+    assert json.loads((part / "aggregate.json").read_text()) == json.loads((clean / "aggregate.json").read_text())
+    other = run_cli("eval", "--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part),
+                    "--option", "examples=5")
+    assert other.returncode == 2 and "other settings (options)" in other.stderr
+
+
+def test_bad_records_are_named_and_skipped_and_wrong_kinds_refused(probes, tmp_path):
+    spec = "smollm2-135m-instruct"
+    lines = probes["icl-mc"].read_text().splitlines()
+    test_lines = [k for k, line in enumerate(lines) if json.loads(line)["split"] == "test"]
+    broken = dict(json.loads(lines[test_lines[0]]))
+    del broken["choices"]
+    lines[test_lines[0]] = json.dumps(broken)
+    lines.insert(test_lines[1], "{not json")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    proc = run_cli("eval", "--model", spec, "--method", "ic-lke", "--probes", str(bad), "--out", str(tmp_path / "r"),
+                   "--option", "examples=2", "--limit", "3", "--json", "--quiet")
+    assert proc.returncode == 3
+    assert f"rejected {bad}:{test_lines[0] + 1}: missing choices" in proc.stderr
+    assert f"rejected {bad}:{test_lines[1] + 1}: not JSON" in proc.stderr
+    assert json.loads(proc.stdout)["items"] == 3
+    wrong = run_cli("eval", "--model", spec, "--method", "kdf", "--probes", str(probes["icl-mc"]),
+                    "--out", str(tmp_path / "w"))
+    assert wrong.returncode == 2 and "kdf reads kdf probe sets; icl-mc.jsonl is icl-mc" in wrong.stderr
+    unknown = run_cli("eval", "--model", spec, "--method", "ic-lke", "--probes", str(probes["icl-mc"]),
+                      "--out", str(tmp_path / "u"), "--option", "shots=3")
+    assert unknown.returncode == 2 and "has no option shots" in unknown.stderr
+
+
+def test_kdf_answers_by_letter(probes, tmp_path):
+    result = _eval("--model", "smollm2-135m-instruct", "--method", "kdf", "--probes", str(probes["kdf"]),
+                   "--out", str(tmp_path / "kdf"), "--limit", "8")
+    assert result["items"] == 8
+    for record in _records(tmp_path / "kdf"):
+        best = max(range(4), key=lambda k: record["letter_logprobs"][k])
+        assert record["prediction"] == "ABCD"[best]
+        assert record["correct"] == (record["prediction"] == record["answer"])
+    assert result["accuracy"] >= 0.25  # 4 options; observed above chance
+
+
+def test_belief_on_a_masked_lm_keeps_every_prompts_answer(probes, tmp_path):
+    from factprobe.probes.scoring.loader import load_scorer
+    from factprobe.probes.scoring.requests import FillMaskRequest
+    from scoring_models import tiny_bert
+
+    store = probes["icl-mc"].parent / "g.sqlite"
+    bert = tiny_bert(tmp_path / "bert")
+    cloze = tmp_path / "cloze.jsonl"
+    run_cli("probeset", "build", "--kind", "cloze", "--relation", "P36", "--single-token", f"hf-mlm:{bert}",
+            "--manual-only", "--store", str(store), "--out", str(cloze), "--quiet", check=True)
+    result = _eval("--model", f"hf-mlm:{bert}", "--method", "belief", "--probes", str(cloze), "--out",
+                   str(tmp_path / "belief"))
+    records = _records(tmp_path / "belief")
+    assert {r["subject_label"] for r in records} == {"France", "Germany", "Italy"}  # single-token capitals only
+    scorer = load_scorer(f"hf-mlm:{bert}")
+    items = {json.loads(line)["id"]: json.loads(line) for line in cloze.read_text().splitlines()}
+    for record in records:
+        prompts = items[record["id"]]["prompts"]
+        tops = scorer.fill_mask([FillMaskRequest(p["text"].replace("[Y]", "[MASK]"), top_k=1) for p in prompts])
+        assert record["predictions"] == [t[0].token for t in tops]
+        assert record["prompt_correct"] == [t[0].token == record["object_label"].lower() for t in tops]
+        assert record["confidence"] == pytest.approx([t[0].prob for t in tops])
+    for key in ("acc_at_1", "consistency", "overconfidence", "coverage", "reliability", "one_word_ratio"):
+        assert key in result
+    assert result["coverage"]["oracle"] >= result["coverage"]["maximum"] >= result["coverage"]["average"]
+
+
+@pytest.mark.slow
+def test_distractor_measure_min_and_avg_at_n(probes, tmp_path):
+    store = probes["icl-mc"].parent / "g.sqlite"
+    sets = tmp_path / "d.jsonl"
+    run_cli("probeset", "build", "--kind", "distractor", "--relation", "P36", "--strategy", "random", "--n", "2",
+            "--per-relation", "3", "--store", str(store), "--out", str(sets), "--quiet", check=True)
+    result = _eval("--model", "smollm2-135m-instruct", "--method", "distractor", "--probes", str(sets),
+                   "--out", str(tmp_path / "dm"), "--option", "clozes=2")
+    assert result["items"] == 3
+    for record in _records(tmp_path / "dm"):
+        scores = record["by_strategy"]["random"]
+        # per cloze Min@2 is 0 or 1 and Avg@2 is 0, 0.5 or 1; averaged over 2 clozes
+        assert scores["min_at_n"] in (0, 0.5, 1) and scores["avg_at_n"] in (0, 0.25, 0.5, 0.75, 1)
+        assert scores["min_at_n"] <= scores["avg_at_n"]
+    assert 0 <= result["by_strategy"]["random"]["min_at_n"] <= result["by_strategy"]["random"]["avg_at_n"] <= 1
