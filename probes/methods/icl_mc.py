@@ -2,11 +2,19 @@
 test subject, and the answer is the choice with the highest probability as a continuation
 (all its tokens). No relation words appear anywhere in the prompt.
 
-Options: `examples` (n, default 50), `separator` between subject and object (default " "),
-`line_separator` (default "\\n"), `fixed_examples` (EIC-LKE as we read it: one seeded example set
-per relation shared by every test item, so its prompt prefix is computed once; default False:
-a fresh seeded draw per item). Demonstrations come from the probe set's demo split of the same
-relation; a relation with fewer demos uses what it has.
+Options:
+- `examples` (n, default 50), `separator` between subject and object (default " "),
+  `line_separator` (default "\\n");
+- `fixed_examples`: EIC-LKE as we read it, one seeded example set per relation shared by every
+  test item (its prompt prefix is then computed once); default False, a fresh draw per item;
+- the paper's design-space study: `order_seed` reorders the drawn examples (same examples, other
+  order); `replace` = k examples replaced by `replace_with` "unknown" (fictitious subject and
+  object) or "incorrect" (the subject kept, the object of another example), at
+  `replace_positions` "random" or "contiguous" (a seeded run of k lines);
+  `record_positions` = True records, for every example line, the log-probability of its object
+  given the lines before it and its subject (how the model follows the pattern along the prompt).
+Demonstrations come from the probe set's demo split of the same relation; a relation with fewer
+demos uses what it has.
 """
 
 from __future__ import annotations
@@ -17,31 +25,85 @@ from typing import Sequence
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method, base_record
 
+_SYLLABLES = ("ka", "lo", "mi", "ren", "tu", "vas", "no", "bri", "sel", "dor", "qua", "zen")
+
+
+def fictitious_name(rng, words: int = 1) -> str:
+    """A pronounceable name no graph holds: what "unknown" examples are made of."""
+    return " ".join("".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize() for _ in range(words))
+
 
 class ICLKE(Method):
     name = "ic-lke"
     kinds = ("icl-mc",)
-    defaults = {"examples": 50, "separator": " ", "line_separator": "\n", "fixed_examples": False}
+    defaults = {"examples": 50, "separator": " ", "line_separator": "\n", "fixed_examples": False,
+                "order_seed": None, "replace": 0, "replace_with": "unknown", "replace_positions": "random",
+                "record_positions": False}
 
-    def prompt(self, item: dict) -> str:
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        if self.options["replace_with"] not in ("unknown", "incorrect"):
+            raise ValueError("replace_with: use unknown or incorrect")
+        if self.options["replace_positions"] not in ("random", "contiguous"):
+            raise ValueError("replace_positions: use random or contiguous")
+
+    def examples(self, item: dict) -> list[dict]:
+        """The (subject_label, object_label, kind) example lines of an item's prompt, in order."""
         pool = self.context.demonstrations.get(item["relation"], [])
         key = item["relation"] if self.options["fixed_examples"] else item["id"]
-        shots = self.context.rng("ic-lke", key).sample(pool, min(self.options["examples"], len(pool)))
+        drawn = self.context.rng("ic-lke", key).sample(pool, min(self.options["examples"], len(pool)))
+        lines = [{"subject": d["subject_label"], "object": d["object_label"], "kind": "true"} for d in drawn]
+        if self.options["order_seed"] is not None:
+            self.context.rng("order", str(self.options["order_seed"]), key).shuffle(lines)
+        k = min(self.options["replace"], len(lines))
+        if k:
+            rng = self.context.rng("replace", key)
+            if self.options["replace_positions"] == "contiguous":
+                start = rng.randrange(len(lines) - k + 1)
+                positions = list(range(start, start + k))
+            else:
+                positions = sorted(rng.sample(range(len(lines)), k))
+            for p in positions:
+                if self.options["replace_with"] == "unknown":
+                    lines[p] = {"subject": fictitious_name(rng), "object": fictitious_name(rng), "kind": "unknown"}
+                else:
+                    others = [x["object"] for x in lines if x["object"] != lines[p]["object"]]
+                    if others:
+                        lines[p] = {**lines[p], "object": rng.choice(others), "kind": "incorrect"}
+        return lines
+
+    def prompt(self, item: dict, lines: list[dict] | None = None) -> str:
+        lines = self.examples(item) if lines is None else lines
         sep, nl = self.options["separator"], self.options["line_separator"]
-        lines = [f"{d['subject_label']}{sep}{d['object_label']}" for d in shots]
-        return nl.join([*lines, item["subject_label"]])
+        return nl.join([*(f"{x['subject']}{sep}{x['object']}" for x in lines), item["subject_label"]])
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
-        sep = self.options["separator"]
-        requests = [LoglikelihoodRequest(self.prompt(i), tuple(sep + c for c in i["choices"])) for i in items]
+        sep, nl = self.options["separator"], self.options["line_separator"]
+        examples = [self.examples(i) for i in items]
+        requests = [LoglikelihoodRequest(self.prompt(i, e), tuple(sep + c for c in i["choices"]))
+                    for i, e in zip(items, examples)]
+        position_requests = []
+        if self.options["record_positions"]:
+            for lines in examples:
+                for p, line in enumerate(lines):
+                    context = nl.join([*(f"{x['subject']}{sep}{x['object']}" for x in lines[:p]), line["subject"]])
+                    position_requests.append(LoglikelihoodRequest(context, (sep + line["object"],)))
+        answers = scorer.loglikelihood(requests + position_requests)
+        positions = iter(answers[len(requests):])
         records = []
-        for item, scores in zip(items, scorer.loglikelihood(requests)):
+        for item, lines, scores in zip(items, examples, answers[:len(requests)]):
             logprobs = [s.logprob for s in scores]
             best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))  # ties: the earlier choice
             top = max(logprobs)
             norm = sum(math.exp(lp - top) for lp in logprobs)
+            extra = {}
+            if self.options["replace"]:
+                extra["example_kinds"] = [x["kind"] for x in lines]
+            if self.options["record_positions"]:
+                # log-probabilities: a fictitious object's probability underflows any rounding
+                extra["position_logprobs"] = [round(next(positions)[0].logprob, 6) for _ in lines]
             records.append(base_record(item, prediction=item["choices"][best], predicted_index=best,
                                        answer_index=item["answer_index"], correct=best == item["answer_index"],
                                        probability=math.exp(logprobs[best] - top) / norm,
-                                       gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs)))
+                                       gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs), **extra))
         return records
