@@ -19,9 +19,13 @@ def _option_value(text: str):
 
 @click.command("eval")
 @click.option("--model", "spec", required=True, help="Model spec (see `factprobe model --help`).")
-@click.option("--method", required=True, type=click.Choice(["ic-lke", "kdf", "belief", "distractor"]),
+@click.option("--method", required=True,
+              type=click.Choice(["ic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines"]),
               help="ic-lke: icl-mc sets, 'subject object' demonstrations, argmax over choices; kdf: A-D letters; "
-                   "belief: masked-LM top-1 over every prompt of cloze sets; distractor: Min@n / Avg@n.")
+                   "belief: masked-LM top-1 over every prompt of cloze sets; belief-icl: causal-LM Q/A answers of "
+                   "belief-icl sets per ICL setting, confidence from samples (options settings, samples); "
+                   "distractor: Min@n / Avg@n; baselines: probability, Precision@n, ROUGE-L and an LLM judge "
+                   "(options judge_model, judge_base_url).")
 @click.option("--probes", required=True, type=click.Path(dir_okay=False, exists=True), help="A probe-set JSONL.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Results folder: run.json, items.jsonl, aggregate.json. A rerun continues there.")

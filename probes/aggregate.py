@@ -13,9 +13,11 @@ def aggregate(method: str, records: Sequence[dict]) -> dict:
     out = {"method": method, "items": len(records), **_accuracy(records)}
     if not records:
         return out
-    out["by_relation"] = _breakdown(records, "relation")
-    out["by_bucket"] = _breakdown(records, "bucket")
-    extra = {"belief": _belief, "ic-lke": _icl, "distractor": _distractor}.get(method)
+    # `correct` is a share for multi-prompt and multi-cloze methods: breakdowns average it as is.
+    out["by_relation"] = _share_breakdown(records, "relation")
+    out["by_bucket"] = _share_breakdown(records, "bucket")
+    extra = {"belief": _belief, "belief-icl": _belief_icl, "ic-lke": _icl, "distractor": _distractor,
+             "baselines": _baselines}.get(method)
     if extra:
         out.update(extra(records))
     return out
@@ -48,6 +50,58 @@ def _belief(records: Sequence[dict]) -> dict:
                             for b in metrics.reliability_bins(flat_confidence, flat_correct)]}
 
 
+def _belief_icl(records: Sequence[dict]) -> dict:
+    """Per ICL setting (`by_setting`): accuracy, Acc@1 over one-template-per-fact draws, Consist
+    (pairs of a fact's answers that are the same answer by lemmas, probes/answers.py), Ovconf and
+    reliability bins (10, or one per answer when fewer), one-word ratio, relation and bucket
+    breakdowns. A record's own `correct` is the share of its settings that are correct, so the
+    top-level breakdowns are redone as means of that share (accuracy_by would read it as a bool)."""
+    settings = list(dict.fromkeys(s for r in records for s in r["by_setting"]))
+    by_setting = {}
+    for setting in settings:
+        # One flat row per (item, setting): the setting's answer over the item's fields.
+        rows = [{**r, **r["by_setting"][setting]} for r in records if setting in r["by_setting"]]
+        by_setting[setting] = _belief_icl_setting(rows)
+    return {"by_setting": by_setting, "by_relation": _share_breakdown(records, "relation"),
+            "by_bucket": _share_breakdown(records, "bucket")}
+
+
+def _belief_icl_setting(rows: list[dict]) -> dict:
+    from .answers import same_answer  # the lemmatizer loads only where answers are compared
+
+    per_fact: dict[str, list[dict]] = {}
+    for row in rows:
+        per_fact.setdefault(row.get("fact") or row["id"], []).append(row)
+    acc = metrics.acc_at_1([[bool(r["correct"]) for r in group] for group in per_fact.values()])
+    shares = []
+    for group in per_fact.values():
+        answers = [r["prediction"] for r in group]
+        pairs = [(a, b) for k, a in enumerate(answers) for b in answers[k + 1:]]
+        if pairs:
+            shares.append(sum(same_answer(a, b) for a, b in pairs) / len(pairs))
+    confidence = [r["confidence"] for r in rows]
+    correct = [bool(r["correct"]) for r in rows]
+    bins = min(10, len(rows))
+    return {"items": len(rows), "accuracy": sum(correct) / len(correct),
+            "acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
+                         "draws": acc.draws},
+            "consistency": sum(shares) / len(shares) if shares else None,  # None: no fact has two templates
+            "overconfidence": metrics.overconfidence(confidence, correct, bins),
+            "mean_confidence": sum(confidence) / len(confidence),
+            "one_word_ratio": metrics.one_word_ratio([r["prediction"] for r in rows]),
+            "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
+                            for b in metrics.reliability_bins(confidence, correct, bins)],
+            "by_relation": _breakdown(rows, "relation"), "by_bucket": _breakdown(rows, "bucket")}
+
+
+def _share_breakdown(records: Sequence[dict], key: str) -> dict:
+    groups: dict[str, list[float]] = {}
+    for r in records:
+        if r.get("correct") is not None:
+            groups.setdefault("none" if r.get(key) is None else str(r[key]), []).append(float(r["correct"]))
+    return {name: {"accuracy": sum(v) / len(v), "correct": sum(v), "total": len(v)} for name, v in groups.items()}
+
+
 def _icl(records: Sequence[dict]) -> dict:
     probability = [r["probability"] for r in records]
     correct = [bool(r["correct"]) for r in records]
@@ -65,6 +119,14 @@ def _distractor(records: Sequence[dict]) -> dict:
         values = [r["by_strategy"][strategy] for r in records if strategy in r["by_strategy"]]
         out[strategy] = {name: _mean([v[name] for v in values]) for name in ("min_at_n", "avg_at_n")}
     return {"by_strategy": out}
+
+
+def _baselines(records: Sequence[dict]) -> dict:
+    """Each baseline's mean verdict (the probability's mean value too); the judge when it ran."""
+    out = {name: _mean([float(r[name]) for r in records if r.get(name) is not None])
+           for name in ("probability", "precision_at_n", "rouge_l", "judge")}
+    out["probability_known"] = _mean([float(r["correct"]) for r in records])
+    return {"baselines": out}
 
 
 def _number(value: float) -> float | None:

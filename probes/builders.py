@@ -190,5 +190,7 @@ def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequenc
 
 
 def _demo(fact: ProbeFact, template: str) -> dict:
+    # The labels let a method rebuild the cloze with a mask where the object is (BELIEF-ICL's Q lines).
     return {"fact": fact.id, "relation": fact.relation, "template": template,
+            "subject_label": fact.subject_label, "object_label": fact.object_label,
             "text": fill(template, fact.subject_label, fact.object_label)}

@@ -23,7 +23,9 @@ from .methods import METHODS, MethodContext
 from .probeset import read_meta, sidecar_path
 
 REQUIRED = {"ic-lke": ("subject_label", "choices", "answer_index"), "kdf": ("question", "options", "answer"),
-            "belief": ("prompts", "gold"), "distractor": ("distractors", "object", "object_label", "subject_label")}
+            "belief": ("prompts", "gold"), "belief-icl": ("prompt", "gold", "demonstrations"),
+            "baselines": ("relation", "subject_label", "object", "object_label", "gold"),
+            "distractor": ("distractors", "object", "object_label", "subject_label")}
 
 
 @dataclass

@@ -9,11 +9,14 @@ records by the runner (probes/runner.py) with the pure functions of probes/metri
 from __future__ import annotations
 
 from .base import Method, MethodContext
+from .baselines import Baselines
 from .belief import Belief
+from .belief_icl import BeliefICL
 from .distractor import DistractorMeasure
 from .icl_mc import ICLKE
 from .kdf import KDF
 
-METHODS: dict[str, type[Method]] = {m.name: m for m in (ICLKE, KDF, Belief, DistractorMeasure)}
+METHODS: dict[str, type[Method]] = {m.name: m for m in (ICLKE, KDF, Belief, BeliefICL, DistractorMeasure,
+                                                                  Baselines)}
 
 __all__ = ["METHODS", "Method", "MethodContext"]

@@ -1,0 +1,74 @@
+"""The distractor paper's baseline measures on SmolLM2, the judge through a real OpenAI-compatible
+server (llama-cpp-python serving the same GGUF on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+import urllib.request
+
+import pytest
+
+from conftest import free_port, run_cli, running_server
+from factprobe.probes import metrics
+from factprobe.probes.methods.base import answer_key
+from factprobe.probes.runner import evaluate
+from factprobe.probes.scoring.specs import shortcut_path
+from scoring_models import real_scorer
+from test_eval import capital_graph
+from wikidata_builder import write_dump
+
+KEY = "judge-key"
+needs_server = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                                  reason="llama-cpp-python[server] is not installed (bash setup.sh dev installs it)")
+
+
+def _answers(url: str) -> bool:
+    try:
+        request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"})
+        urllib.request.urlopen(request, timeout=2).read()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def judge(tmp_path_factory):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
+            "--model_alias", "judge", "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
+            "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"]
+    with running_server(argv, tmp_path_factory.mktemp("judge") / "server.log", lambda: _answers(url),
+                        name="llama_cpp.server", timeout=120):
+        yield url
+
+
+@pytest.mark.slow
+@needs_server
+def test_baselines_with_a_judge(judge, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    store = tmp_path / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(tmp_path / "c.json", capital_graph())), "--store", str(store),
+            "--quiet", check=True)
+    probes = tmp_path / "d.jsonl"
+    run_cli("probeset", "build", "--kind", "distractor", "--relation", "P36", "--per-relation", "4", "--store",
+            str(store), "--out", str(probes), "--quiet", check=True)
+    summary = evaluate(real_scorer("smollm2-135m-instruct"), "baselines", probes, tmp_path / "run",
+                       options={"samples": 4, "n": 2, "judge_model": "judge", "judge_base_url": judge})
+    records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
+    assert summary.items == len(records) == 4
+    for r in records:
+        assert 0 < r["probability"] < 1 and r["correct"] == (r["probability"] > 0.5)
+        assert r["precision_at_n"] in (0.0, 1.0) and isinstance(r["judge"], bool)
+        best = max(metrics.rouge_l(answer_key(r["answer"]), answer_key(g)) for g in [r["object_label"]])
+        assert r["rouge_l"] == pytest.approx(best)
+        assert r["cloze"].endswith(r["subject_label"]) or r["subject_label"] in r["cloze"]
+    # the capital of a well-known country: the model's greedy answer is the label itself
+    france = next((r for r in records if r["subject_label"] == "France"), None)
+    if france is not None:
+        assert france["rouge_l"] == 1.0
+    for name in ("probability", "precision_at_n", "rouge_l", "judge"):
+        assert math.isfinite(summary.aggregate["baselines"][name])

@@ -1,0 +1,174 @@
+"""BELIEF-ICL: answer matching by lemmas, the Q/A prompt, the aggregate per ICL setting, and a real run of `factprobe eval --method belief-icl` on SmolLM2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from factprobe.probes.aggregate import aggregate
+from factprobe.probes.answers import answer_tokens, matches, matches_any, same_answer
+from factprobe.probes.methods import METHODS, MethodContext
+from factprobe.probes.methods.belief_icl import SETTINGS, BeliefICL
+from wikidata_builder import item as entity
+from wikidata_builder import write_dump
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def test_answer_tokens_casefold_strip_punctuation_and_lemmatize():
+    assert answer_tokens("Cities.") == ("city",)
+    assert answer_tokens("  the CITY of Paris!! ") == ("the", "city", "of", "paris")
+    assert answer_tokens("Buenos Aires") == ("buenos", "aires")
+    assert answer_tokens("...") == () and answer_tokens("") == ()
+
+
+def test_matches_is_gold_inside_prediction():
+    assert matches("cities", "city") and matches("City", "cities")  # lemmas, either side
+    assert matches("the city of Paris", "Paris")
+    assert matches("Paris, France.", "Paris")
+    assert not matches("Paris", "Paris Hilton")  # a part of a name is not the name
+    assert not matches("Aires Buenos", "Buenos Aires")  # the gold's words in order, adjacent
+    assert not matches("Parisian", "Paris")  # whole words only
+    assert not matches("", "Paris") and not matches("Paris", "")  # no words: no match
+    assert matches_any("It is Tokyo", ["Edo", "Tokyo"]) and not matches_any("Kyoto", ["Edo", "Tokyo"])
+
+
+def test_same_answer_is_bidirectional():
+    assert same_answer("Paris", "the city of Paris") and same_answer("the city of Paris", "Paris")
+    assert not matches("Paris", "the city of Paris")  # accuracy's test is one-directional
+    assert same_answer("Paris", "Paris Hilton")
+    assert not same_answer("Paris", "Lyon")
+    assert same_answer("", "...")  # two answers without words agree
+    assert not same_answer("", "Paris")
+
+
+# -- prompt ----------------------------------------------------------------------------------
+
+
+def _item(**fields) -> dict:
+    item = {"id": "belief-icl:F:0", "fact": "F", "relation": "P36", "subject_label": "France", "object_label": "Paris",
+            "gold": ["Paris"], "template": "The capital of [X] is [Y].", "template_id": 0,
+            "prompt": "The capital of France is [Y].",
+            "demonstrations": {"zero-shot": [], "x-relation": [
+                {"fact": "J", "relation": "P36", "template": "The capital of [X] is [Y].", "subject_label": "Japan",
+                 "object_label": "Tokyo", "text": "The capital of Japan is Tokyo."},
+                {"fact": "I", "relation": "P36", "template": "[Y] is the capital of [X].", "subject_label": "Italy",
+                 "object_label": "Rome", "text": "Rome is the capital of Italy."}]}}
+    return {**item, **fields}
+
+
+def test_prompt_is_instruction_then_q_and_a_lines():
+    method = BeliefICL(MethodContext({}))
+    assert method.prompt(_item(), "x-relation") == (
+        "Predict the [MASK] in each sentence in one word.\n"
+        "Q: The capital of Japan is [MASK].\n"
+        "A: Tokyo\n"
+        "Q: [MASK] is the capital of Italy.\n"
+        "A: Rome\n"
+        "Q: The capital of France is [MASK].\n"
+        "A:")
+    assert method.prompt(_item(), "zero-shot") == (
+        "Predict the [MASK] in each sentence in one word.\nQ: The capital of France is [MASK].\nA:")
+
+
+def test_options_are_checked():
+    assert BeliefICL(MethodContext({})).options["settings"] == list(SETTINGS)
+    assert BeliefICL(MethodContext({"settings": "x-template, zero-shot"})).options["settings"] == [
+        "x-template", "zero-shot"]
+    assert BeliefICL(MethodContext({"settings": "all"})).options["settings"] == list(SETTINGS)
+    for bad in ({"settings": "x-everything"}, {"samples": 0}, {"temperature": 0}, {"shots": 3}):
+        with pytest.raises(ValueError):
+            BeliefICL(MethodContext(bad))
+    old = _item()
+    del old["demonstrations"]["x-relation"][0]["subject_label"]  # a set built before demos had labels
+    with pytest.raises(ValueError, match="rebuild the probe set"):
+        BeliefICL(MethodContext({})).prompt(old, "x-relation")
+
+
+# -- aggregate -------------------------------------------------------------------------------
+
+
+def _record(fact: str, template: int, **by_setting) -> dict:
+    settings = {name: {"prediction": p, "correct": c, "confidence": conf, "one_word": len(p.split()) == 1}
+                for name, (p, c, conf) in by_setting.items()}
+    return {"id": f"{fact}:{template}", "fact": fact, "relation": "P36", "bucket": None, "template_id": template,
+            "by_setting": settings, "correct": sum(s["correct"] for s in settings.values()) / len(settings)}
+
+
+def test_aggregate_breaks_down_by_setting_with_lemma_consistency():
+    records = [_record("A", 0, **{"x-relation": ("Paris", True, 1.0), "zero-shot": ("Lyon", False, 0.5)}),
+               _record("A", 1, **{"x-relation": ("Paris, France", True, 0.5), "zero-shot": ("Paris", True, 0.5)}),
+               _record("B", 0, **{"x-relation": ("Rome", True, 1.0), "zero-shot": ("Rome", True, 1.0)}),
+               _record("B", 1, **{"x-relation": ("Milan", False, 1.0), "zero-shot": ("Rome.", True, 0.0)})]
+    result = aggregate("belief-icl", records)
+    assert result["accuracy"] == pytest.approx(0.75)  # mean over items of the share of settings correct
+    assert result["by_relation"]["P36"] == {"accuracy": 0.75, "correct": 3.0, "total": 4}
+    rel = result["by_setting"]["x-relation"]
+    assert rel["accuracy"] == 0.75 and rel["items"] == 4
+    assert rel["consistency"] == 0.5  # "Paris" ~ "Paris, France" (bi-directional); "Rome" != "Milan"
+    assert rel["one_word_ratio"] == 0.75
+    assert rel["acc_at_1"]["mean"] == pytest.approx(0.75, abs=0.1) and rel["acc_at_1"]["min"] >= 0.5
+    assert rel["overconfidence"] == pytest.approx((1.0 + 0.5 + 1.0 + 1.0) / 4 - 0.75)  # one answer per bin
+    zero = result["by_setting"]["zero-shot"]
+    assert zero["consistency"] == 0.5 and zero["acc_at_1"]["min"] == 0.5 and zero["acc_at_1"]["max"] <= 1.0
+    assert zero["by_relation"]["P36"] == {"accuracy": 0.75, "correct": 3, "total": 4}
+
+
+# -- a real model through the CLI ----------------------------------------------------------------
+
+CAPITALS = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Egypt", "Cairo"), ("Kenya", "Nairobi"),
+            ("Norway", "Oslo"), ("Spain", "Madrid"), ("Argentina", "Buenos Aires")]
+
+
+@pytest.fixture(scope="module")
+def belief_icl_set(tmp_path_factory):
+    base = tmp_path_factory.mktemp("belief-icl")
+    entities = [entity("Q6256", "country"), entity("Q5119", "capital")]
+    for k, (country, capital) in enumerate(CAPITALS):
+        entities.append(entity(f"Q{1000 + k}", country, claims={"P31": ["Q6256"], "P36": [f"Q{2000 + k}"]}))
+        entities.append(entity(f"Q{2000 + k}", capital, claims={"P31": ["Q5119"]}))
+    store = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(base / "capitals.json", entities)), "--store", str(store), "--quiet",
+            check=True)
+    out = base / "belief-icl.jsonl"
+    run_cli("probeset", "build", "--kind", "belief-icl", "--relation", "P36", "--shots", "2", "--manual-only",
+            "--store", str(store), "--out", str(out), "--quiet", check=True)
+    return out
+
+
+def _eval(probes, out, limit: int) -> dict:
+    proc = run_cli("eval", "--model", "smollm2-135m-instruct", "--method", "belief-icl", "--probes", str(probes),
+                   "--out", str(out), "--option", "samples=5", "--limit", str(limit), "--batch", "1", "--json",
+                   "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_belief_icl_on_smollm2_resumes_and_reports_every_setting(belief_icl_set, tmp_path):
+    out = tmp_path / "run"
+    first = _eval(belief_icl_set, out, 2)
+    assert first["new"] == 2
+    second = _eval(belief_icl_set, out, 3)  # the first two items are not asked again
+    assert second["resumed_after"] == 2 and second["new"] == 1 and second["items"] == 3
+    records = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    items = {i["id"]: i for i in map(json.loads, belief_icl_set.read_text().splitlines())}
+    assert len({r["fact"] for r in records}) == 1 and [r["template_id"] for r in records] == [0, 1, 2]
+    for record in records:
+        assert list(record["by_setting"]) == list(SETTINGS)
+        for result in record["by_setting"].values():
+            assert result["confidence"] == result["agreeing"] / 5 and 0 <= result["agreeing"] <= 5
+            assert result["correct"] == matches_any(result["prediction"], items[record["id"]]["gold"])
+            assert result["prediction"] == result["prediction"].strip() and "\n" not in result["prediction"]
+    assert set(second["by_setting"]) == set(SETTINGS)
+    for summary in second["by_setting"].values():
+        for key in ("accuracy", "acc_at_1", "consistency", "overconfidence", "one_word_ratio", "reliability"):
+            assert summary[key] is not None
+    # With a few examples the model answers capitals in one word (observed: every ICL setting right here).
+    assert second["by_setting"]["x-template"]["accuracy"] >= 2 / 3
+    # the CLI's records are the method's own output, reproducible for the run's seed
+    from factprobe.probes.scoring.loader import load_scorer
+
+    method = METHODS["belief-icl"](MethodContext({"samples": 5}, seed=0))
+    assert method.run(load_scorer("smollm2-135m-instruct"), [items[records[0]["id"]]]) == records[:1]
