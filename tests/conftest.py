@@ -48,6 +48,32 @@ def running_server(argv: list[str], log_path: Path, is_ready, *, name: str, time
         log.close()
 
 
+@contextmanager
+def llama_server(log_dir: Path, *, alias: str, key: str, logits_all: bool = False):
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 serving the SmolLM2 GGUF from its
+    PyPI wheel; yields the base URL (".../v1")."""
+    import urllib.request
+
+    from factprobe.probes.scoring.specs import shortcut_path
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
+            "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port), "--api_key", key,
+            "--n_ctx", "2048", "--n_threads", "2", "--seed", "0", *(["--logits_all", "true"] if logits_all else [])]
+
+    def answers() -> bool:
+        try:
+            request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {key}"})
+            urllib.request.urlopen(request, timeout=2).read()
+            return True
+        except OSError:
+            return False
+
+    with running_server(argv, log_dir / "server.log", answers, name="llama_cpp.server", timeout=120):
+        yield url
+
+
 def factprobe_cmd() -> list[str]:
     """The installed console script, next to this interpreter."""
     script = Path(sys.executable).with_name("factprobe")

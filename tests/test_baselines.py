@@ -6,16 +6,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import sys
-import urllib.request
 
 import pytest
 
-from conftest import free_port, run_cli, running_server
+from conftest import llama_server, run_cli
 from factprobe.probes import metrics
 from factprobe.probes.methods.base import answer_key
 from factprobe.probes.runner import evaluate
-from factprobe.probes.scoring.specs import shortcut_path
 from scoring_models import real_scorer
 from test_eval import capital_graph
 from wikidata_builder import write_dump
@@ -25,24 +22,9 @@ needs_server = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                   reason="llama-cpp-python[server] is not installed (bash setup.sh dev installs it)")
 
 
-def _answers(url: str) -> bool:
-    try:
-        request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"})
-        urllib.request.urlopen(request, timeout=2).read()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def judge(tmp_path_factory):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
-            "--model_alias", "judge", "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
-            "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"]
-    with running_server(argv, tmp_path_factory.mktemp("judge") / "server.log", lambda: _answers(url),
-                        name="llama_cpp.server", timeout=120):
+    with llama_server(tmp_path_factory.mktemp("judge"), alias="judge", key=KEY) as url:
         yield url
 
 

@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
-import urllib.request
 
 import pytest
 
 from factprobe.probes.scoring.openai_api import OpenAIScorer
 from factprobe.probes.scoring.requests import GenerateRequest, LoglikelihoodRequest
 from factprobe.probes.scoring.scorer import ScoringError, Unsupported
-from factprobe.probes.scoring.specs import shortcut_path
-from conftest import free_port, running_server
+from conftest import llama_server
 from scoring_models import real_scorer
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
@@ -21,24 +18,9 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
 KEY = "test-key"
 
 
-def _answers(url: str) -> bool:
-    try:
-        request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"})
-        urllib.request.urlopen(request, timeout=2).read()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
-            "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
-            "--logits_all", "true", "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"]
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with running_server(argv, log, lambda: _answers(url), name="llama_cpp.server", timeout=120):
+    with llama_server(tmp_path_factory.mktemp("llama"), alias="smollm2", key=KEY, logits_all=True) as url:
         yield url
 
 

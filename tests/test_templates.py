@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from factprobe.probes.paraphrase import (ParaphraseError, make_client, paraphras
                                          write_generated)
 from factprobe.probes.templates import (SHIPPED_DIR, RelationTemplates, Template, TemplateError, fill, load_file,
                                         load_templates, normalize, prompt_before_object)
-from conftest import free_port, run_cli, running_server
+from conftest import free_port, llama_server, run_cli
 
 LAMA_TREX = ("P17 P19 P20 P27 P30 P31 P36 P37 P39 P47 P101 P103 P106 P108 P127 P131 P136 P138 P140 P159 P176 "
              "P178 P190 P264 P276 P279 P361 P364 P407 P413 P449 P463 P495 P527 P530 P740 P937 P1001 P1303 "
@@ -242,26 +240,9 @@ def test_cli_paraphrase_errors_are_one_line(tmp_path, monkeypatch):
 # -- paraphrasing through a real server ---------------------------------------------------------------
 
 
-def _answers(url: str) -> bool:
-    try:
-        request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"})
-        urllib.request.urlopen(request, timeout=2).read()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from factprobe.probes.scoring.specs import shortcut_path
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
-            "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--api_key", KEY,
-            "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"]
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with running_server(argv, log, lambda: _answers(url), name="llama_cpp.server", timeout=120):
+    with llama_server(tmp_path_factory.mktemp("llama"), alias="smollm2", key=KEY) as url:
         yield url
 
 

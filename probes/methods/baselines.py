@@ -14,6 +14,7 @@ baseline's value is in the record and averaged in the aggregate.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Sequence
 
@@ -52,7 +53,6 @@ class Baselines(Method):
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         from ...index.appropt import path_logprob, prompt_ids
         from ...index.label_trie import LabelTrie
-        import math
 
         prompts = [self._templates(i) for i in items]
         stop = ("\n", ".", ",")
