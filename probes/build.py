@@ -192,4 +192,15 @@ def _distractor_items(kg, facts, selection, options) -> list[dict]:
     for strategy in options.strategies:
         keys = [(f.subject, f.relation, f.object, prompts.get(f.id)) for f in facts]
         found[strategy] = finder.find_many(keys, strategy=strategy, n=options.n, at=selection.at, seed=selection.seed)
-    return builders.build_distractor_sets(facts, found)
+    return _with_names(builders.build_distractor_sets(facts, found), finder)
+
+
+def _with_names(items: list[dict], finder) -> list[dict]:
+    """The distractor measure sums an entity's plausibility over all its names (label and
+    aliases), for the object and for each distractor alike: the items carry those names."""
+    for item in items:
+        item["object_names"] = list(finder.names_of_raw(item["object"]))
+        for found in item["distractors"].values():
+            for entry in found:
+                entry["names"] = list(finder.names_of_raw(entry["entity"]))
+    return items
