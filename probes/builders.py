@@ -21,7 +21,9 @@ order of the facts. Each returns plain dicts, the JSONL records (probes/probeset
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Sequence as SequenceABC
 from typing import Callable, Mapping, Sequence
 
 from .facts import ProbeFact
@@ -32,6 +34,42 @@ LETTERS = "ABCD"
 
 def _rng(seed: int, *parts: str) -> random.Random:
     return random.Random("|".join([str(seed), *parts]))
+
+
+class _AllBut(SequenceABC):
+    """`items` without the positions in `skipped` (sorted), read-only and not copied.
+
+    The builders draw demonstrations from "every fact but this subject's" once per fact; copying
+    that list each time made them quadratic in the number of facts. Element for element this view
+    equals the filtered list, so a seeded `sample` over it draws the same items (same bytes)."""
+
+    def __init__(self, items: Sequence, skipped: Sequence[int]) -> None:
+        self.items, self.skipped = items, skipped
+
+    def __len__(self) -> int:
+        return len(self.items) - len(self.skipped)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[k] for k in range(*j.indices(len(self)))]
+        if j < 0:
+            j += len(self)
+        if not 0 <= j < len(self):
+            raise IndexError(j)
+        # The position i of the j-th kept item satisfies i = j + (skipped positions <= i); iterating
+        # from i = j climbs to the least such i, which is never a skipped one.
+        i = j
+        while (nxt := j + bisect_right(self.skipped, i)) != i:
+            i = nxt
+        return self.items[i]
+
+
+def _positions_by_subject(facts: Sequence[ProbeFact]) -> dict[str, list[int]]:
+    """Subject -> its facts' positions in `facts`, ascending (what `_AllBut` skips)."""
+    where: dict[str, list[int]] = defaultdict(list)
+    for k, fact in enumerate(facts):
+        where[fact.subject].append(k)
+    return where
 
 
 # -- cloze -----------------------------------------------------------------------------------
@@ -65,10 +103,9 @@ def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str
 def split_by_subject(facts: Sequence[ProbeFact], demo_fraction: float, seed: int) -> tuple[set[str], set[str]]:
     """Fact ids of the demonstration pool and the test split: per relation, a seeded share of the
     subjects goes to the pool with all its facts."""
-    by_relation: dict[str, list[str]] = defaultdict(list)
+    by_relation: dict[str, set[str]] = defaultdict(set)  # a set: the order comes from sorting below
     for fact in facts:
-        if fact.subject not in by_relation[fact.relation]:
-            by_relation[fact.relation].append(fact.subject)
+        by_relation[fact.relation].add(fact.subject)
     demo_subjects = set()
     for relation, subjects in by_relation.items():
         order = _rng(seed, "split", relation).sample(sorted(subjects), len(subjects))
@@ -128,11 +165,12 @@ def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], 
     for fact in facts:
         if fact.id in questions:
             by_relation[fact.relation].append(fact)
+    subject_at = {relation: _positions_by_subject(asked) for relation, asked in by_relation.items()}
     items = []
     for fact in facts:
         if fact.id not in questions:
             continue
-        pool = [f for f in by_relation[fact.relation] if f.subject != fact.subject]
+        pool = _AllBut(by_relation[fact.relation], subject_at[fact.relation][fact.subject])
         shots_taken = _rng(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
         items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), **questions[fact.id],
                       "demonstrations": [{"fact": f.id, **questions[f.id]} for f in shots_taken]})
@@ -168,13 +206,15 @@ def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequenc
     by_relation: dict[str, list[ProbeFact]] = defaultdict(list)
     for fact in facts:
         by_relation[fact.relation].append(fact)
+    subject_at = _positions_by_subject(facts)
+    subject_at_in = {relation: _positions_by_subject(same) for relation, same in by_relation.items()}
     items = []
     for fact in facts:
         texts = templates.get(fact.relation)
         if not texts:
             raise ValueError(f"no cloze templates for {fact.relation} ({fact.relation_label})")
-        others_any = [f for f in facts if f.subject != fact.subject]
-        others_relation = [f for f in by_relation[fact.relation] if f.subject != fact.subject]
+        others_any = _AllBut(facts, subject_at[fact.subject])
+        others_relation = _AllBut(by_relation[fact.relation], subject_at_in[fact.relation][fact.subject])
         for t_id, template in enumerate(texts):
             rng = _rng(seed, "belief", fact.id, str(t_id))
             x_random = [_demo(f, rng.choice(templates[f.relation]))
