@@ -66,9 +66,13 @@ def _rows(path: Path) -> Iterator[tuple[str, dict]]:
         for number, line in enumerate(handle, start=1):
             if line.strip():
                 try:
-                    yield f"{path}:{number}", json.loads(line)
+                    row = json.loads(line)
                 except json.JSONDecodeError as error:
-                    yield f"{path}:{number}", {"__error__": f"not JSON ({error.msg})"}
+                    row = {"__error__": f"not JSON ({error.msg})"}
+                # Rows are read by field name: a list or a number on a line is a bad row, not a crash.
+                if not isinstance(row, dict):
+                    row = {"__error__": f"not a JSON object (a {type(row).__name__})"}
+                yield f"{path}:{number}", row
 
 
 def _field(row: dict, name: str) -> object:
@@ -153,14 +157,24 @@ def _entity(value: object, name: str) -> tuple[str | None, str]:
     return (text if is_id else None), text
 
 
+def _objects(value: object) -> list:
+    """obj_ents as a non-empty list: the first entry becomes the item's object, so an empty list
+    (or an empty entry) is a bad row to report, not a crash of the whole import."""
+    objects = value if isinstance(value, list) else [value]
+    if not objects:
+        raise ImportRowError("obj_ents: an empty list")
+    if any(o in (None, "") for o in objects):
+        raise ImportRowError("obj_ents: an empty entry")
+    return objects
+
+
 def _myriadlama(rows, report: ImportReport) -> list[dict]:
     by_uuid: dict[str, dict] = {}
 
     def convert(row: dict) -> None:
         uuid, relation, template = (str(_field(row, k)) for k in ("uuid", "rel_uri", "template"))
         subject, subject_label = _entity(_field(row, "sub_ent"), "sub_ent")
-        objects = _field(row, "obj_ents")
-        objects = objects if isinstance(objects, list) else [objects]
+        objects = _objects(_field(row, "obj_ents"))
         aliases = row.get("obj_aliases") or []
         if not isinstance(aliases, list):
             raise ImportRowError("obj_aliases: not a list")

@@ -56,3 +56,33 @@ def test_cli_import_writes_a_probe_set_with_sidecar(tmp_path):
     assert json.loads((tmp_path / "mc.meta.json").read_text())["source"]["rejected"] == 2
     stats = json.loads(run_cli("probeset", "stats", str(out), "--json", check=True).stdout)
     assert stats["by_relation"] == {"P36": 2}
+
+
+def test_myriadlama_rows_without_objects_are_rejected_and_the_import_goes_on(tmp_path):
+    """An empty obj_ents (and a line that is JSON but not an object) used to crash the import."""
+    rows = [
+        {"uuid": "m-1", "rel_uri": "P36", "sub_ent": "France", "obj_ents": [], "obj_aliases": [],
+         "template": "The capital of [X] is [Y]."},
+        [1, 2, 3],
+        {"uuid": "m-1", "rel_uri": "P36", "sub_ent": "France", "obj_ents": ["Paris"], "obj_aliases": [],
+         "template": "[X]'s capital is [Y]."},
+        {"uuid": "m-2", "rel_uri": "P36", "sub_ent": "Italy", "obj_ents": ["Rome", ""], "obj_aliases": [],
+         "template": "The capital of [X] is [Y]."},
+        {"uuid": "m-3", "rel_uri": "P36", "sub_ent": "Spain", "obj_ents": "Madrid", "obj_aliases": [],
+         "template": "The capital of [X] is [Y]."},
+    ]
+    path = tmp_path / "myriad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    items, report = import_items("myriadlama", [path])
+    assert report.rows == 5 and report.items == 2
+    assert report.rejected == [f"{path}:1: obj_ents: an empty list", f"{path}:2: not a JSON object (a list)",
+                               f"{path}:4: obj_ents: an empty entry"]
+    assert [(i["fact"], i["object_label"], i["gold"], [p["text"] for p in i["prompts"]]) for i in items] == [
+        ("m-1", "Paris", ["Paris"], ["France's capital is [Y]."]),
+        ("m-3", "Madrid", ["Madrid"], ["The capital of Spain is [Y]."])]
+    # the CLI writes what was kept and names what was not (exit code 3)
+    out = tmp_path / "myriad-items.jsonl"
+    proc = run_cli("probeset", "import", "--format", "myriadlama", str(path), "--out", str(out))
+    assert proc.returncode == 3 and len(out.read_text(encoding="utf-8").splitlines()) == 2
+    assert [line for line in proc.stderr.splitlines() if line.startswith("rejected ")] == [
+        f"rejected {line}" for line in report.rejected]
