@@ -83,7 +83,6 @@ def paraphrase(entry: RelationTemplates, n: int, client, model: str, seed: int =
     or `max_requests` were made; lines after the n-th new one are not examined."""
     if not entry.manual_cloze:
         raise ParaphraseError(f"{entry.relation}: no manual cloze templates to rephrase")
-    seen = {normalize(t.text) for t in entry.cloze}
     added: list[Template] = []
     duplicates: list[str] = []
     lost: list[str] = []
@@ -93,17 +92,41 @@ def paraphrase(entry: RelationTemplates, n: int, client, model: str, seed: int =
         answer = _ask(client, model, prompt, chat=chat, seed=seed + requests, temperature=temperature,
                       max_tokens=max_tokens or 24 * n + 48)
         requests += 1
-        for line in parse_lines(answer):
-            if len(added) == n:
-                break
-            if slot_problem(line, "cloze"):
-                lost.append(line)
-            elif normalize(line) in seen:
-                duplicates.append(line)
-            else:
-                seen.add(normalize(line))
-                added.append(Template(line, "generated", "cloze"))
+        known = [*(t.text for t in entry.cloze), *(t.text for t in added)]
+        screened = screen_lines(parse_lines(answer), known, n - len(added))
+        added += screened.added
+        duplicates += screened.duplicates
+        lost += screened.lost_slot
     return ParaphraseResult(entry.relation, tuple(added), tuple(duplicates), tuple(lost), requests)
+
+
+@dataclass(frozen=True)
+class Screened:
+    added: tuple[Template, ...]  # source "generated", kind "cloze"
+    duplicates: tuple[str, ...]
+    lost_slot: tuple[str, ...]
+
+
+def screen_lines(lines: Sequence[str], known: Sequence[str], limit: int) -> Screened:
+    """Sort candidate lines (from `parse_lines`) without asking any model, so the rules are testable
+    alone: a line without exactly one [X] and one [Y] lost a slot; a line equal (normalized) to a
+    `known` text or to an earlier line is a duplicate; the rest are new generated templates, up to
+    `limit` of them (lines after the last one taken are not examined)."""
+    seen = {normalize(text) for text in known}
+    added: list[Template] = []
+    duplicates: list[str] = []
+    lost: list[str] = []
+    for line in lines:
+        if len(added) >= limit:
+            break
+        if slot_problem(line, "cloze"):
+            lost.append(line)
+        elif normalize(line) in seen:
+            duplicates.append(line)
+        else:
+            seen.add(normalize(line))
+            added.append(Template(line, "generated", "cloze"))
+    return Screened(tuple(added), tuple(duplicates), tuple(lost))
 
 
 def _ask(client, model: str, prompt: str, *, chat: bool, seed: int, temperature: float, max_tokens: int) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from factprobe.probes.paraphrase import (ParaphraseError, make_client, paraphrase, parse_lines,
+from factprobe.probes.paraphrase import (ParaphraseError, make_client, paraphrase, parse_lines, screen_lines,
                                          write_generated)
 from factprobe.probes.templates import (SHIPPED_DIR, RelationTemplates, Template, TemplateError, fill, load_file,
                                         load_templates, normalize, prompt_before_object)
@@ -188,6 +188,35 @@ def test_write_generated_appends_and_loads_back(tmp_path):
 def test_parse_lines_strips_list_markers_and_quotes():
     answer = '1. "[X] sits in [Y]."\n\n- [X]\'s seat is [Y].\n  3)  [X]   lies   in [Y].\n* `[X] is in [Y]`\nSure!'
     assert parse_lines(answer) == ["[X] sits in [Y].", "[X]'s seat is [Y].", "[X] lies in [Y].", "[X] is in [Y]", "Sure!"]
+
+
+def test_screen_lines_drops_duplicates_and_slot_losers_and_keeps_the_rest_as_generated(tmp_path):
+    """The filter every model answer goes through, on lines whose fate is known."""
+    answer = ("1. the capital of  [X] is [Y].\n"  # an existing template, other case and spacing
+              "2. [X] is governed from [Y].\n"
+              "3. [X] is Governed from [Y].\n"  # the line before, again
+              "4. The capital is [Y].\n"  # lost [X]
+              "Sure! Here you go:\n"  # chatter: no slot at all
+              "5. [X] and [X] meet in [Y].\n"  # [X] twice
+              "6. [X] trades with [Z] through [Y].\n"  # a slot that does not exist
+              '7. "[X] has its seat in [Y]"\n'
+              "8. [X]'s capital: [Y].\n"
+              "9. [X] answers to [Y].")  # after the third new one: not examined
+    screened = screen_lines(parse_lines(answer), ["The capital of [X] is [Y].", "[X] is ruled from [Y]."], 3)
+    assert screened.added == (Template("[X] is governed from [Y].", "generated", "cloze"),
+                              Template("[X] has its seat in [Y]", "generated", "cloze"),
+                              Template("[X]'s capital: [Y].", "generated", "cloze"))
+    assert screened.duplicates == ("the capital of [X] is [Y].", "[X] is Governed from [Y].")
+    assert screened.lost_slot == ("The capital is [Y].", "Sure! Here you go:", "[X] and [X] meet in [Y].",
+                                  "[X] trades with [Z] through [Y].")
+    # what was kept is stored as generated, beside the manual templates it must not repeat
+    write_generated(tmp_path, "P36", screened.added, label="capital")
+    stored = load_templates([tmp_path])["P36"]
+    assert stored.generated_cloze == screened.added
+    # a second answer is screened against the first one's templates too: nothing new left
+    again = screen_lines(parse_lines("- [X] has its seat in [Y]\n- [X]'s capital: [Y]."),
+                         [t.text for t in stored.cloze], 3)
+    assert again.added == () and again.duplicates == ("[X] has its seat in [Y]", "[X]'s capital: [Y].")
 
 
 # -- the CLI ------------------------------------------------------------------------------------------
