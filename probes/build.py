@@ -104,9 +104,16 @@ def _items(kg: KnowledgeGraph, facts: list[ProbeFact], selection: FactSelection,
         questions = _questions(options, relations)
 
         def wrong(fact: ProbeFact) -> list[tuple[str, str]]:
-            found = finder.find(fact.subject, fact.relation, fact.object, strategy="random", n=3, at=selection.at,
-                                seed=selection.seed)
-            return [(d.entity, d.label or d.entity) for d in found.distractors]
+            # Random distractors follow one seeded order whatever n is, so a larger n only extends the
+            # list: ask again for more while entities sharing a label leave fewer than 3 distinct ones.
+            n = 3
+            while True:
+                found = finder.find(fact.subject, fact.relation, fact.object, strategy="random", n=n,
+                                    at=selection.at, seed=selection.seed)
+                pairs = [(d.entity, d.label or d.entity) for d in found.distractors]
+                if len(builders.distinct_by_name(pairs, fact.gold)) >= 3 or len(pairs) < n:
+                    return pairs
+                n *= 2
 
         return builders.build_kdf(facts, wrong, lambda f: questions[f.relation].replace("[X]", f.subject_label),
                                   shots=options.shots, seed=selection.seed)

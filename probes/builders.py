@@ -9,9 +9,11 @@ order of the facts. Each returns plain dicts, the JSONL records (probes/probeset
 - icl-mc (T-REx-MC / IC-LKE): per relation, subjects are split between a demonstration pool and
   the test split, so no test fact (nor its subject) appears among demonstrations; a test item's
   choices are its object + up to 99 other objects of the relation that are not true for the
-  subject and share no name with a gold answer, shuffled.
-- kdf: 4 options (A-D), the object + 3 fair random distractors, with `shots` demonstrations of
-  the same relation (other subjects) answered.
+  subject, are not the subject, and share no name with a gold answer nor with the subject's
+  label, shuffled; no two choices have the same normalized label (index/text.py).
+- kdf: 4 options (A-D), the object + 3 fair random distractors whose normalized labels differ
+  from each other and from every gold name, with `shots` demonstrations of the same relation
+  (other subjects) answered.
 - distractor: per fact, strategy x n distractors (index/distractors.py) for Min@n / Avg@n.
 - belief-icl: one item per (fact, template) with demonstration pools for zero-shot, x-random
   (any relation, any template), x-relation (same relation, any template) and x-template (same
@@ -26,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Sequence as SequenceABC
 from typing import Callable, Mapping, Sequence
 
+from ..index.text import name_key
 from .facts import ProbeFact
 from .templates import fill
 
@@ -117,22 +120,54 @@ def split_by_subject(facts: Sequence[ProbeFact], demo_fraction: float, seed: int
     return demo, {f.id for f in facts} - demo
 
 
+class _ChoicePool:
+    """A relation's objects as icl-mc choices, with what one fact must leave out found by lookup.
+
+    Two entities with the same normalized label would give two identical choice strings, so the
+    pool keeps one per label (the first by id) and files every member's names and id under it."""
+
+    def __init__(self, objects: Sequence[tuple[str, str, tuple[str, ...]]]) -> None:
+        self.rows: list[tuple[str, str]] = []  # (entity, label) shown as a choice
+        self.row_of: dict[str, int] = {}  # every object, a representative or not -> its row
+        self.rows_named: dict[str, set[int]] = defaultdict(set)  # name key -> rows bearing it
+        row_of_label: dict[str, int] = {}
+        for entity, label, names in objects:
+            key = name_key(label)
+            if key not in row_of_label:
+                row_of_label[key] = len(self.rows)
+                self.rows.append((entity, label))
+            row = self.row_of[entity] = row_of_label[key]
+            for name in (label, *names):
+                self.rows_named[name_key(name)].add(row)
+
+    def unfair(self, fact: ProbeFact, true: set[str]) -> list[int]:
+        """Rows that may not be a choice for `fact`, ascending: true objects, the subject (a
+        symmetric relation lists it among its objects), and any row sharing a name with a gold
+        answer or with the subject's label."""
+        out = {self.row_of[e] for e in (*true, fact.object, fact.subject) if e in self.row_of}
+        for name in (*fact.gold, fact.subject_label):
+            out |= self.rows_named.get(name_key(name), set())
+        return sorted(out)
+
+
 def build_icl_mc(facts: Sequence[ProbeFact], objects_of: Callable[[str], Sequence[tuple[str, str, tuple[str, ...]]]],
                  true_objects: Callable[[str, str], set[str]], *, choices: int = 100,
                  demo_fraction: float = 0.2, seed: int = 0) -> list[dict]:
     """`objects_of(relation)`: (entity, label, names) of every object of the relation, sorted;
-    `true_objects(subject, relation)`: the objects true for the subject."""
+    `true_objects(subject, relation)`: the objects true for the subject. Choices read differently
+    from each other, from every name of a true object and from the subject's label."""
     demo, _ = split_by_subject(facts, demo_fraction, seed)
+    pools: dict[str, _ChoicePool] = {}
     items = []
     for fact in facts:
         base = {"id": f"icl-mc:{fact.id}", "kind": "icl-mc", **fact.fields()}
         if fact.id in demo:
             items.append({**base, "split": "demo"})
             continue
-        true = true_objects(fact.subject, fact.relation)
-        gold_names = {g.casefold() for g in fact.gold}
-        others = [(e, label) for e, label, names in objects_of(fact.relation)
-                  if e not in true and not gold_names & {n.casefold() for n in names}]
+        if fact.relation not in pools:
+            pools[fact.relation] = _ChoicePool(objects_of(fact.relation))
+        pool = pools[fact.relation]
+        others = _AllBut(pool.rows, pool.unfair(fact, true_objects(fact.subject, fact.relation)))
         rng = _rng(seed, "choices", fact.id)
         picked = rng.sample(others, min(choices - 1, len(others)))
         options = [(fact.object, fact.object_label), *picked]
@@ -146,14 +181,28 @@ def build_icl_mc(facts: Sequence[ProbeFact], objects_of: Callable[[str], Sequenc
 # -- KDF multiple choice ---------------------------------------------------------------------
 
 
+def distinct_by_name(candidates: Sequence[tuple[str, str]], taken: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(entity, label) candidates in their order, without those whose normalized label is in
+    `taken` or was seen earlier: two options that read the same cannot both be answered."""
+    seen = {name_key(name) for name in taken}
+    out = []
+    for entity, label in candidates:
+        key = name_key(label)
+        if key not in seen:
+            seen.add(key)
+            out.append((entity, label))
+    return out
+
+
 def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], list[tuple[str, str]]],
               question_of: Callable[[ProbeFact], str], *, shots: int = 5, seed: int = 0) -> list[dict]:
-    """`distractors_of(fact)`: fair (entity, label) wrong answers, at least 3 wanted; a fact with
-    fewer is skipped. `question_of(fact)`: the question text. Demonstrations are other facts of
-    the same relation with other subjects, each with its own options and answer."""
+    """`distractors_of(fact)`: fair (entity, label) wrong answers, best first; the first 3 that read
+    differently from each other and from every gold name are the options, and a fact with fewer
+    is skipped. `question_of(fact)`: the question text. Demonstrations are other facts of the same
+    relation with other subjects, each with its own options and answer."""
     questions = {}
     for fact in facts:
-        wrong = distractors_of(fact)[:3]
+        wrong = distinct_by_name(distractors_of(fact), fact.gold)[:3]
         if len(wrong) < 3:
             continue
         options = [(fact.object, fact.object_label), *wrong]

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 from factprobe.kg.graph import KnowledgeGraph
 from test_distractors import graph_entities
-from wikidata_builder import write_dump
+from wikidata_builder import item, write_dump
 
 # Documents: France/Paris together 3 times, Germany/Berlin once, Italy/Rome 12 times.
 DOCS = ([("France and its capital Paris", 3), ("Berlin is in Germany", 1), ("Rome, Italy", 12),
@@ -267,3 +267,168 @@ def test_per_relation_caps_take_a_seeded_sample(store, tmp_path):
         assert meta["source"]["selection"]["capped"] == (7 - 2) + (10 - 2)
         picks.append([i["fact"] for i in items])
     assert picks[0] == picks[2] != picks[1]
+
+
+# -- a graph where fairness is easy to get wrong -----------------------------------------------------
+
+COUNTRY, STATE, REGION, TOWN, HUMAN, CITY = "Q6256", "Q35657", "Q82794", "Q3957", "Q5", "Q515"
+PAISES_BAJOS = "Pa\u00edses Bajos"  # precomposed i-acute: an alias of the Netherlands
+PAISES_BAJOS_NFD = "Pai\u0301ses Bajos"  # the same name in decomposed Unicode: another place's label
+
+
+def border_graph() -> list[dict]:
+    """P47 (shares border, symmetric: every subject is also an object) with two entities labelled
+    "Georgia" and a region whose label is an alias of the Netherlands; P19 with three towns
+    labelled "Springfield" and a town "Shelby" named like Shelbyville's alias; P36 with a capital
+    whose validity starts in the future (an announced move)."""
+    borders = {"Q142": ["Q183", "Q31"], "Q183": ["Q142", "Q31", "Q55"], "Q31": ["Q142", "Q183", "Q55"],
+               "Q55": ["Q183", "Q31"], "Q230": ["Q159"], "Q159": ["Q230"], "Q1428": ["Q812"], "Q812": ["Q1428"],
+               "Q9701": ["Q9700"]}
+    places = {"Q142": ("France", (), COUNTRY), "Q183": ("Germany", ("Deutschland",), COUNTRY),
+              "Q31": ("Belgium", (), COUNTRY), "Q55": ("Netherlands", ("Holland", PAISES_BAJOS), COUNTRY),
+              "Q230": ("Georgia", (), COUNTRY), "Q159": ("Russia", (), COUNTRY), "Q1428": ("Georgia", (), STATE),
+              "Q812": ("Florida", (), STATE), "Q9700": (PAISES_BAJOS_NFD, (), REGION),
+              "Q9701": ("Bajo Norte", (), REGION)}
+    entities = [item(COUNTRY, "country"), item(STATE, "federated state"), item(REGION, "region"),
+                item(TOWN, "town"), item(HUMAN, "human"), item(CITY, "city")]
+    for qid, (label, aliases, kind) in places.items():
+        entities.append(item(qid, label, aliases, {"P31": [kind], "P47": borders.get(qid, [])}))
+    towns = {"Q7001": ("Springfield", ()), "Q7002": ("Springfield", ()), "Q7003": ("Springfield", ()),
+             "Q7004": ("Shelbyville", ("Shelby",)), "Q7005": ("Ogdenville", ()), "Q7006": ("North Haverbrook", ()),
+             "Q7007": ("Shelby", ())}
+    entities += [item(qid, label, aliases, {"P31": [TOWN]}) for qid, (label, aliases) in towns.items()]
+    births = {"Q7101": ("Ann Example", "Q7004"), "Q7102": ("Bob Example", "Q7004"),
+              "Q7103": ("Cat Example", "Q7004"), "Q7104": ("Dan Example", "Q7005")}
+    entities += [item(qid, label, (), {"P31": [HUMAN], "P19": [town]}) for qid, (label, town) in births.items()]
+    entities += [item("Q9801", "Newland", (), {"P31": [COUNTRY], "P36": [("Q9802", "1900-01-01", None),
+                                                                          ("Q9803", "2999-01-01", None)]}),
+                 item("Q9802", "Oldtown", (), {"P31": [CITY]}), item("Q9803", "Newtown", (), {"P31": [CITY]})]
+    return entities
+
+
+@pytest.fixture(scope="module")
+def border_store(tmp_path_factory):
+    base = tmp_path_factory.mktemp("borders")
+    dump = write_dump(base / "borders.json", border_graph())
+    path = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(dump), "--store", str(path), "--quiet", check=True)
+    return str(path)
+
+
+def test_icl_mc_choices_exclude_the_subject_repeated_labels_and_names_of_true_objects(border_store, tmp_path):
+    out = tmp_path / "mc.jsonl"
+    _build(border_store, out, "--kind", "icl-mc", "--relation", "P47", "--choices", "100", "--demo-fraction", "0")
+    items = {(i["subject"], i["object"]): i for i in _items(out)}
+    assert len(items) == 15 and {i["split"] for i in items.values()} == {"test"}
+    # With 100 choices every fair object is one: the sets are exact. One "Georgia" (the first by id,
+    # the state Q1428) stands for both; Q9700 is named like the Netherlands' alias.
+    expected = {
+        ("Q31", "Q55"): ["Q1428", "Q159", "Q55", "Q812"],  # not Belgium itself, nor the NFD "Paises Bajos"
+        ("Q142", "Q183"): ["Q1428", "Q159", "Q183", "Q55", "Q812", "Q9700"],
+        ("Q159", "Q230"): ["Q142", "Q183", "Q230", "Q31", "Q55", "Q812", "Q9700"],  # no second "Georgia"
+        ("Q230", "Q159"): ["Q142", "Q159", "Q183", "Q31", "Q55", "Q812", "Q9700"],  # none named like the subject
+        ("Q812", "Q1428"): ["Q142", "Q1428", "Q159", "Q183", "Q31", "Q55", "Q9700"],
+        ("Q9701", "Q9700"): ["Q142", "Q1428", "Q159", "Q183", "Q31", "Q812", "Q9700"],  # nor the Netherlands
+    }
+    assert {key: sorted(items[key]["choice_ids"]) for key in expected} == expected
+    labels = dict(zip(items[("Q142", "Q183")]["choice_ids"], items[("Q142", "Q183")]["choices"]))
+    assert labels == {"Q1428": "Georgia", "Q159": "Russia", "Q183": "Germany", "Q55": "Netherlands",
+                      "Q812": "Florida", "Q9700": PAISES_BAJOS_NFD}
+    from factprobe.index.text import name_key
+
+    for item_ in items.values():
+        keys = [name_key(c) for c in item_["choices"]]
+        assert len(keys) == len(set(keys)), item_["id"]
+        assert item_["subject"] not in item_["choice_ids"] and item_["choices"][item_["answer_index"]] == \
+            item_["object_label"]
+        wrong = set(keys) - {name_key(item_["object_label"])}
+        assert not wrong & {name_key(g) for g in item_["gold"]}, item_["id"]
+
+
+def test_kdf_options_read_differently_and_share_no_name_with_a_true_object(border_store, tmp_path):
+    out = tmp_path / "kdf.jsonl"
+    _build(border_store, out, "--kind", "kdf", "--relation", "P19", "--shots", "2", "--seed", "0")
+    items = _items(out)
+    options = {i["subject_label"]: sorted(i["options"]) for i in items}
+    # Shelbyville's fair towns: three Springfields, Ogdenville, North Haverbrook (Shelby is named
+    # like its alias): three distinct labels, so one option set whichever Springfield is drawn.
+    shelbyville = ["North Haverbrook", "Ogdenville", "Shelbyville", "Springfield"]
+    assert options == {"Ann Example": shelbyville, "Bob Example": shelbyville, "Cat Example": shelbyville,
+                       "Dan Example": options["Dan Example"]}
+    dan = options["Dan Example"]  # four distinct fair labels for three places
+    assert "Ogdenville" in dan and len(set(dan)) == 4
+    assert set(dan) - {"Ogdenville"} < {"Springfield", "Shelbyville", "North Haverbrook", "Shelby"}
+    for item_ in items:
+        assert item_["option_ids"]["ABCD".index(item_["answer"])] == item_["object"]
+        for demo in item_["demonstrations"]:
+            assert len(set(demo["options"])) == 4
+
+
+def test_cloze_prompts_cover_templates_times_subject_aliases_and_gold_every_true_name(border_store, tmp_path):
+    from factprobe.probes.templates import load_templates
+
+    out = tmp_path / "cloze.jsonl"
+    _build(border_store, out, "--kind", "cloze", "--relation", "P47", "--manual-only")
+    templates = [t.text for t in load_templates()["P47"].cloze if t.source == "manual"]
+    netherlands = [i for i in _items(out) if i["subject"] == "Q55"]
+    assert sorted(i["object"] for i in netherlands) == ["Q183", "Q31"]
+    names = ["Netherlands", "Holland", PAISES_BAJOS]  # label first, then the aliases (3 by default)
+    for item_ in netherlands:
+        assert [(p["template_id"], p["subject_name"], p["text"]) for p in item_["prompts"]] == [
+            (k, name, t.replace("[X]", name)) for k, t in enumerate(templates) for name in names]
+        # both true objects, each with its label and aliases, in object-id order
+        assert item_["gold"] == ["Germany", "Deutschland", "Belgium"]
+    capped = tmp_path / "capped.jsonl"
+    _build(border_store, capped, "--kind", "cloze", "--relation", "P47", "--manual-only", "--aliases-per-subject", "2")
+    first = next(i for i in _items(capped) if i["subject"] == "Q55")
+    assert [p["subject_name"] for p in first["prompts"]] == ["Netherlands", "Holland"] * len(templates)
+
+
+def test_distractor_sets_with_random_sem_and_temp_sem(store, tmp_path):
+    from factprobe.index.distractors import DistractorFinder
+    from factprobe.index.semantic import SemanticIndex
+
+    base, path = store
+    semantic = tmp_path / "semantic"
+    run_cli("distractors", "build", "--store", path, "--out", str(semantic), "--threads", "1", "--quiet", check=True)
+    out = tmp_path / "d.jsonl"
+    meta = _build(path, out, "--kind", "distractor", "--relation", "P36", "--strategy", "random", "--strategy", "sem",
+                  "--strategy", "temp+sem", "--n", "3", "--semantic", str(semantic), "--seed", "4")
+    assert meta["params"]["options"]["strategies"] == ["random", "sem", "temp+sem"]
+    items = _items(out)
+    assert len(items) == 7
+    with KnowledgeGraph(path) as kg:
+        finder = DistractorFinder(kg, SemanticIndex.load(semantic))
+        for item_ in items:
+            assert list(item_["distractors"]) == ["random", "sem", "temp+sem"] and item_["shortfall"] is None
+            true = set(kg.objects(item_["subject"], "P36"))
+            for strategy, found in item_["distractors"].items():
+                chosen = [d["entity"] for d in found]
+                assert len(chosen) == len(set(chosen)) == 3, (item_["id"], strategy)
+                assert not set(chosen) & (true | {item_["subject"]}), (item_["id"], strategy)
+                # the probe set holds what the distractor layer finds for the same fact and seed
+                direct = finder.find(item_["subject"], "P36", item_["object"], strategy=strategy, n=3, seed=4)
+                assert [(d["entity"], d["source"], d["score"]) for d in found] == [
+                    (d.entity, d.source, d.score) for d in direct.distractors]
+        by_subject = {i["subject_label"]: i["distractors"] for i in items}
+        # former capitals come first under temp+sem, the most recently ended first
+        assert [d["label"] for d in by_subject["Germany"]["temp+sem"]][:1] == ["Bonn"]
+        assert [d["label"] for d in by_subject["Brazil"]["temp+sem"]][:2] == ["Rio de Janeiro", "Salvador"]
+        assert [d["source"] for d in by_subject["Brazil"]["temp+sem"]] == ["temporal", "temporal", "sem"]
+        assert by_subject["France"]["sem"][0]["label"] == "Lyon"  # Paris's nearest: a city of its country
+
+
+def test_all_but_view_equals_the_filtered_list():
+    """The builders sample demonstrations from a view that skips one subject's facts instead of a
+    filtered copy per fact; a seeded sample over it must draw exactly what the copy gave."""
+    import random
+
+    from factprobe.probes.builders import _AllBut
+
+    items = list(range(40))
+    for skipped in ([], [0], [39], [0, 1, 2], [3, 4, 10, 11, 12, 38, 39], list(range(0, 40, 2)), list(range(40))):
+        view, copy = _AllBut(items, skipped), [x for x in items if x not in set(skipped)]
+        assert len(view) == len(copy) and list(view) == copy and view[-1:] == copy[-1:]
+        for k in (0, 1, 5, len(copy)):
+            if k <= len(copy):
+                assert random.Random(k).sample(view, k) == random.Random(k).sample(copy, k)
