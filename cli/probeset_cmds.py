@@ -46,7 +46,8 @@ def probeset_group() -> None:
 @click.option("--per-bucket", type=click.IntRange(min=1), help="At most this many facts per (relation, bucket).")
 @click.option("--annotator", "annotators", multiple=True,
               help="Keep facts with provenance from these annotators (T-REx: NoSub, AllEnt, SPO). Repeatable.")
-@click.option("--at", help="Truth date YYYY-MM-DD: facts (and gold answers) valid then [default: today].")
+@click.option("--at", help="Truth date YYYY-MM-DD: facts (and gold answers) valid then [default: today; the "
+                           "sidecar records the date used].")
 @click.option("--popularity-bins", type=click.IntRange(min=0), default=0, show_default=True,
               help="Label items with the subject's popularity bin (by its number of statements).")
 @click.option("--seed", type=int, default=0, show_default=True)

@@ -3,7 +3,8 @@ files. The CLI (`factprobe probeset build`) and the HTTP service both call `buil
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import datetime as _dt
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -39,6 +40,7 @@ def build_probeset(store: str | Path, out: str | Path, selection: FactSelection,
     if options.kind not in KINDS:
         raise ValueError(f"kind {options.kind!r}: use one of {', '.join(KINDS)}")
     say = progress or (lambda _: None)
+    selection = with_truth_date(selection)
     kg = KnowledgeGraph(store)
     try:
         say("selecting facts")
@@ -53,6 +55,15 @@ def build_probeset(store: str | Path, out: str | Path, selection: FactSelection,
                               parquet=parquet)
     finally:
         kg.close()
+
+
+def with_truth_date(selection: FactSelection) -> FactSelection:
+    """The selection with its truth date fixed: "today" when none was given. Every query of the
+    build then uses that one date (a build running past midnight does not mix two), and the
+    sidecar names it, so `--at` with the recorded date rebuilds the same items on any later day."""
+    if selection.at is not None:
+        return selection
+    return replace(selection, at=_dt.date.today().isoformat())
 
 
 def _dropped(report: dict) -> str:

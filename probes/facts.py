@@ -29,7 +29,7 @@ class FactSelection:
     buckets: tuple[str, ...] = ()  # keep only these frequency buckets, e.g. ("0", "[1,10)")
     corpus: str | None = None  # the store's fact_frequencies corpus (frequency annotate --to-store)
     annotators: tuple[str, ...] = ()  # keep facts with provenance from one of these (T-REx)
-    at: str | None = None  # truth date YYYY-MM-DD (default: today)
+    at: str | None = None  # truth date YYYY-MM-DD (default: today; build_probeset fixes and records it)
     popularity_bins: int = 0  # >0: label each fact with its subject's popularity bin (0 = least)
     seed: int = 0
 

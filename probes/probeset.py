@@ -3,9 +3,10 @@
 `NAME.jsonl` holds one self-describing item per line (loadable with
 `datasets.load_dataset("json", data_files=...)`); `NAME.meta.json` beside it holds the kind, the
 build parameters, the seed, statistics of the source graph and the JSONL's SHA-256. Nothing in
-either file depends on the clock or the machine, so the same command and seed reproduce the same
-bytes. The sidecar is a separate file because a header line inside the JSONL would break
-`datasets`.
+either file depends on the machine, and only the sidecar on the clock: a build without a truth
+date records the day it used as one (probes/build.py), so the same command and seed reproduce the
+same JSONL bytes (and, on the same day, the same sidecar). The sidecar is a separate file because
+a header line inside the JSONL would break `datasets`.
 """
 
 from __future__ import annotations

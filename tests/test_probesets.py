@@ -364,6 +364,28 @@ def test_kdf_options_read_differently_and_share_no_name_with_a_true_object(borde
             assert len(set(demo["options"])) == 4
 
 
+def test_truth_date_defaults_to_today_and_is_recorded(border_store, tmp_path):
+    """Without --at the build uses today's date for every truth test and writes it in the sidecar;
+    --at with that date rebuilds the same items. Newtown's validity starts in 2999: not gold today."""
+    import datetime
+
+    before = datetime.date.today().isoformat()
+    meta = _build(border_store, tmp_path / "today.jsonl", "--kind", "cloze", "--relation", "P36")
+    after = datetime.date.today().isoformat()
+    used = meta["params"]["selection"]["at"]
+    assert used in (before, after)
+    sidecar = json.loads((tmp_path / "today.meta.json").read_text(encoding="utf-8"))
+    assert sidecar["params"]["selection"]["at"] == used
+    assert [(i["subject_label"], i["gold"]) for i in _items(tmp_path / "today.jsonl")] == [("Newland", ["Oldtown"])]
+    _build(border_store, tmp_path / "dated.jsonl", "--kind", "cloze", "--relation", "P36", "--at", used)
+    assert (tmp_path / "dated.jsonl").read_bytes() == (tmp_path / "today.jsonl").read_bytes()
+    # once the move happened, both are capitals (neither validity has ended): each is gold
+    later = _build(border_store, tmp_path / "later.jsonl", "--kind", "cloze", "--relation", "P36", "--at", "3000-01-01")
+    assert later["params"]["selection"]["at"] == "3000-01-01"
+    assert sorted((i["object_label"], i["gold"]) for i in _items(tmp_path / "later.jsonl")) == [
+        ("Newtown", ["Oldtown", "Newtown"]), ("Oldtown", ["Oldtown", "Newtown"])]
+
+
 def test_cloze_prompts_cover_templates_times_subject_aliases_and_gold_every_true_name(border_store, tmp_path):
     from factprobe.probes.templates import load_templates
 
