@@ -172,7 +172,7 @@ class Overlap:
     only_a: int
     only_b: int
     neither: int
-    subsumption_ab: float | None  # share of A's known items that B knows too; None: no shared item
+    subsumption_ab: float | None  # share of A's known items that B knows too; None: A knows none of the shared items
     subsumption_ba: float | None
     sharing: float | None  # |known by both| / |known by either|
     relations: int  # relations among the shared items, the points of the correlations
@@ -189,14 +189,18 @@ class Overlap:
 def overlap(items_a: Sequence[dict], items_b: Sequence[dict]) -> Overlap:
     by_id_a = {r["id"]: r for r in items_a}
     by_id_b = {r["id"]: r for r in items_b}
-    shared = sorted(set(by_id_a) & set(by_id_b), key=str)
+    # Only items with a verdict in both runs take part: a distractor item scored under several
+    # strategies has no single `correct`, and counting it as "not known" would invent agreement.
+    shared = sorted((i for i in set(by_id_a) & set(by_id_b)
+                     if by_id_a[i].get("correct") is not None and by_id_b[i].get("correct") is not None), key=str)
     known_a = {i for i in shared if is_known(by_id_a[i].get("correct"))}
     known_b = {i for i in shared if is_known(by_id_b[i].get("correct"))}
     both = len(known_a & known_b)
-    rates: tuple[float | None, ...] = (None, None, None)
-    if shared:
-        rates = (metrics.subsumption_rate(known_a, known_b), metrics.subsumption_rate(known_b, known_a),
-                 metrics.sharing_rate({"a": known_a, "b": known_b}))
+    # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
+    # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
+    rates = (metrics.subsumption_rate(known_a, known_b) if known_a else None,
+             metrics.subsumption_rate(known_b, known_a) if known_b else None,
+             metrics.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else None)
     acc_a = relation_means([by_id_a[i] for i in shared])
     acc_b = relation_means([by_id_b[i] for i in shared])
     relations = sorted(set(acc_a) & set(acc_b), key=natural_key)
@@ -600,6 +604,8 @@ def _nan(value) -> float:
 
 
 def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
+    # Runs without a single bucket accuracy (e.g. multi-strategy distractor runs) only add legend noise.
+    runs = [r for r in runs if any(_entry_accuracy(v) is not None for v in _breakdown(r, "by_bucket").values())]
     buckets = sorted({b for r in runs for b in _breakdown(r, "by_bucket")}, key=bucket_key)
     if not buckets:
         return False

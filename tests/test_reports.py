@@ -201,3 +201,18 @@ def test_compare_text_warns_on_other_probe_sets(runs):
     # Shared ids i1, i2. A knows both; C knows i1 (1.0) but not i2 (a share of 0.5 is not known).
     assert "both know 1, only A 1, only B 0, neither 0" in proc.stdout
     assert "subsumption A->B 0.5000  B->A 1.0000  sharing 0.5000" in proc.stdout
+
+
+def test_overlap_is_undefined_where_its_denominator_is_empty():
+    from factprobe.probes.report import overlap
+
+    # A knows nothing of the shared items, B knows i2: A->B has no items to ask about, B->A = 0/1,
+    # sharing = 0/1. i3 has no verdict in B (a multi-strategy distractor item) and takes no part.
+    a = [{"id": "i1", "correct": False}, {"id": "i2", "correct": False}, {"id": "i3", "correct": True}]
+    b = [{"id": "i1", "correct": False}, {"id": "i2", "correct": True}, {"id": "i3", "correct": None}]
+    o = overlap(a, b)
+    assert (o.shared, o.both, o.only_a, o.only_b, o.neither) == (2, 0, 0, 1, 1)
+    assert (o.subsumption_ab, o.subsumption_ba, o.sharing) == (None, 0.0, 0.0)
+    # No verdicts at all: nothing is shared and no rate is claimed.
+    none = overlap([{"id": "i1", "correct": None}], [{"id": "i1", "correct": None}])
+    assert (none.shared, none.subsumption_ab, none.subsumption_ba, none.sharing) == (0, None, None, None)
