@@ -34,20 +34,28 @@ def _breakdown(records: Sequence[dict], key: str) -> dict:
 
 
 def _belief(records: Sequence[dict]) -> dict:
-    correct = [r["prompt_correct"] for r in records if r["prompt_correct"]]
+    """Acc@1, Consist, Ovconf with its reliability bins (10, or one per prompt when fewer, so a
+    small run such as --limit 1 still reports), one-word ratio and coverage. Consist is None when
+    no fact has two prompts: it is defined over pairs of one fact's answers."""
+    answered = [r for r in records if r["prompt_correct"]]
+    if not answered:
+        return {"acc_at_1": None, "consistency": None, "overconfidence": None, "one_word_ratio": None,
+                "coverage": None, "reliability": []}
+    correct = [r["prompt_correct"] for r in answered]
     acc = metrics.acc_at_1(correct)
-    flat_confidence = [c for r in records for c in r["confidence"]]
-    flat_correct = [c for r in records for c in r["prompt_correct"]]
-    coverage = metrics.coverage(correct, [r["template_ids"] for r in records if r["prompt_correct"]],
-                                [r["relation"] for r in records if r["prompt_correct"]])
+    flat_confidence = [c for r in answered for c in r["confidence"]]
+    flat_correct = [c for r in answered for c in r["prompt_correct"]]
+    bins = min(10, len(flat_confidence))
+    coverage = metrics.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered])
+    predictions = [r["predictions"] for r in answered]
     return {"acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
-            "consistency": metrics.consistency([r["predictions"] for r in records]),
-            "overconfidence": metrics.overconfidence(flat_confidence, flat_correct),
-            "one_word_ratio": metrics.one_word_ratio([p for r in records for p in r["predictions"]]),
+            "consistency": metrics.consistency(predictions) if any(len(p) > 1 for p in predictions) else None,
+            "overconfidence": metrics.overconfidence(flat_confidence, flat_correct, bins),
+            "one_word_ratio": metrics.one_word_ratio([p for ps in predictions for p in ps]),
             "coverage": {"average": coverage.average, "maximum": coverage.maximum, "oracle": coverage.oracle},
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
-                            for b in metrics.reliability_bins(flat_confidence, flat_correct)]}
+                            for b in metrics.reliability_bins(flat_confidence, flat_correct, bins)]}
 
 
 def _belief_icl(records: Sequence[dict]) -> dict:

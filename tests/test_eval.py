@@ -4,6 +4,7 @@ the real ingest), real PyPI models, results that resume and refuse to mix."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -120,27 +121,67 @@ def test_bad_records_are_named_and_skipped_and_wrong_kinds_refused(probes, tmp_p
     assert unknown.returncode == 2 and "has no option shots" in unknown.stderr
 
 
+# Observed on the 2-core CPU: SmolLM2 with 2 of the 3 demonstrations, the first 8 items: 0.25,
+# chance for 4 options (it answers A or C only; on all 30 items 0.20 with 2 shots, 0.27 with 3).
+# This 135M model cannot do the letter format, so the test pins the number rather than a margin
+# over chance; what it checks hard is that the letters' scores are the reference path's.
+OBSERVED_KDF_ACCURACY = 0.25
+
+
+@pytest.mark.slow
 def test_kdf_answers_by_letter(probes, tmp_path):
-    result = _eval("--model", "smollm2-135m-instruct", "--method", "kdf", "--probes", str(probes["kdf"]),
-                   "--out", str(tmp_path / "kdf"), "--limit", "8")
-    assert result["items"] == 8
-    for record in _records(tmp_path / "kdf"):
-        best = max(range(4), key=lambda k: record["letter_logprobs"][k])
-        assert record["prediction"] == "ABCD"[best]
-        assert record["correct"] == (record["prediction"] == record["answer"])
-    assert result["accuracy"] >= 0.25  # 4 options; observed above chance
+    """The letter log-probs are those of the slow reference path on the exact prompt the record
+    carries, the prediction is their argmax, and the prompt holds `shots` demonstrations."""
+    from factprobe.probes.scoring.reference import reference_loglikelihood
+    from factprobe.probes.scoring.requests import LoglikelihoodRequest
+    from scoring_models import real_scorer
+
+    spec, shots = "smollm2-135m-instruct", 2
+    result = _eval("--model", spec, "--method", "kdf", "--probes", str(probes["kdf"]), "--out", str(tmp_path / "kdf"),
+                   "--limit", "8", "--option", f"shots={shots}")
+    items = {i["id"]: i for i in map(json.loads, probes["kdf"].read_text().splitlines())}
+    records = _records(tmp_path / "kdf")
+    assert result["items"] == len(records) == 8
+    scorer = real_scorer(spec)
+    for record in records:
+        item = items[record["id"]]
+        blocks = record["prompt"].split("\n\n")
+        assert len(item["demonstrations"]) == 3 and len(blocks) == shots + 1  # the option keeps 2 of 3
+        for block, demo in zip(blocks[:-1], item["demonstrations"]):
+            assert block.startswith(f"Question: {demo['question']}\n") and block.endswith(f"\nAnswer: {demo['answer']}")
+        assert blocks[-1] == "\n".join([f"Question: {item['question']}",
+                                          *(f"{x}. {o}" for x, o in zip("ABCD", item["options"])), "Answer:"])
+        request = LoglikelihoodRequest(record["prompt"], (" A", " B", " C", " D"))
+        reference = [s.logprob for s in reference_loglikelihood(scorer.model, scorer.tokenizer, request)]
+        assert record["letter_logprobs"] == pytest.approx(reference, abs=1e-4)
+        assert record["prediction"] == "ABCD"[max(range(4), key=reference.__getitem__)]
+        assert record["answer"] == item["answer"]
+        assert record["correct"] == (record["prediction"] == item["answer"])
+    observed = sum(r["correct"] for r in records) / len(records)
+    print(f"KDF accuracy {observed} ({shots} shots, {len(records)} items); chance 0.25")
+    assert result["accuracy"] == observed
+    assert observed == pytest.approx(OBSERVED_KDF_ACCURACY, abs=0.125)  # one item of 8
 
 
-def test_belief_on_a_masked_lm_keeps_every_prompts_answer(probes, tmp_path):
-    from factprobe.probes.scoring.loader import load_scorer
-    from factprobe.probes.scoring.requests import FillMaskRequest
+@pytest.fixture(scope="module")
+def mlm_cloze(probes, tmp_path_factory):
+    """The tiny masked LM and a cloze set of the capitals that are single tokens in its vocabulary."""
     from scoring_models import tiny_bert
 
-    store = probes["icl-mc"].parent / "g.sqlite"
-    bert = tiny_bert(tmp_path / "bert")
-    cloze = tmp_path / "cloze.jsonl"
+    base = tmp_path_factory.mktemp("mlm")
+    bert = tiny_bert(base / "bert")
+    cloze = base / "cloze.jsonl"
     run_cli("probeset", "build", "--kind", "cloze", "--relation", "P36", "--single-token", f"hf-mlm:{bert}",
-            "--manual-only", "--store", str(store), "--out", str(cloze), "--quiet", check=True)
+            "--manual-only", "--store", str(probes["icl-mc"].parent / "g.sqlite"), "--out", str(cloze), "--quiet",
+            check=True)
+    return bert, cloze
+
+
+def test_belief_on_a_masked_lm_keeps_every_prompts_answer(mlm_cloze, tmp_path):
+    from factprobe.probes.scoring.loader import load_scorer
+    from factprobe.probes.scoring.requests import FillMaskRequest
+
+    bert, cloze = mlm_cloze
     result = _eval("--model", f"hf-mlm:{bert}", "--method", "belief", "--probes", str(cloze), "--out",
                    str(tmp_path / "belief"))
     records = _records(tmp_path / "belief")
@@ -156,6 +197,43 @@ def test_belief_on_a_masked_lm_keeps_every_prompts_answer(probes, tmp_path):
     for key in ("acc_at_1", "consistency", "overconfidence", "coverage", "reliability", "one_word_ratio"):
         assert key in result
     assert result["coverage"]["oracle"] >= result["coverage"]["maximum"] >= result["coverage"]["average"]
+
+
+def _belief_by_hand(record: dict) -> dict:
+    """Ovconf with one bin per prompt (fewer than 10 prompts), its bins, and Consist over the
+    record's pairs of answers, as BELIEF defines them."""
+    n = len(record["confidence"])
+    ordered = sorted(zip(record["confidence"], record["prompt_correct"]), key=lambda pair: pair[0])
+    pairs = [(a, b) for k, a in enumerate(record["predictions"]) for b in record["predictions"][k + 1:]]
+    return {"overconfidence": math.fsum(c - ok for c, ok in ordered) / n,
+            "reliability": [{"confidence": c, "accuracy": float(ok), "count": 1} for c, ok in ordered],
+            "consistency": sum(a == b for a, b in pairs) / len(pairs) if pairs else None}
+
+
+def test_belief_aggregates_a_run_of_one_item(mlm_cloze, tmp_path):
+    """`eval --method belief --limit 1` used to write its item and then fail in the aggregate:
+    one fact has fewer prompts than the 10 reliability bins, and with one prompt no pair for Consist."""
+    bert, cloze = mlm_cloze
+    result = _eval("--model", f"hf-mlm:{bert}", "--method", "belief", "--probes", str(cloze), "--out",
+                   str(tmp_path / "one"), "--limit", "1")
+    (record,) = _records(tmp_path / "one")
+    assert result["items"] == 1 and 1 < len(record["confidence"]) < 10
+    expected = _belief_by_hand(record)
+    assert result["reliability"] == expected["reliability"]
+    assert result["overconfidence"] == pytest.approx(expected["overconfidence"], abs=1e-12)
+    assert result["consistency"] == pytest.approx(expected["consistency"], abs=1e-12)
+
+    # The same item asked by one prompt only: Consist is undefined (None), one bin remains.
+    item = next(i for i in map(json.loads, cloze.read_text().splitlines()) if i["id"] == record["id"])
+    single = tmp_path / "single.jsonl"
+    single.write_text(json.dumps({**item, "prompts": item["prompts"][:1]}) + "\n")
+    alone = _eval("--model", f"hf-mlm:{bert}", "--method", "belief", "--probes", str(single), "--out",
+                  str(tmp_path / "single"), "--limit", "1")
+    (record,) = _records(tmp_path / "single")
+    expected = _belief_by_hand(record)
+    assert alone["consistency"] is None and expected["consistency"] is None
+    assert alone["reliability"] == expected["reliability"] and len(alone["reliability"]) == 1
+    assert alone["overconfidence"] == record["confidence"][0] - float(record["prompt_correct"][0])
 
 
 @pytest.mark.slow

@@ -34,10 +34,12 @@ class KDF(Method):
         requests = [LoglikelihoodRequest(self.prompt(i), tuple(f" {x}" for x in LETTERS[:len(i["options"])]))
                     for i in items]
         records = []
-        for item, scores in zip(items, scorer.loglikelihood(requests)):
+        for item, request, scores in zip(items, requests, scorer.loglikelihood(requests)):
             logprobs = [s.logprob for s in scores]
             best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))
+            # The exact prompt scored goes into the record, so a run can be checked against
+            # another scorer (or the reference path) without rebuilding it from options.
             records.append(base_record(item, prediction=LETTERS[best], answer=item["answer"],
-                                       correct=LETTERS[best] == item["answer"],
+                                       correct=LETTERS[best] == item["answer"], prompt=request.context,
                                        letter_logprobs=[round(x, 6) for x in logprobs]))
         return records
