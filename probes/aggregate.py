@@ -121,12 +121,29 @@ def _icl(records: Sequence[dict]) -> dict:
 
 
 def _distractor(records: Sequence[dict]) -> dict:
+    """Min@n and Avg@n per strategy, each with its own breakdowns by relation and bucket: a
+    record's `correct` speaks for one strategy at most, so the top-level breakdowns cannot."""
     strategies = sorted({s for r in records for s in r["by_strategy"]})
     out = {}
     for strategy in strategies:
-        values = [r["by_strategy"][strategy] for r in records if strategy in r["by_strategy"]]
-        out[strategy] = {name: _mean([v[name] for v in values]) for name in ("min_at_n", "avg_at_n")}
+        # One flat row per (item, strategy): the strategy's scores over the item's fields.
+        rows = [{**r, **r["by_strategy"][strategy]} for r in records if strategy in r["by_strategy"]]
+        out[strategy] = {**_min_avg(rows), "skipped": sum(len(r.get("skipped") or ()) for r in rows),
+                         "by_relation": _min_avg_by(rows, "relation"), "by_bucket": _min_avg_by(rows, "bucket")}
     return {"by_strategy": out}
+
+
+def _min_avg(rows: Sequence[dict]) -> dict:
+    scored = [r for r in rows if r.get("min_at_n") is not None]
+    return {"min_at_n": _mean([r["min_at_n"] for r in scored]), "avg_at_n": _mean([r["avg_at_n"] for r in scored]),
+            "items": len(scored)}
+
+
+def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        groups.setdefault("none" if row.get(key) is None else str(row[key]), []).append(row)
+    return {name: _min_avg(group) for name, group in groups.items()}
 
 
 def _baselines(records: Sequence[dict]) -> dict:

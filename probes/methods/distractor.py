@@ -1,13 +1,30 @@
 """The distractor measure (Ammar Khodja et al. 2025): a model knows a fact in a cloze when the
 true object is more plausible than the distractors. Plausibility of an entity after a cloze is
-the sum over its names of P(" " + name + EOS | cloze), so a name the model would continue
-("Paris Hilton") does not count as "Paris". Min@n: the object beats each of the first n
-distractors (a tie counts as not known); Avg@n: the share of the first n it beats. Both are
-taken per cloze and averaged over the fact's clozes (the relation's object-final templates,
-`clozes` of them, default 5).
+the sum over ALL its names (label and aliases) of P(" " + name + EOS | cloze), so a name the
+model would continue ("Paris Hilton") does not count as "Paris", and an entity the model knows
+under an alias gets credit for it. Min@n: the object beats each of the first n distractors (a tie
+counts as not known); Avg@n: the share of the first n it beats. Both are taken per cloze and
+averaged over the fact's clozes (the relation's object-final templates, `clozes` of them,
+default 5).
+
+Names come from the probe item: `object_names` and each distractor's `names` (written by the
+builder); a set built before those fields existed falls back to `object_label` and the
+distractor's `label`.
+
+A distractor with no name at all cannot be asked about. It is skipped (listed under `skipped` in
+the strategy's scores) and the first n are taken among the named ones; counting it as beaten
+would credit the model for a gap in the graph.
+
+`correct` is the item's Min@n when it has exactly one strategy. With several strategies no single
+verdict exists: `correct` is None and the aggregate breaks each strategy down by relation and
+bucket on its own (probes/aggregate.py).
+
+Each record keeps, per cloze, every entity's log-plausibility (`per_cloze`), so a run can be
+checked name by name. A cloze's names are scored together: one forward pass per 32 names,
+right-padded, the log-softmax taken only where name tokens are predicted.
 
 Causal scorers only: the score needs EOS after the name, which the string-level loglikelihood
-interface cannot express."""
+interface cannot express portably."""
 
 from __future__ import annotations
 
@@ -21,7 +38,7 @@ from .base import Method, base_record
 class DistractorMeasure(Method):
     name = "distractor"
     kinds = ("distractor",)
-    defaults = {"clozes": 5, "n": None}  # n: default every distractor the item has
+    defaults = {"clozes": 5, "n": None}  # n: default every named distractor the item has
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -35,40 +52,101 @@ class DistractorMeasure(Method):
         return [prompt_before_object(t, item["subject_label"]) for t in texts[: self.options["clozes"]]]
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
-        from ...index.appropt import path_logprob, prompt_ids
+        return [self._record(scorer, item) for item in items]
+
+    def _record(self, scorer, item: dict) -> dict:
+        from ...index.appropt import prompt_ids
         from ...index.label_trie import LabelTrie
 
-        records = []
-        for item in items:
-            # The object is scored by its own label: the gold list also holds other true objects' names.
-            names = {item["object"]: [item["object_label"]]}
-            for found in item["distractors"].values():
-                for d in found:
-                    names.setdefault(d["entity"], [d["label"]] if d["label"] else [])
-            trie = LabelTrie.for_scorer(scorer, {e: n for e, n in names.items() if n})
-            per_strategy = {s: {"min_at_n": [], "avg_at_n": []} for s in item["distractors"]}
-            for cloze in self.clozes(item):
-                ids = prompt_ids(scorer, cloze)
-                plausibility: dict[str, float] = {}
-                for path in trie.paths:
-                    logprob = path_logprob(scorer, ids, (*path.tokens, trie.eos_id))
-                    held = plausibility.get(path.entity)
-                    plausibility[path.entity] = logprob if held is None else _logaddexp(held, logprob)
-                gold = plausibility[item["object"]]
-                for strategy, found in item["distractors"].items():
-                    n = len(found) if self.options["n"] is None else min(self.options["n"], len(found))
-                    beaten = [gold > plausibility.get(d["entity"], -math.inf) for d in found[:n]]
-                    per_strategy[strategy]["min_at_n"].append(float(all(beaten)) if beaten else None)
-                    per_strategy[strategy]["avg_at_n"].append(sum(beaten) / len(beaten) if beaten else None)
-            summary = {s: {k: _mean(v) for k, v in scores.items()} for s, scores in per_strategy.items()}
-            first = next(iter(summary.values()), {"min_at_n": None})
-            records.append(base_record(item, by_strategy=summary, correct=first["min_at_n"]))
-        return records
+        trie = LabelTrie.for_scorer(scorer, {e: n for e, n in entity_names(item).items() if n})
+        paths = _paths_by_entity(trie)
+        per_cloze, scores = [], {s: {"min_at_n": [], "avg_at_n": []} for s in item["distractors"]}
+        compared: dict[str, int] = {}
+        for cloze in self.clozes(item):
+            plausibility = _log_plausibility(scorer, prompt_ids(scorer, cloze), paths, trie.eos_id)
+            per_cloze.append({"cloze": cloze, "log_plausibility": plausibility})
+            gold = plausibility[item["object"]]
+            for strategy, found in item["distractors"].items():
+                first = self._first_named(found, plausibility)
+                compared[strategy] = len(first)
+                beaten = [gold > plausibility[d["entity"]] for d in first]  # a tie is not known
+                scores[strategy]["min_at_n"].append(float(all(beaten)) if beaten else None)
+                scores[strategy]["avg_at_n"].append(sum(beaten) / len(beaten) if beaten else None)
+        by_strategy = {strategy: {"min_at_n": _mean(scores[strategy]["min_at_n"]),
+                                  "avg_at_n": _mean(scores[strategy]["avg_at_n"]),
+                                  "compared": compared.get(strategy, 0),
+                                  "skipped": [d["entity"] for d in found if d["entity"] not in paths]}
+                       for strategy, found in item["distractors"].items()}
+        only = next(iter(by_strategy.values())) if len(by_strategy) == 1 else None
+        return base_record(item, by_strategy=by_strategy, correct=only["min_at_n"] if only else None,
+                           per_cloze=per_cloze)
+
+    def _first_named(self, found: list[dict], plausibility: dict[str, float]) -> list[dict]:
+        """The first n distractors that have a name (n: the option, default all of them)."""
+        named = [d for d in found if d["entity"] in plausibility]
+        return named if self.options["n"] is None else named[: self.options["n"]]
 
 
-def _logaddexp(a: float, b: float) -> float:
-    top = max(a, b)
-    return top + math.log(math.exp(a - top) + math.exp(b - top))
+def entity_names(item: dict) -> dict[str, list[str]]:
+    """Every name to score per entity: the object's and each distractor's, label first."""
+    names = {item["object"]: _names(item["object_label"], item.get("object_names"))}
+    for found in item["distractors"].values():
+        for d in found:
+            names.setdefault(d["entity"], _names(d.get("label"), d.get("names")))
+    return names
+
+
+def _names(label: str | None, more: list[str] | None) -> list[str]:
+    return list(dict.fromkeys(n for n in [label, *(more or [])] if n and n.strip()))
+
+
+def _paths_by_entity(trie) -> dict[str, list[tuple[int, ...]]]:
+    """Token paths per entity, each distinct sequence once: two names that tokenize alike are one
+    string to the model and must not be counted twice."""
+    out: dict[str, dict[tuple[int, ...], None]] = {}
+    for path in trie.paths:
+        if path.tokens:
+            out.setdefault(path.entity, {})[path.tokens] = None
+    return {entity: list(tokens) for entity, tokens in out.items()}
+
+
+def _log_plausibility(scorer, ids: list[int], paths: dict[str, list[tuple[int, ...]]], eos: int) -> dict[str, float]:
+    """log of the sum over an entity's names of P(name tokens, EOS | prompt), kept in log space so
+    that very unlikely names do not underflow to a tie at 0."""
+    flat = [(entity, (*tokens, eos)) for entity, token_paths in paths.items() for tokens in token_paths]
+    logprobs: dict[str, list[float]] = {}
+    for start in range(0, len(flat), _BATCH):
+        chunk = flat[start:start + _BATCH]
+        for (entity, _), logprob in zip(chunk, _path_logprobs(scorer, ids, [p for _, p in chunk])):
+            logprobs.setdefault(entity, []).append(logprob)
+    out = {}
+    for entity, values in logprobs.items():
+        top = max(values)
+        out[entity] = top + math.log(math.fsum(math.exp(v - top) for v in values))
+    return out
+
+
+_BATCH = 32  # paths per forward pass: a prompt's names are short, and Gemma's head is 262k wide
+
+
+def _path_logprobs(scorer, ids: list[int], paths: list[tuple[int, ...]]) -> list[float]:
+    """log P(path | ids) for each path, all in one forward pass. The paths are padded on the
+    right, which a causal model never looks at from the scored positions, and the head's output
+    and log-softmax are taken only over the positions that predict path tokens."""
+    import torch
+
+    longest = max(len(p) for p in paths)
+    rows = [[*ids, *p, *[scorer.pad_id] * (longest - len(p))] for p in paths]
+    mask = [[1] * (len(ids) + len(p)) + [0] * (longest - len(p)) for p in paths]
+    with torch.inference_mode():
+        logits = scorer.model(input_ids=torch.tensor(rows, device=scorer.device),
+                              attention_mask=torch.tensor(mask, device=scorer.device),
+                              use_cache=False, logits_to_keep=longest + 1).logits[:, :-1]
+        scores = torch.log_softmax(logits.float(), dim=-1)
+    scorer.work.forward_passes += 1
+    scorer.work.tokens_forwarded += len(rows) * len(rows[0])
+    # Summed in double, as path_logprob (index/appropt.py) does.
+    return [float(scores[k, torch.arange(len(p)), torch.tensor(p)].double().sum()) for k, p in enumerate(paths)]
 
 
 def _mean(values: list) -> float | None:
