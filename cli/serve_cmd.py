@@ -1,0 +1,63 @@
+"""`factprobe serve`: the HTTP service (FastAPI on uvicorn)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .options import store_option
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command("serve")
+@store_option
+@click.option("--index", "index_path", type=click.Path(dir_okay=False), default=None,
+              help="Embedded frequency index (from `factprobe corpus index`) for /frequency.")
+@click.option("--semantic", "semantic_dir", type=click.Path(file_okay=False), default=None,
+              help="Semantic index folder (from `factprobe distractors build`) for sem and temp+sem.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default="factprobe-data", show_default=True,
+              help="Folder where jobs write their outputs (DATA/jobs/<job id>/).")
+@click.option("--es-url", envvar="FACTPROBE_ES_URL", default=None,
+              help="Count /frequency in this Elasticsearch cluster instead (env FACTPROBE_ES_URL).")
+@click.option("--es-index", envvar="FACTPROBE_ES_INDEX", default="factprobe-corpus", show_default=True,
+              help="The Elasticsearch index holding the corpus (env FACTPROBE_ES_INDEX).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--token-env", default="FACTPROBE_TOKEN", show_default=True,
+              help="Environment variable holding the bearer token of POST endpoints (unset: they answer 503).")
+@click.option("--models", default="smollm2-135m-instruct,gemma3-270m", show_default=True,
+              help="Comma-separated model specs that evaluation jobs may use.")
+@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
+              show_default=True)
+def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, host, port, token_env, models,
+                  log_level):
+    """Serve the graph, frequency counts, distractors, and probe-set / evaluation jobs over HTTP.
+
+    \b
+    FACTPROBE_TOKEN=secret factprobe serve --store graph.sqlite --index freq.sqlite --semantic semantic-index
+    curl http://127.0.0.1:8000/entities/Q90          # OpenAPI docs at /docs
+    """
+    import uvicorn
+
+    from .service import ServiceConfig, create_app
+
+    if not Path(store).is_file():
+        _fail(f"no knowledge-graph store at {store}")
+    if index_path and not Path(index_path).is_file():
+        _fail(f"no frequency index at {index_path}")
+    if semantic_dir and not Path(semantic_dir).is_dir():
+        _fail(f"no semantic index folder at {semantic_dir}")
+    allowed = tuple(m.strip() for m in models.split(",") if m.strip())
+    token = os.environ.get(token_env) or None
+    if token is None:
+        click.echo(f"warning: ${token_env} is not set: POST endpoints will answer 503", err=True)
+    config = ServiceConfig(Path(store), Path(data_dir), Path(index_path) if index_path else None,
+                           Path(semantic_dir) if semantic_dir else None, token, allowed, es_url, es_index)
+    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
