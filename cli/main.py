@@ -63,6 +63,7 @@ def main() -> None:
 
     \b
     Typical flow:
+      factprobe run                               # the whole job on the shipped sample (or: run my.yaml)
       factprobe sample                            # ingest the shipped sample graph, show it
       factprobe ingest wikidata latest-all.json.gz --store wd.sqlite
       factprobe kg stats --store wd.sqlite
@@ -70,6 +71,10 @@ def main() -> None:
       factprobe kg facts --relation P36 --store wd.sqlite --json
       factprobe model score smollm2-135m-instruct --context "The capital of France is" \\
           --continuation " Paris" --continuation " Lyon"
+      factprobe probeset build --kind icl-mc --relation P36 --store wd.sqlite --out mc.jsonl
+      factprobe eval --model gemma3-270m --method ic-lke --probes mc.jsonl --out runs/gemma-iclke
+      factprobe report runs/* --out report/
+      FACTPROBE_TOKEN=secret factprobe serve --store wd.sqlite     # HTTP service, docs at /docs
     """
 
 
@@ -349,7 +354,7 @@ def kg_facts(relation, subject, at, current, include_deprecated, limit, store, a
                 break
 
 
-# -- the main job (grows with later issues) ---------------------------------------------------
+# -- the sample graph on its own (`factprobe run` is the main job) ------------------------------
 
 
 @main.command("sample")
@@ -358,7 +363,7 @@ def kg_facts(relation, subject, at, current, include_deprecated, limit, store, a
 @click.option("--entity", "entity_id", default="Q183", show_default=True, help="Entity to show.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def sample(out, entity_id, quiet):
-    """The main job on embedded defaults: ingest the shipped sample graph (Wikidata JSON),
+    """Ingest just the shipped sample graph (Wikidata JSON) and show it (`factprobe run` runs the whole job):
     print its statistics and one entity with its temporal facts."""
     from .render import entity_record, render_entity, render_stats
     from ..kg.sources.wikidata_json import WikidataJsonSource

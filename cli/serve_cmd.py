@@ -44,9 +44,12 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
     FACTPROBE_TOKEN=secret factprobe serve --store graph.sqlite --index freq.sqlite --semantic semantic-index
     curl http://127.0.0.1:8000/entities/Q90          # OpenAPI docs at /docs
     """
-    import uvicorn
+    try:
+        import uvicorn
 
-    from .service import ServiceConfig, create_app
+        from .service import ServiceConfig, create_app
+    except ImportError as error:
+        _fail(f"the service needs its extra: pip install 'factprobe[service]' ({error})")
 
     if not Path(store).is_file():
         _fail(f"no knowledge-graph store at {store}")
