@@ -73,12 +73,18 @@ class Fairness:
     names_of: Callable[[str], frozenset[str]]  # entity -> its name keys
     objects_of_relation: Callable[[str], frozenset[str]]  # the pool when o has no type
     types: tuple[str, ...] = field(init=False)
+    # Types are compared through the property that gave o its types: an instance's P31 types with
+    # other instances' P31 types. Without this the class "capital" (P279 city) shares "city" with
+    # Zagreb (P31 city) and becomes a wrong answer for "The capital of Croatia is ___".
+    via: str | None = field(init=False)
     pool_kind: str = field(init=False)  # "type", or "relation-objects" when o has no type
     excluded: frozenset[str] = field(init=False)  # every true object, and the subject
     taken_names: frozenset[str] = field(init=False)  # every name of a true object
 
     def __post_init__(self) -> None:
-        self.types = tuple(self.kg.types(self.object))
+        instance_types = tuple(self.kg.types(self.object, via="P31"))
+        self.via = "P31" if instance_types else "P279"
+        self.types = instance_types or tuple(self.kg.types(self.object, via="P279"))
         self.pool_kind = "type" if self.types else "relation-objects"
         true_objects = frozenset(self.kg.objects(self.subject, self.relation, at=self.at)) | {self.object}
         self.excluded = true_objects | {self.subject}
@@ -86,7 +92,7 @@ class Fairness:
 
     def in_pool(self, entity: str) -> bool:
         if self.pool_kind == "type":
-            return not set(self.types).isdisjoint(self.kg.types(entity))
+            return not set(self.types).isdisjoint(self.kg.types(entity, via=self.via))
         return entity in self.objects_of_relation(self.relation)
 
     def fair(self, entity: str) -> bool:
@@ -150,8 +156,8 @@ class DistractorFinder:
     def _objects_of_relation(self, relation: str) -> frozenset[str]:
         return frozenset(f.object for f in self.kg.facts(relation, entity_objects_only=True))
 
-    def _members(self, type_id: str) -> tuple[str, ...]:
-        return tuple(self.kg.entities_of_type(type_id))
+    def _members(self, type_id: str, via: str) -> tuple[str, ...]:
+        return tuple(self.kg.entities_of_type(type_id, via=via))
 
     def rules(self, subject: str, relation: str, obj: str, at: str | None = None) -> Fairness:
         return Fairness(self.kg, subject, relation, obj, at, self.names_of, self._relation_objects)
@@ -161,7 +167,7 @@ class DistractorFinder:
         if rules.pool_kind == "type":
             members = set()
             for t in rules.types:
-                members.update(self._type_members(t))
+                members.update(self._type_members(t, rules.via))
             return sorted(members)
         return sorted(self._relation_objects(rules.relation))
 
@@ -205,7 +211,8 @@ class DistractorFinder:
                 raise ValueError("appropt needs the cloze prompt that precedes the object")
             rules = self.rules(subject, relation, obj, at)
             pool = self.pool(rules)
-            key = ("type:" + ",".join(rules.types)) if rules.pool_kind == "type" else f"objects-of:{rules.relation}"
+            key = (f"type-{rules.via}:" + ",".join(rules.types)) if rules.pool_kind == "type" \
+                else f"objects-of:{rules.relation}"
             banned = frozenset(e for e in pool if not rules.fair(e))
             all_rules.append(rules)
             items.append((prompt, key, [(e, self.names_of_raw(e)) for e in pool], banned))

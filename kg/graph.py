@@ -93,16 +93,17 @@ class KnowledgeGraph:
         yield from self.conn.execute(
             f"SELECT DISTINCT entity, text FROM names WHERE lang IN ({marks}) ORDER BY entity, text", langs)
 
-    def types(self, entity_id: str) -> list[str]:
+    def types(self, entity_id: str, via: str | None = None) -> list[str]:
+        """Direct types; `via` "P31" keeps instance-of types only, "P279" a class's superclasses."""
         rows = self.conn.execute(
-            "SELECT DISTINCT type FROM types WHERE entity=? ORDER BY type", (entity_id,)
-        ).fetchall()
+            "SELECT DISTINCT type FROM types WHERE entity=? AND (? IS NULL OR via=?) ORDER BY type",
+            (entity_id, via, via)).fetchall()
         return [r[0] for r in rows]
 
-    def entities_of_type(self, type_id: str) -> list[str]:
+    def entities_of_type(self, type_id: str, via: str | None = None) -> list[str]:
         rows = self.conn.execute(
-            "SELECT DISTINCT entity FROM types WHERE type=? ORDER BY entity", (type_id,)
-        ).fetchall()
+            "SELECT DISTINCT entity FROM types WHERE type=? AND (? IS NULL OR via=?) ORDER BY entity",
+            (type_id, via, via)).fetchall()
         return [r[0] for r in rows]
 
     def search(self, text: str, limit: int = 20) -> list[str]:

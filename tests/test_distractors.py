@@ -249,3 +249,26 @@ def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path
         assert [d.entity for d in x.distractors] == [d.entity for d in y.distractors]
         assert all(abs(a.score - b.score) < 1e-4 for a, b in zip(x.distractors, y.distractors))
     assert [x.subject for x in together] == ["Q142", "Q183", "Q38"]
+
+
+def test_a_class_is_never_a_distractor_for_an_instance(tmp_path):
+    """The class "capital" (P279 city) and the town Zagreb (P31 city) both have the type "city";
+    only instances may answer for an instance, and a class's pool is the other classes."""
+    entities = [item(CITY, "city"), item("Q1637706", "megacity", claims={"P279": [CITY]}),
+                item(CAPITAL, "capital", claims={"P279": [CITY]}),
+                item("Q1435", "Zagreb", claims={"P31": [CITY]}), item("Q1781", "Budapest", claims={"P31": [CITY]}),
+                item("Q1754", "Stockholm", claims={"P31": [CITY]}),
+                item("Q224", "Croatia", claims={"P36": ["Q1435"]}),
+                item("Q2", "example class", claims={"P279": [CAPITAL]})]
+    store = tmp_path / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(tmp_path / "g.json", entities)), "--store", str(store),
+            "--quiet", check=True)
+    with KnowledgeGraph(store) as kg:
+        finder = DistractorFinder(kg, None)
+        found = finder.find("Q224", "P36", "Q1435", strategy="random", n=10, seed=0)
+        assert sorted(d.entity for d in found.distractors) == ["Q1754", "Q1781"]
+        assert found.shortfall is not None  # 2 fair instances, not padded with the classes
+        # a class's candidates are the other subclasses of its superclass, never the instances
+        rules = finder.rules("Q2", "P279", CAPITAL)
+        assert rules.via == "P279" and finder.pool(rules) == ["Q1637706", CAPITAL]
+        assert [e for e in finder.pool(rules) if rules.fair(e)] == ["Q1637706"]
