@@ -56,9 +56,12 @@ class Baselines(Method):
 
         prompts = [self._templates(i) for i in items]
         stop = ("\n", ".", ",")
-        greedy = scorer.generate([GenerateRequest(p + " ", max_tokens=self.options["max_tokens"], stop=stop)
+        # The cloze is continued as it ends, without a trailing space: BPE vocabularies put the
+        # space inside the next word's token (" Paris"), so after "is " SmolLM2 answers
+        # "21st-century Paris" or digits where after "is" it answers " Paris". Answers are stripped.
+        greedy = scorer.generate([GenerateRequest(p, max_tokens=self.options["max_tokens"], stop=stop)
                                   for p, _ in prompts])
-        sampled = scorer.generate([GenerateRequest(p + " ", max_tokens=self.options["max_tokens"], stop=stop,
+        sampled = scorer.generate([GenerateRequest(p, max_tokens=self.options["max_tokens"], stop=stop,
                                                    temperature=1.0, n=self.options["samples"], seed=self.context.seed)
                                    for p, _ in prompts])
         verdicts = [None] * len(items)
