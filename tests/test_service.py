@@ -13,6 +13,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +70,22 @@ class Client:
             time.sleep(0.2)
 
 
+@contextmanager
+def serving(args: list[str], log: Path):
+    """`factprobe serve ARGS` on a free 127.0.0.1 port, up once /health answers; yields a Client."""
+    client = Client(f"http://127.0.0.1:{free_port()}")
+    argv = [*factprobe_cmd(), "serve", *args, "--port", client.base.rsplit(":", 1)[1], "--log-level", "warning"]
+
+    def ready() -> bool:
+        try:
+            return client.get("/health")[0] == 200
+        except OSError:
+            return False
+
+    with running_server(argv, log, ready, name="factprobe serve", timeout=60):
+        yield client
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("service")
@@ -80,21 +98,11 @@ def server(tmp_path_factory):
             check=True)
     run_cli("distractors", "build", "--store", str(store), "--out", str(base / "semantic"), "--threads", "1",
             "--quiet", check=True)
-    port = free_port()
-    client = Client(f"http://127.0.0.1:{port}")
-    argv = [*factprobe_cmd(), "serve", "--store", str(store), "--index", str(base / "freq.sqlite"),
-            "--semantic", str(base / "semantic"), "--data", str(base / "data"), "--port", str(port),
-            "--log-level", "warning"]
-
-    def ready() -> bool:
-        try:
-            return client.get("/health")[0] == 200
-        except OSError:
-            return False
-
+    args = ["--store", str(store), "--index", str(base / "freq.sqlite"), "--semantic", str(base / "semantic"),
+            "--data", str(base / "data")]
     os.environ["FACTPROBE_TOKEN"] = TOKEN  # the server reads it from its environment (inherited)
     try:
-        with running_server(argv, base / "server.log", ready, name="factprobe serve", timeout=60):
+        with serving(args, base / "server.log") as client:
             yield client, base
     finally:
         os.environ.pop("FACTPROBE_TOKEN", None)
@@ -340,18 +348,9 @@ def test_no_unexpected_errors_at_the_end(server):
 
 def test_without_a_token_writes_are_refused(tmp_path, server):
     _, base = server
-    port = free_port()
-    client = Client(f"http://127.0.0.1:{port}")
-    argv = [*factprobe_cmd(), "serve", "--store", str(base / "g.sqlite"), "--data", str(tmp_path / "data"),
-            "--port", str(port), "--token-env", "FACTPROBE_TEST_NO_SUCH_TOKEN", "--log-level", "warning"]
-
-    def ready() -> bool:
-        try:
-            return client.get("/health")[0] == 200
-        except OSError:
-            return False
-
-    with running_server(argv, tmp_path / "server.log", ready, name="factprobe serve", timeout=60):
+    args = ["--store", str(base / "g.sqlite"), "--data", str(tmp_path / "data"),
+            "--token-env", "FACTPROBE_TEST_NO_SUCH_TOKEN"]
+    with serving(args, tmp_path / "server.log") as client:
         status, answer = client.post("/jobs/probeset", {"kind": "kdf"})
         assert status == 503 and "no token configured" in answer["detail"]
         status, answer = client.get("/frequency/entity/Q90")
@@ -367,20 +366,10 @@ def test_an_unreachable_elasticsearch_is_a_503_not_a_500(tmp_path):
     store = tmp_path / "g.sqlite"
     run_cli("ingest", "wikidata", str(write_dump(tmp_path / "g.json", graph_entities())), "--store", str(store),
             "--quiet", check=True)
-    port, dead = free_port(), free_port()
-    url = f"http://127.0.0.1:{port}"
-    argv = [*factprobe_cmd(), "serve", "--store", str(store), "--data", str(tmp_path / "data"), "--port", str(port),
-            "--es-url", f"http://127.0.0.1:{dead}"]
-
-    def up() -> bool:
-        try:
-            return urllib.request.urlopen(f"{url}/health", timeout=2).status == 200
-        except OSError:
-            return False
-
-    with running_server(argv, tmp_path / "serve.log", up, name="factprobe serve", timeout=60):
-        with pytest.raises(urllib.error.HTTPError) as answer:
-            urllib.request.urlopen(f"{url}/frequency/entity/Q90", timeout=30)
-        assert answer.value.code == 503
-        assert f"Elasticsearch at http://127.0.0.1:{dead}" in answer.value.read().decode()
+    dead = free_port()
+    args = ["--store", str(store), "--data", str(tmp_path / "data"), "--es-url", f"http://127.0.0.1:{dead}"]
+    with serving(args, tmp_path / "serve.log") as client:
+        status, answer = client.get("/frequency/entity/Q90")
+        assert status == 503
+        assert f"Elasticsearch at http://127.0.0.1:{dead}" in answer["detail"]
     assert "Traceback" not in (tmp_path / "serve.log").read_text()
