@@ -20,8 +20,10 @@ def _option_value(text: str):
 @click.command("eval")
 @click.option("--model", "spec", required=True, help="Model spec (see `factprobe model --help`).")
 @click.option("--method", required=True,
-              type=click.Choice(["ic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines"]),
-              help="ic-lke: icl-mc sets, 'subject object' demonstrations, argmax over choices; kdf: A-D letters; "
+              type=click.Choice(["ic-lke", "eic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines"]),
+              help="ic-lke: icl-mc sets, 'subject object' demonstrations, argmax over choices; eic-lke: the same "
+                   "sets and scoring, each relation's test facts chained in seeded windows of examples+1, every "
+                   "fact after the ones before it with their gold objects; kdf: A-D letters; "
                    "belief: masked-LM top-1 over every prompt of cloze sets; belief-icl: causal-LM Q/A answers of "
                    "belief-icl sets per ICL setting, confidence from samples (options settings, samples); "
                    "distractor: Min@n / Avg@n; baselines: probability, Precision@n, ROUGE-L and an LLM judge "

@@ -16,8 +16,8 @@ def aggregate(method: str, records: Sequence[dict]) -> dict:
     # `correct` is a share for multi-prompt and multi-cloze methods: breakdowns average it as is.
     out["by_relation"] = _share_breakdown(records, "relation")
     out["by_bucket"] = _share_breakdown(records, "bucket")
-    extra = {"belief": _belief, "belief-icl": _belief_icl, "ic-lke": _icl, "distractor": _distractor,
-             "baselines": _baselines}.get(method)
+    extra = {"belief": _belief, "belief-icl": _belief_icl, "ic-lke": _icl, "eic-lke": _icl,
+             "distractor": _distractor, "baselines": _baselines}.get(method)
     if extra:
         out.update(extra(records))
     return out

@@ -4,10 +4,10 @@ OUT/run.json      what ran: model identity, method, options, seed, the probe set
 OUT/items.jsonl   one record per test item, appended a batch at a time
 OUT/aggregate.json  metric values and breakdowns, recomputed from items.jsonl at the end
 
-A rerun with the same configuration continues after the items already in items.jsonl (a torn
-last line from a kill is cut off); a rerun with another configuration is refused rather than
-mixed in. A probe record that is not JSON or lacks what the method reads is reported with its
-line and skipped.
+Items are computed in the method's order (the probe set's, or EIC-LKE's windows). A rerun with
+the same configuration continues after the items already in items.jsonl (a torn last line from a
+kill is cut off); a rerun with another configuration is refused rather than mixed in. A probe
+record that is not JSON or lacks what the method reads is reported with its line and skipped.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from .aggregate import aggregate
 from .methods import METHODS, MethodContext
 from .probeset import read_meta, sidecar_path
 
-REQUIRED = {"ic-lke": ("subject_label", "choices", "answer_index"), "kdf": ("question", "options", "answer"),
+REQUIRED = {"ic-lke": ("subject_label", "choices", "answer_index"),
+            "eic-lke": ("subject_label", "choices", "answer_index"), "kdf": ("question", "options", "answer"),
             "belief": ("prompts", "gold"), "belief-icl": ("prompt", "gold", "demonstrations"),
             "baselines": ("relation", "subject_label", "object", "object_label", "gold"),
             "distractor": ("distractors", "object", "object_label", "subject_label")}
@@ -60,16 +61,19 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             rejected.append(f"{probes}:{number}: missing {', '.join(missing)}")
             continue
         test.append(item)
+    tests = defaultdict(list)
+    for item in test:  # all of them, before --limit: EIC-LKE chains test items into prompts
+        tests[item.get("relation")].append(item)
     if limit is not None:
         test = test[:limit]
-    runner = cls(MethodContext(options or {}, seed, dict(demos)))
+    runner = cls(MethodContext(options or {}, seed, dict(demos), dict(tests)))
     config = {"model": getattr(scorer, "identity", str(scorer)), "method": method, "options": runner.options,
               "seed": seed, "probes": probes.name, "probes_sha256": digest, "kind": kind}
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out / "run.json", config)
     items_path = out / "items.jsonl"
     done = _done_ids(items_path)
-    todo = [i for i in test if i["id"] not in done]
+    todo = runner.order([i for i in test if i["id"] not in done])
     new = 0
     with open(items_path, "a", encoding="utf-8") as sink:
         for start in range(0, len(todo), max(1, batch)):

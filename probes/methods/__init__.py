@@ -13,10 +13,11 @@ from .baselines import Baselines
 from .belief import Belief
 from .belief_icl import BeliefICL
 from .distractor import DistractorMeasure
+from .eic_lke import EICLKE
 from .icl_mc import ICLKE
 from .kdf import KDF
 
-METHODS: dict[str, type[Method]] = {m.name: m for m in (ICLKE, KDF, Belief, BeliefICL, DistractorMeasure,
-                                                                  Baselines)}
+METHODS: dict[str, type[Method]] = {m.name: m for m in (ICLKE, EICLKE, KDF, Belief, BeliefICL,
+                                                                  DistractorMeasure, Baselines)}
 
 __all__ = ["METHODS", "Method", "MethodContext"]

@@ -13,6 +13,9 @@ class MethodContext:
     options: dict = field(default_factory=dict)
     seed: int = 0
     demonstrations: dict[str, list[dict]] = field(default_factory=dict)  # relation -> demo-split items
+    # relation -> every test item of the probe set (before --limit), for methods whose prompts
+    # are made of other test items (EIC-LKE), so a prompt never depends on batch, limit or resume
+    tests: dict[str, list[dict]] = field(default_factory=dict)
 
     def rng(self, *parts: str) -> random.Random:
         return random.Random("|".join([str(self.seed), *parts]))
@@ -30,6 +33,11 @@ class Method:
                              f"(it takes {', '.join(sorted(self.defaults)) or 'none'})")
         self.context = context
         self.options = {**self.defaults, **context.options}
+
+    def order(self, items: Sequence[dict]) -> list[dict]:
+        """The order the runner computes (and writes) test items in; the probe set's by default.
+        A method whose prompts nest (EIC-LKE) puts them side by side so one batch shares work."""
+        return list(items)
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         raise NotImplementedError

@@ -5,8 +5,11 @@ test subject, and the answer is the choice with the highest probability as a con
 Options:
 - `examples` (n, default 50), `separator` between subject and object (default " "),
   `line_separator` (default "\\n");
-- `fixed_examples`: EIC-LKE as we read it, one seeded example set per relation shared by every
-  test item (its prompt prefix is then computed once); default False, a fresh draw per item;
+- `fixed_examples`: one seeded example set per relation shared by every test item instead of a
+  fresh draw per item (default False). Every item's prompt still ends with its own subject, so
+  the scorer encodes each prompt in full: nothing is computed once for the relation. The paper's
+  efficient variant, test facts chained as each other's examples, is the `eic-lke` method
+  (probes/methods/eic_lke.py);
 - the paper's design-space study: `order_seed` reorders the drawn examples (same examples, other
   order); `replace` = k examples replaced by `replace_with` "unknown" (fictitious subject and
   object) or "incorrect" (the subject kept, the object of another example), at
@@ -92,18 +95,24 @@ class ICLKE(Method):
         positions = iter(answers[len(requests):])
         records = []
         for item, lines, scores in zip(items, examples, answers[:len(requests)]):
-            logprobs = [s.logprob for s in scores]
-            best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))  # ties: the earlier choice
-            top = max(logprobs)
-            norm = sum(math.exp(lp - top) for lp in logprobs)
             extra = {}
             if self.options["replace"]:
                 extra["example_kinds"] = [x["kind"] for x in lines]
             if self.options["record_positions"]:
                 # log-probabilities: a fictitious object's probability underflows any rounding
                 extra["position_logprobs"] = [round(next(positions)[0].logprob, 6) for _ in lines]
-            records.append(base_record(item, prediction=item["choices"][best], predicted_index=best,
-                                       answer_index=item["answer_index"], correct=best == item["answer_index"],
-                                       probability=math.exp(logprobs[best] - top) / norm,
-                                       gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs), **extra))
+            records.append(choice_record(item, [s.logprob for s in scores], **extra))
         return records
+
+
+def choice_record(item: dict, logprobs: list[float], **extra) -> dict:
+    """The record of a multiple-choice item scored by continuation log-probabilities (IC-LKE and
+    EIC-LKE write the same fields, so one aggregate reads both): the argmax choice, and its
+    probability renormalized over the choices (what Accuracy@K thresholds)."""
+    best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))  # ties: the earlier choice
+    top = max(logprobs)
+    norm = sum(math.exp(lp - top) for lp in logprobs)
+    return base_record(item, prediction=item["choices"][best], predicted_index=best,
+                       answer_index=item["answer_index"], correct=best == item["answer_index"],
+                       probability=math.exp(logprobs[best] - top) / norm,
+                       gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs), **extra)

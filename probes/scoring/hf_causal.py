@@ -17,6 +17,14 @@ Two ways to run the tails:
     attention never lets a real token see it.
 Either way the numbers do not depend on which continuations share a forward pass.
 
+Nested contexts (EIC-LKE, where each context extends the one before): inside
+`reusing_prefixes()`, a context is encoded in fixed blocks of `prefix_block` tokens, each block
+on top of the keys and values of the blocks before it, and the blocks are kept (by their token
+prefix) until the `with` ends; a later context that starts with the same tokens runs only its new
+blocks and its last partial one. Block boundaries are token positions, never "where the previous
+context ended", so a context's numbers do not depend on what was scored before it. They differ
+from a one-pass encoding in the last digits only (other floating-point summation order).
+
 Memory: log-softmax is never taken over a whole batch (Gemma's 262k vocabulary makes that
 gigabytes): the prefix keeps one position's logits, and a tail pass is sized so its logits and
 cache fit the memory budget. If the device still runs out, the pass is halved and retried, and the
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -77,6 +86,18 @@ class HFCausalScorer(Scorer):
             raise ValueError(f"tail_mode must be packed, expanded or auto, not {tail_mode!r}")
         self.tail_mode = tail_mode
         self._additive_mask = attention == "eager"
+        self.prefix_block = 32  # tokens per reusable block inside reusing_prefixes()
+        self._blocks: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] | None = None
+
+    @contextmanager
+    def reusing_prefixes(self):
+        """Within the `with`, contexts are encoded block by block and blocks already seen are reused
+        (see the module docstring); the blocks are dropped at the end."""
+        self._blocks = {}
+        try:
+            yield self
+        finally:
+            self._blocks = None
 
     # -- tokenization ------------------------------------------------------------------------
 
@@ -127,17 +148,13 @@ class HFCausalScorer(Scorer):
         return plans
 
     def _score_group(self, prefix: tuple[int, ...], members: list[_Member]) -> list[ContinuationScore]:
-        ids = torch.tensor([prefix], device=self.device)
         try:
-            # A plain cache keeps every layer's keys in full, sliding-window layers included, so
-            # packed tails can see the prefix; their masks enforce the window instead.
-            out = self.model(input_ids=ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
+            out = self._encode_prefix(prefix)
         except Exception as error:
             if is_out_of_memory(error):
                 release_memory(self.device)
                 raise ScoringError(f"{self.identity}: a context of {len(prefix)} tokens does not fit in memory") from error
             raise
-        self._count(len(prefix), 0)
         cache = out.past_key_values
         if self._kv_bytes_per_token is None:
             self._kv_bytes_per_token = _cache_bytes(cache) // max(1, len(prefix))
@@ -156,6 +173,42 @@ class HFCausalScorer(Scorer):
                 scores[k] = score
         self.work.continuations += len(members)
         return scores  # type: ignore[return-value]
+
+    def _encode_prefix(self, prefix: tuple[int, ...]):
+        """The prefix's forward output (its last position's logits, its cache), in one pass, or
+        inside reusing_prefixes() from the kept blocks plus the ones not seen yet."""
+        # A plain cache keeps every layer's keys in full, sliding-window layers included, so
+        # packed tails can see the prefix; their masks enforce the window instead.
+        if self._blocks is None:
+            out = self.model(input_ids=torch.tensor([prefix], device=self.device), past_key_values=DynamicCache(),
+                             use_cache=True, logits_to_keep=1)
+            self._count(len(prefix), 0)
+            return out
+        size = self.prefix_block
+        whole = (len(prefix) - 1) // size * size  # the last piece keeps 1..size tokens: its logits are needed
+        blocks: list[list[tuple[torch.Tensor, torch.Tensor]]] = []
+        for start in range(0, whole, size):
+            key = prefix[:start + size]
+            if key not in self._blocks:
+                out = self._forward_on(blocks, prefix[start:start + size])
+                # cloned: a view would keep the whole cache of this pass alive
+                self._blocks[key] = [(layer.keys[..., start:, :].clone(), layer.values[..., start:, :].clone())
+                                     for layer in out.past_key_values.layers]
+            blocks.append(self._blocks[key])
+        return self._forward_on(blocks, prefix[whole:])
+
+    def _forward_on(self, blocks: list[list[tuple[torch.Tensor, torch.Tensor]]], ids: Sequence[int]):
+        """One forward pass of `ids` after the given blocks' keys and values."""
+        if blocks:
+            layers = zip(*blocks)  # per layer, its (keys, values) in every block
+            cache = DynamicCache([(torch.cat([k for k, _ in kv], dim=-2), torch.cat([v for _, v in kv], dim=-2))
+                                  for kv in layers])
+        else:
+            cache = DynamicCache()
+        out = self.model(input_ids=torch.tensor([list(ids)], device=self.device), past_key_values=cache,
+                         use_cache=True, logits_to_keep=1)
+        self._count(len(ids), 0)
+        return out
 
     def _batches(self, order: list[int], members: list[_Member], prefix_len: int):
         """Cut length-sorted tails into batches bounded by count, memory and padding waste."""
