@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import metrics
+from .methods.base import answer_key
 
 
 def aggregate(method: str, records: Sequence[dict]) -> dict:
@@ -16,7 +17,7 @@ def aggregate(method: str, records: Sequence[dict]) -> dict:
     # `correct` is a share for multi-prompt and multi-cloze methods: breakdowns average it as is.
     out["by_relation"] = _share_breakdown(records, "relation")
     out["by_bucket"] = _share_breakdown(records, "bucket")
-    extra = {"belief": _belief, "belief-icl": _belief_icl, "ic-lke": _icl, "eic-lke": _icl,
+    extra = {"belief": _belief_and_bias, "belief-icl": _belief_icl, "ic-lke": _icl, "eic-lke": _icl,
              "distractor": _distractor, "baselines": _baselines}.get(method)
     if extra:
         out.update(extra(records))
@@ -56,6 +57,30 @@ def _belief(records: Sequence[dict]) -> dict:
             "coverage": {"average": coverage.average, "maximum": coverage.maximum, "oracle": coverage.oracle},
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
                             for b in metrics.reliability_bins(flat_confidence, flat_correct, bins)]}
+
+
+def _belief_and_bias(records: Sequence[dict]) -> dict:
+    rows = [(answer, free, r.get("relation")) for r in records
+            for answer, free in zip(r["predictions"], r.get("content_free_predictions") or ())]
+    return {**_belief(records), **_bias(rows)}
+
+
+def _bias(rows: Sequence[tuple]) -> dict:
+    """metrics.bias_level over (answer, content-free answer, relation) rows, one per prompt:
+    `bias_level` averages the relations with equal weight, `bias_level_by_relation` is each
+    relation's share of prompts answered as their content-free version. Rows without a
+    content-free answer (content_free off, no template) are left out; None when none is left."""
+    kept = [row for row in rows if row[1] is not None]
+    if not kept:
+        return {"bias_level": None, "bias_level_by_relation": {}}
+    answers, free, relations = zip(*kept)
+    groups = ["none" if r is None else str(r) for r in relations]
+    by_relation = {}
+    for name in dict.fromkeys(groups):
+        mine = [k for k, g in enumerate(groups) if g == name]
+        by_relation[name] = metrics.bias_level([answers[k] for k in mine], [free[k] for k in mine],
+                                               [name] * len(mine))
+    return {"bias_level": metrics.bias_level(answers, free, groups), "bias_level_by_relation": by_relation}
 
 
 def _belief_icl(records: Sequence[dict]) -> dict:
@@ -99,7 +124,13 @@ def _belief_icl_setting(rows: list[dict]) -> dict:
             "one_word_ratio": metrics.one_word_ratio([r["prediction"] for r in rows]),
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
                             for b in metrics.reliability_bins(confidence, correct, bins)],
-            "by_relation": _breakdown(rows, "relation"), "by_bucket": _breakdown(rows, "bucket")}
+            "by_relation": _breakdown(rows, "relation"), "by_bucket": _breakdown(rows, "bucket"),
+            **_bias([(answer_key(r["prediction"]), _key(r.get("content_free_prediction")), r.get("relation"))
+                     for r in rows])}
+
+
+def _key(answer: str | None) -> str | None:
+    return None if answer is None else answer_key(answer)
 
 
 def _share_breakdown(records: Sequence[dict], key: str) -> dict:

@@ -10,6 +10,7 @@ from conftest import run_cli
 from factprobe.probes.aggregate import aggregate
 from factprobe.probes.answers import answer_tokens, matches, matches_any, same_answer
 from factprobe.probes.methods import METHODS, MethodContext
+from factprobe.probes.methods.base import answer_key
 from factprobe.probes.methods.belief_icl import SETTINGS, BeliefICL
 from wikidata_builder import item as entity
 from wikidata_builder import write_dump
@@ -172,3 +173,72 @@ def test_belief_icl_on_smollm2_resumes_and_reports_every_setting(belief_icl_set,
 
     method = METHODS["belief-icl"](MethodContext({"samples": 5}, seed=0))
     assert method.run(load_scorer("smollm2-135m-instruct"), [items[records[0]["id"]]]) == records[:1]
+
+
+# -- bias level (content-free questions) ------------------------------------------------------
+
+
+def test_content_free_prompt_replaces_only_the_questions_subject():
+    method = BeliefICL(MethodContext({"content_free": True}))
+    assert method.prompt(_item(), "x-relation", "N/A") == (
+        "Predict the [MASK] in each sentence in one word.\n"
+        "Q: The capital of Japan is [MASK].\n"
+        "A: Tokyo\n"
+        "Q: [MASK] is the capital of Italy.\n"
+        "A: Rome\n"
+        "Q: The capital of N/A is [MASK].\n"
+        "A:")
+    with pytest.raises(ValueError, match="content_free_token"):
+        BeliefICL(MethodContext({"content_free_token": ""}))
+
+
+def test_aggregate_bias_level_per_setting_over_relations():
+    def biased(record, setting, free):
+        record["by_setting"][setting]["content_free_prediction"] = free
+        return record
+
+    records = [biased(_record("A", 0, **{"zero-shot": ("Paris", True, 1.0)}), "zero-shot", "paris."),
+               biased(_record("B", 0, **{"zero-shot": ("Rome", True, 1.0)}), "zero-shot", "Paris"),
+               biased({**_record("C", 0, **{"zero-shot": ("Spain", True, 1.0)}), "relation": "P17"}, "zero-shot",
+                      "Spain")]
+    zero = aggregate("belief-icl", records)["by_setting"]["zero-shot"]
+    # P36: "Paris" ~ "paris." (answer_key), "Rome" != "Paris" -> 1/2; P17: 1/1. Relations weigh equally.
+    assert zero["bias_level_by_relation"] == {"P36": 0.5, "P17": 1.0}
+    assert zero["bias_level"] == 0.75
+    without = aggregate("belief-icl", [_record("A", 0, **{"zero-shot": ("Paris", True, 1.0)})])
+    assert without["by_setting"]["zero-shot"]["bias_level"] is None
+
+
+@pytest.mark.slow
+def test_content_free_answers_are_the_models_greedy_answers_on_smollm2():
+    from factprobe.probes.metrics import bias_level
+    from factprobe.probes.scoring.requests import GenerateRequest
+    from scoring_models import real_scorer
+
+    scorer = real_scorer("smollm2-135m-instruct")
+    items = [_item(), _item(id="belief-icl:G:0", fact="G", subject_label="Germany", object_label="Berlin",
+                            gold=["Berlin"], prompt="The capital of Germany is [Y].")]
+    method = BeliefICL(MethodContext({"content_free": True, "samples": 1, "settings": ["zero-shot", "x-relation"]}))
+    before = scorer.work.requests
+    records = method.run(scorer, items)
+    # 2 items x 2 settings x (greedy + samples), and 2 content-free prompts: the two facts share their
+    # template and demonstrations, so without the subject their prompts are the same
+    assert scorer.work.requests - before == 8 + 2
+    answers, free, relations = [], [], []
+    for item, record in zip(items, records):
+        for setting, result in record["by_setting"].items():
+            text = method.prompt(item, setting).replace(f"of {item['subject_label']} is", "of N/A is")
+            [greedy] = scorer.generate([GenerateRequest(text, max_tokens=8, stop=("\n",))])
+            assert result["content_free_prediction"] == greedy.texts[0].strip()
+            answers.append(answer_key(result["prediction"]))
+            free.append(answer_key(result["content_free_prediction"]))
+            relations.append(setting)
+    summary = aggregate("belief-icl", records)["by_setting"]
+    for setting in ("zero-shot", "x-relation"):
+        mine = [k for k, s in enumerate(relations) if s == setting]
+        expected = bias_level([answers[k] for k in mine], [free[k] for k in mine], ["P36"] * len(mine))
+        assert summary[setting]["bias_level"] == expected == summary[setting]["bias_level_by_relation"]["P36"]
+    # Observed: with "N/A" the model says "New York" after the examples (and nothing zero-shot),
+    # never what it says for France or Germany.
+    assert [r["by_setting"]["x-relation"]["content_free_prediction"] for r in records] == ["New York"] * 2
+    assert summary["zero-shot"]["bias_level"] == summary["x-relation"]["bias_level"] == 0.0

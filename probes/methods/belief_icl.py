@@ -23,6 +23,14 @@ Options: `settings` (a list, or one name, or a comma-separated string; default a
 `samples` (N, default 100), `max_tokens` (default 8), `temperature` (of the samples, default
 1.0), `instruction` (default the paper's).
 
+Bias level (`content_free`, default off): per setting, the same prompt is also answered greedily
+with the item's subject replaced by `content_free_token` (default "N/A") in its question, and
+the answer is kept as `content_free_prediction`; the aggregate reports, per setting, the share
+of answers that equal their content-free answer (probes/metrics.py `bias_level`, compared after
+`answer_key`: casefolded, outer punctuation dropped), averaged over relations. It costs one more
+greedy generation per item and setting (identical prompts, as zero-shot ones of one template,
+are asked once per batch), which is why it is off unless asked for.
+
 One record per item (one per (fact, template)), with the results of every setting under
 `by_setting`; the runner resumes by item id, so settings of one item are computed together.
 The record's own `correct` is the share of the settings whose answer is correct.
@@ -47,7 +55,7 @@ class BeliefICL(Method):
     kinds = ("belief-icl",)
     # A list, not a tuple: options are compared with run.json's JSON when a run resumes.
     defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": 8, "temperature": 1.0,
-                "instruction": INSTRUCTION}
+                "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A"}
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -56,9 +64,13 @@ class BeliefICL(Method):
             raise ValueError(f"belief-icl: samples must be a whole number >= 1, got {self.options['samples']!r}")
         if not float(self.options["temperature"]) > 0:
             raise ValueError("belief-icl: the samples' temperature must be > 0 (0 would repeat the greedy answer)")
+        token = self.options["content_free_token"]
+        if not isinstance(token, str) or not token.strip():
+            raise ValueError(f"belief-icl: content_free_token must be a non-empty text, got {token!r}")
 
-    def prompt(self, item: dict, setting: str) -> str:
-        """The instruction, one Q/A pair per demonstration, then the item's question."""
+    def prompt(self, item: dict, setting: str, subject: str | None = None) -> str:
+        """The instruction, one Q/A pair per demonstration, then the item's question (with its
+        template filled with `subject` instead, when given: the content-free question)."""
         demos = item["demonstrations"].get(setting) if setting != "zero-shot" else []
         if demos is None:
             raise ValueError(f"{item['id']}: no {setting} demonstrations in the item")
@@ -70,7 +82,10 @@ class BeliefICL(Method):
             lines += [f"Q: {masked(demo['template'], demo['subject_label'])}", f"A: {demo['object_label']}"]
         if item["prompt"].count("[Y]") != 1:
             raise ValueError(f"{item['id']}: prompt {item['prompt']!r} needs exactly one [Y] for the mask")
-        lines += [f"Q: {item['prompt'].replace('[Y]', MASK)}", "A:"]
+        if subject is not None and "template" not in item:
+            raise ValueError(f"{item['id']}: content_free needs the item's template (rebuild the probe set)")
+        question = item["prompt"].replace("[Y]", MASK) if subject is None else masked(item["template"], subject)
+        lines += [f"Q: {question}", "A:"]
         return "\n".join(lines)
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
@@ -85,6 +100,7 @@ class BeliefICL(Method):
                                                 temperature=float(self.options["temperature"]), n=n, stop=STOP,
                                                 seed=seed))
         generations = iter(scorer.generate(requests) if requests else [])
+        free = self._content_free(scorer, items) if self.options["content_free"] else None
         records = []
         for item in items:
             by_setting = {}
@@ -97,10 +113,22 @@ class BeliefICL(Method):
                     "confidence": agreeing / len(sampled.texts), "agreeing": agreeing,
                     "one_word": len(answer.split()) == 1,
                     "finish_reason": greedy.finish_reasons[0] if greedy.finish_reasons else None}
+                if free is not None:
+                    by_setting[setting]["content_free_prediction"] = free[(item["id"], setting)]
             share = sum(r["correct"] for r in by_setting.values()) / len(by_setting)
             records.append(base_record(item, template_id=item.get("template_id"), gold=list(item["gold"]),
                                        by_setting=by_setting, correct=share))
         return records
+
+    def _content_free(self, scorer, items: Sequence[dict]) -> dict[tuple[str, str], str]:
+        """(item id, setting) -> the greedy answer with the content-free subject; each distinct
+        prompt is generated once."""
+        texts = {(item["id"], setting): self.prompt(item, setting, self.options["content_free_token"])
+                 for item in items for setting in self.options["settings"]}
+        unique = list(dict.fromkeys(texts.values()))
+        requests = [GenerateRequest(text, max_tokens=self.options["max_tokens"], stop=STOP) for text in unique]
+        answers = dict(zip(unique, (g.texts[0].strip() for g in scorer.generate(requests)))) if requests else {}
+        return {key: answers[text] for key, text in texts.items()}
 
 
 def masked(template: str, subject_label: str) -> str:
