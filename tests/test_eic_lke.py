@@ -16,8 +16,8 @@ SPEC = "smollm2-135m-instruct"
 
 
 def _item(qid: str, relation: str, subject: str, gold: str, *others: str) -> dict:
-    return {"id": f"icl-mc:{qid}", "kind": "icl-mc", "split": "test", "relation": relation, "subject_label": subject,
-            "object_label": gold, "choices": [gold, *others], "answer_index": 0}
+    return {"id": f"icl-mc:{qid}", "kind": "icl-mc", "split": "test", "relation": relation,
+            "subject_label": subject, "object_label": gold, "choices": [gold, *others], "answer_index": 0}
 
 
 P36 = [_item("Q142", "P36", "France", "Paris", "Lyon"), _item("Q17", "P36", "Japan", "Tokyo", "Osaka"),
@@ -161,7 +161,8 @@ def test_runner_resumes_a_chain_with_the_same_numbers(tmp_path, monkeypatch):
     assert second.resumed_after == 2 and second.new == 5
     by_id = {r["id"]: r for r in _lines(part)}
     assert len(by_id) == 7 and by_id == {r["id"]: r for r in _lines(tmp_path / "clean")}
-    assert json.loads((part / "aggregate.json").read_text()) == json.loads((tmp_path / "clean" / "aggregate.json").read_text())
+    assert (json.loads((part / "aggregate.json").read_text())
+            == json.loads((tmp_path / "clean" / "aggregate.json").read_text()))
     with pytest.raises(ValueError, match="other settings"):
         evaluate(scorer, "eic-lke", probes, part, options={**options, "examples": 3})
 

@@ -89,4 +89,5 @@ def test_sigkilled_eval_resumes_with_the_uninterrupted_records(tmp_path):
     assert rerun["resumed_after"] == written and rerun["new"] == TEST - written
     resumed, expected = _by_id(killed), _by_id(tmp_path / "clean")
     assert len(resumed) == TEST and resumed == expected  # exactly, floats included
-    assert json.loads((killed / "aggregate.json").read_text()) == json.loads((tmp_path / "clean" / "aggregate.json").read_text())
+    assert (json.loads((killed / "aggregate.json").read_text())
+            == json.loads((tmp_path / "clean" / "aggregate.json").read_text()))

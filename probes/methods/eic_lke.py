@@ -29,6 +29,11 @@ whatever was scored before it: the numbers do not depend on batch or resume. The
 bit-identical to encoding each context in one pass (floating-point sums in another order; the
 difference is in the last digits), which is why the option is recorded with the run. Other
 scorers (an OpenAI-compatible server, the result cache's hits) encode each context as usual.
+
+Measured (bench/eic_lke.py, SmolLM2 on the 2-core CPU, one window of 51 facts, batch 16): the
+reuse forwards 4,858 instead of 12,218 tokens with 20 choices (13.6 s instead of 18.0 s, 1.32x)
+but 23,840 instead of 31,200 with 100 choices, where the choices' own tokens dominate (47.6 s
+instead of 49.5 s, 1.04x); same predictions, gold log-probabilities within 3.5e-5 of one pass.
 """
 
 from __future__ import annotations
