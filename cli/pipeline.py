@@ -22,7 +22,6 @@ from pathlib import Path
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
 SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
 KINDS = ("cloze", "icl-mc", "kdf", "distractor", "belief-icl")
-METHODS = ("ic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines")
 TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "models", "evaluations", "report"}
 
 
@@ -53,6 +52,8 @@ class Pipeline:
 
 def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     import yaml
+
+    from ..probes.methods import METHODS
 
     path = Path(path)
     try:

@@ -20,6 +20,8 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from ..probes.methods import METHODS
+
 log = logging.getLogger("factprobe.service")
 
 PID = r"^P[1-9][0-9]{0,9}$"
@@ -65,7 +67,7 @@ class EvalRequest(BaseModel):
     """An evaluation run over the probe set a finished probeset job built."""
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["ic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines"]
+    method: Literal[tuple(METHODS)]  # type: ignore[valid-type]  (the registry's names, as an enum in OpenAPI)
     probeset_job: str = Field(pattern=JOB_ID)
     model: str = Field(max_length=100)
     limit: int | None = Field(None, ge=1, le=10_000)
