@@ -162,6 +162,13 @@ class DistractorFinder:
     def rules(self, subject: str, relation: str, obj: str, at: str | None = None) -> Fairness:
         return Fairness(self.kg, subject, relation, obj, at, self.names_of, self._relation_objects)
 
+    @staticmethod
+    def pool_key(rules: Fairness) -> str:
+        """Names a candidate pool (ApprOpt keeps one label trie per model and pool key)."""
+        if rules.pool_kind == "type":
+            return f"type-{rules.via}:" + ",".join(rules.types)
+        return f"objects-of:{rules.relation}"
+
     def pool(self, rules: Fairness) -> list[str]:
         """Every candidate of the pool, fair or not, sorted (so seeded draws are reproducible)."""
         if rules.pool_kind == "type":
@@ -211,8 +218,7 @@ class DistractorFinder:
                 raise ValueError("appropt needs the cloze prompt that precedes the object")
             rules = self.rules(subject, relation, obj, at)
             pool = self.pool(rules)
-            key = (f"type-{rules.via}:" + ",".join(rules.types)) if rules.pool_kind == "type" \
-                else f"objects-of:{rules.relation}"
+            key = self.pool_key(rules)
             banned = frozenset(e for e in pool if not rules.fair(e))
             all_rules.append(rules)
             items.append((prompt, key, [(e, self.names_of_raw(e)) for e in pool], banned))
@@ -246,21 +252,31 @@ class DistractorFinder:
             raise ValueError("sem and temp+sem need a semantic index (factprobe distractors build)")
         if not self.semantic.has_vector(rules.object):
             return [], f"{rules.object} has no features in the semantic index"
-        picked: list[Distractor] = []
+        found: dict[str, float] = {}
         seen = set(exclude)
         indexed = self.semantic.meta["indexed"]
         k = max(4 * n, 16)
         while True:
-            for entity, similarity in self.semantic.neighbours(rules.object, k):
+            batch = self.semantic.neighbours(rules.object, k)
+            for entity, similarity in batch:
                 if entity not in seen:
                     seen.add(entity)
                     if fair(entity):
-                        picked.append(Distractor(entity, self.label(entity), "sem", round(similarity, 6)))
-                        if len(picked) == n:
-                            return picked, None
+                        found[entity] = round(similarity, 6)
+            # Equal similarities come back in the graph's visiting order, which differs between
+            # builds of the same index; ties are broken by id instead, so the search goes on until
+            # the batch reaches strictly below the n-th score (or the graph has no more).
+            if len(found) >= n:
+                nth = sorted(found.values(), reverse=True)[n - 1]
+                if len(batch) < k or round(batch[-1][1], 6) < nth:
+                    break
             if k >= min(indexed, 4096):
                 break
             k *= 4
+        ranked = sorted(found.items(), key=lambda x: (-x[1], x[0]))[:n]
+        picked = [Distractor(entity, self.label(entity), "sem", similarity) for entity, similarity in ranked]
+        if len(picked) == n:
+            return picked, None
         # The graph's nearest ran out: rank the rest of the pool exactly, so no fair candidate is missed.
         rest = [e for e in self.pool(rules) if e not in seen and fair(e)]
         ranked = sorted(zip(self.semantic.similarities(rules.object, rest), rest), key=lambda x: (-x[0], x[1]))
