@@ -50,7 +50,7 @@ from .label_trie import ROOT, LabelTrie, LabelPath, Terminal, TrieCache
 
 __all__ = ["ApprOptHit", "ApprOptQuery", "ApprOptResult", "SearchStats", "LabelTrie", "LabelPath", "Terminal",
            "TrieCache", "appropt", "appropt_many", "appropt_search", "appropt_uncached", "exhaustive",
-           "path_logprob", "prompt_ids"]
+           "path_logprob", "path_logprobs", "prompt_ids"]
 
 
 @dataclass(frozen=True)
@@ -468,17 +468,28 @@ def exhaustive(scorer, prompt: str, trie: LabelTrie, n: int, *,
     return list(_top(best, n))
 
 
-@torch.inference_mode()
 def path_logprob(scorer, ids: Sequence[int], path: Sequence[int]) -> float:
     """log P(path | ids) from one full forward pass, log-softmax only where path tokens are predicted."""
-    full = torch.tensor([[*ids, *path]], device=scorer.device)
-    logits = scorer.model(input_ids=full, use_cache=False, logits_to_keep=len(path) + 1).logits[0, :-1]
-    rows = _log_softmax(logits)
-    targets = torch.tensor(path, device=rows.device)[:, None]
+    return path_logprobs(scorer, ids, [path])[0]
+
+
+@torch.inference_mode()
+def path_logprobs(scorer, ids: Sequence[int], paths: Sequence[Sequence[int]]) -> list[float]:
+    """log P(path | ids) for every path, all in one forward pass (no cache). Shorter paths are
+    padded on the right, which a causal model never sees from the positions that are scored; the
+    head and the log-softmax run only over the positions that predict path tokens."""
+    longest = max(len(p) for p in paths)
+    rows = torch.tensor([[*ids, *p, *[scorer.pad_id] * (longest - len(p))] for p in paths], device=scorer.device)
+    # No mask when nothing is padded: the single-path reference runs the plain causal kernel.
+    mask = None if all(len(p) == longest for p in paths) else torch.tensor(
+        [[1] * (len(ids) + len(p)) + [0] * (longest - len(p)) for p in paths], device=scorer.device)
+    logits = scorer.model(input_ids=rows, attention_mask=mask, use_cache=False, logits_to_keep=longest + 1).logits
+    scores = _log_softmax(logits[:, :-1])
     scorer.work.forward_passes += 1
-    scorer.work.tokens_forwarded += full.shape[1]
+    scorer.work.tokens_forwarded += rows.numel()
     # Summed in double, as the search sums its per-step float32 log-probs in Python floats.
-    return float(rows.gather(1, targets).double().sum())
+    return [float(scores[k, torch.arange(len(p)), torch.tensor(p, device=scores.device)].double().sum())
+            for k, p in enumerate(paths)]
 
 
 # -- ranking ---------------------------------------------------------------------------------

@@ -113,11 +113,13 @@ def _paths_by_entity(trie) -> dict[str, list[tuple[int, ...]]]:
 def _log_plausibility(scorer, ids: list[int], paths: dict[str, list[tuple[int, ...]]], eos: int) -> dict[str, float]:
     """log of the sum over an entity's names of P(name tokens, EOS | prompt), kept in log space so
     that very unlikely names do not underflow to a tie at 0."""
+    from ...index.appropt import path_logprobs
+
     flat = [(entity, (*tokens, eos)) for entity, token_paths in paths.items() for tokens in token_paths]
     logprobs: dict[str, list[float]] = {}
     for start in range(0, len(flat), _BATCH):
         chunk = flat[start:start + _BATCH]
-        for (entity, _), logprob in zip(chunk, _path_logprobs(scorer, ids, [p for _, p in chunk])):
+        for (entity, _), logprob in zip(chunk, path_logprobs(scorer, ids, [p for _, p in chunk])):
             logprobs.setdefault(entity, []).append(logprob)
     out = {}
     for entity, values in logprobs.items():
@@ -127,26 +129,6 @@ def _log_plausibility(scorer, ids: list[int], paths: dict[str, list[tuple[int, .
 
 
 _BATCH = 32  # paths per forward pass: a prompt's names are short, and Gemma's head is 262k wide
-
-
-def _path_logprobs(scorer, ids: list[int], paths: list[tuple[int, ...]]) -> list[float]:
-    """log P(path | ids) for each path, all in one forward pass. The paths are padded on the
-    right, which a causal model never looks at from the scored positions, and the head's output
-    and log-softmax are taken only over the positions that predict path tokens."""
-    import torch
-
-    longest = max(len(p) for p in paths)
-    rows = [[*ids, *p, *[scorer.pad_id] * (longest - len(p))] for p in paths]
-    mask = [[1] * (len(ids) + len(p)) + [0] * (longest - len(p)) for p in paths]
-    with torch.inference_mode():
-        logits = scorer.model(input_ids=torch.tensor(rows, device=scorer.device),
-                              attention_mask=torch.tensor(mask, device=scorer.device),
-                              use_cache=False, logits_to_keep=longest + 1).logits[:, :-1]
-        scores = torch.log_softmax(logits.float(), dim=-1)
-    scorer.work.forward_passes += 1
-    scorer.work.tokens_forwarded += len(rows) * len(rows[0])
-    # Summed in double, as path_logprob (index/appropt.py) does.
-    return [float(scores[k, torch.arange(len(p)), torch.tensor(p)].double().sum()) for k, p in enumerate(paths)]
 
 
 def _mean(values: list) -> float | None:
