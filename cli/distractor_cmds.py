@@ -37,20 +37,19 @@ def distractors_group() -> None:
 @store_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="semantic-index", show_default=True,
               help="Folder to write the index to.")
-@click.option("--M", "m", type=click.IntRange(min=2), default=16, show_default=True, help="HNSW graph degree.")
-@click.option("--ef-construction", type=click.IntRange(min=1), default=200, show_default=True,
-              help="HNSW candidates kept while inserting.")
-@click.option("--ef-search", type=click.IntRange(min=1), default=64, show_default=True,
-              help="HNSW candidates kept while searching (saved; can be overridden when querying).")
 @click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
               help="Drop features shared by fewer entities (entities left with none have no neighbours).")
-@click.option("--threads", type=click.IntRange(min=0), default=0, help="Build threads (0: every core).")
+@click.option("--check", "check_queries", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Facts sampled for the self-check of Sem against brute force (0: skip it).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the self-check's sample.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @json_option
-def build(store, out_dir, m, ef_construction, ef_search, min_df, threads, quiet, as_json):
+def build(store, out_dir, min_df, check_queries, seed, quiet, as_json):
     """Build the semantic index: TF-IDF over each entity's features (itself, its relations, its
-    objects, its relation=object pairs), searched by NMSLIB HNSW on sparse cosine."""
-    from ..index.semantic import HnswParams, SemanticIndex, feature_bags
+    objects, its relation=object pairs). Sem ranks a fact's pool (the entities sharing a type with
+    the object) by exact cosine, ties by id; the build then checks that ranking against brute
+    force on sampled facts and prints the recall and the time per query."""
+    from ..index.semantic_check import build_semantic_index
     from ..kg.graph import KnowledgeGraph
 
     if not Path(store).is_file():
@@ -61,18 +60,21 @@ def build(store, out_dir, m, ef_construction, ef_search, min_df, threads, quiet,
             click.echo(f"  {text}...", err=True)
 
     with KnowledgeGraph(store) as kg:
-        index = SemanticIndex.build(feature_bags(kg), HnswParams(m, ef_construction, ef_search, threads),
-                                    min_df=min_df, on_stage=stage)
-    index.save(out_dir)
+        index, report = build_semantic_index(kg, out_dir, min_df=min_df, check_queries=check_queries, seed=seed,
+                                             on_stage=stage)
     meta = {**index.meta, "out": out_dir}
     if as_json:
         click.echo(json.dumps(meta))
     else:
         click.echo(f"{meta['entities']:,} entities ({meta['indexed']:,} with features), {meta['features']:,} "
                    f"features, built in {meta['build_seconds']} s -> {out_dir}")
+        if check_queries:
+            click.echo(report.summary())
+    if not report.ok:
+        click.echo(f"warning: {report.summary()}", err=True)
 
 
-def _finder(store, semantic_dir, strategies, model, languages, ef_search, exact=False, batch=16):
+def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=16):
     from ..index.distractors import DistractorFinder
     from ..kg.graph import KnowledgeGraph
 
@@ -84,7 +86,7 @@ def _finder(store, semantic_dir, strategies, model, languages, ef_search, exact=
         from ..index.semantic import SemanticIndex
 
         try:
-            semantic = SemanticIndex.load(semantic_dir, ef_search=ef_search)
+            semantic = SemanticIndex.load(semantic_dir)
         except (FileNotFoundError, ValueError) as error:
             _fail(str(error))
     ranker = None
@@ -119,7 +121,6 @@ query_options = [
                  help="appropt: widen the beam until the answer is provably the exact top n (as an exhaustive "
                       "scoring would rank them). Cheap on small pools, up to 100x slower on large ones."),
     click.option("--languages", help="Name languages for the label rule [default: the store's]."),
-    click.option("--ef-search", type=click.IntRange(min=1), help="Override the index's HNSW efSearch."),
     store_option,
     semantic_option,
 ]
@@ -135,14 +136,14 @@ def _label(finder, entity):
 @click.option("--object", "obj", required=True, help="The true object's QID.")
 @with_options(query_options)
 @json_option
-def query(subject, relation, obj, strategies, n, at, seed, model, template, exact, languages, ef_search, store,
-          semantic_dir, as_json):
+def query(subject, relation, obj, strategies, n, at, seed, model, template, exact, languages, store, semantic_dir,
+          as_json):
     """Distractors for one fact.
 
     \b
     factprobe distractors query --subject Q183 --relation P36 --object Q64 --strategy temp+sem --n 5
     """
-    finder = _finder(store, semantic_dir, strategies, model, languages, ef_search, exact)
+    finder = _finder(store, semantic_dir, strategies, model, languages, exact)
     prompt = cloze_prompt(template, _label(finder, subject), _label(finder, relation))
     results = []
     for strategy in strategies:
@@ -172,14 +173,14 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
                    "written, and a rerun resumes, a batch at a time.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
-def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, ef_search, store,
-        semantic_dir, batch, quiet, as_json):
+def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, store, semantic_dir,
+        batch, quiet, as_json):
     """Add distractors to every fact of FACTS_FILE (JSONL with `subject`, `relation`, `object`, as
     `frequency annotate` writes). A line without them is reported with its number and skipped. A
     rerun with the same --out continues after the lines already written."""
     from tqdm import tqdm
 
-    finder = _finder(store, semantic_dir, strategies, model, languages, ef_search, exact, batch)
+    finder = _finder(store, semantic_dir, strategies, model, languages, exact, batch)
     done = _complete_lines(out_path)
     lines = Path(facts_file).read_text(encoding="utf-8").splitlines()
     rejected, written, short = [], 0, 0

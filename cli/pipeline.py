@@ -157,7 +157,7 @@ class Runner:
                           "--out", str(p.out / f"frequency-{relation}.jsonl"))
         semantic = p.out / "semantic-index"
         if p.semantic:
-            self.step("semantic index (TF-IDF + HNSW)", "distractors", "build", "--store", str(self.store),
+            self.step("semantic index (TF-IDF, self-checked)", "distractors", "build", "--store", str(self.store),
                       "--out", str(semantic))
         built = {}
         for name, spec in p.probesets.items():

@@ -11,8 +11,8 @@ A distractor o* of (s, r, o) is fair when
 
 Strategies (Ammar Khodja et al. 2025):
 - random: uniform among the fair candidates, seeded per fact;
-- sem: the fair candidates nearest to o in the semantic index (HNSW first; an exact pass over
-  the pool only when the graph's nearest run out);
+- sem: the fair candidates nearest to o in the semantic index: the pool ranked by exact cosine
+  to o, ties by id (index/semantic.py says why exact);
 - temp+sem: the objects (s, r) had before, most recently ended first, then sem;
 - appropt: the n candidates whose labels the model finds most probable after the cloze prompt
   (index/appropt.py).
@@ -22,6 +22,7 @@ candidates exist, fewer are returned and `shortfall` says why; nothing is padded
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -36,7 +37,7 @@ STRATEGIES = ("random", "sem", "temp+sem", "appropt")
 class Distractor:
     entity: str
     label: str | None
-    source: str  # "random", "sem", "temporal", "exact-sem", "appropt"
+    source: str  # "random", "sem", "temporal", "appropt"
     score: float | None = None  # cosine similarity (sem), log-probability (appropt)
 
 
@@ -146,6 +147,11 @@ class DistractorFinder:
         self.names_of = lru_cache(maxsize=500_000)(self._names_of)
         self._relation_objects = lru_cache(maxsize=64)(self._objects_of_relation)
         self._type_members = lru_cache(maxsize=256)(self._members)
+        # A pool's inverted index costs a pass over its members: built once per pool key. The
+        # head of a ranking is kept per (pool, object): real objects repeat (every city of a
+        # country asks for that country's distractors), and fairness is applied per fact after.
+        self._semantic_pool = lru_cache(maxsize=16)(self._build_semantic_pool)
+        self._ranking_head = lru_cache(maxsize=8192)(self._head)
 
     def _names_of(self, entity: str) -> frozenset[str]:
         return frozenset(k for k in map(name_key, self.names_of_raw(entity)) if k)
@@ -171,12 +177,17 @@ class DistractorFinder:
 
     def pool(self, rules: Fairness) -> list[str]:
         """Every candidate of the pool, fair or not, sorted (so seeded draws are reproducible)."""
-        if rules.pool_kind == "type":
-            members = set()
-            for t in rules.types:
-                members.update(self._type_members(t, rules.via))
-            return sorted(members)
-        return sorted(self._relation_objects(rules.relation))
+        return self._pool_members(self.pool_key(rules))
+
+    def _pool_members(self, key: str) -> list[str]:
+        kind, _, value = key.partition(":")
+        if kind == "objects-of":
+            return sorted(self._relation_objects(value))
+        via = kind.removeprefix("type-")
+        members = set()
+        for t in value.split(","):
+            members.update(self._type_members(t, via))
+        return sorted(members)
 
     def find(self, subject: str, relation: str, obj: str, *, strategy: str, n: int, at: str | None = None,
              seed: int = 0, prompt: str | None = None) -> DistractorSet:
@@ -247,41 +258,35 @@ class DistractorFinder:
                     break
         return picked
 
+    def _build_semantic_pool(self, key: str):
+        return self.semantic.pool(self._pool_members(key))
+
+    HEAD = 256  # ranked candidates kept per (pool, object); a fact that needs more ranks again
+
+    def _head(self, key: str, obj: str) -> tuple[tuple[str, float], ...]:
+        pool = self._semantic_pool(key)
+        return tuple(itertools.islice(self.semantic.ranked(obj, pool), self.HEAD))
+
+    def _ranked(self, rules: Fairness):
+        """The pool ranked by similarity to o, best first, ties by id."""
+        key = self.pool_key(rules)
+        head = self._ranking_head(key, rules.object)
+        yield from head
+        if len(head) == self.HEAD:
+            pool = self._semantic_pool(key)
+            yield from itertools.islice(self.semantic.ranked(rules.object, pool), self.HEAD, None)
+
     def _sem(self, rules: Fairness, fair, n: int, exclude: set[str]) -> tuple[list[Distractor], str | None]:
         if self.semantic is None:
             raise ValueError("sem and temp+sem need a semantic index (factprobe distractors build)")
         if not self.semantic.has_vector(rules.object):
             return [], f"{rules.object} has no features in the semantic index"
-        found: dict[str, float] = {}
-        seen = set(exclude)
-        indexed = self.semantic.meta["indexed"]
-        k = max(4 * n, 16)
-        while True:
-            batch = self.semantic.neighbours(rules.object, k)
-            for entity, similarity in batch:
-                if entity not in seen:
-                    seen.add(entity)
-                    if fair(entity):
-                        found[entity] = round(similarity, 6)
-            # Equal similarities come back in the graph's visiting order, which differs between
-            # builds of the same index; ties are broken by id instead, so the search goes on until
-            # the batch reaches strictly below the n-th score (or the graph has no more).
-            if len(found) >= n:
-                nth = sorted(found.values(), reverse=True)[n - 1]
-                if len(batch) < k or round(batch[-1][1], 6) < nth:
+        picked: list[Distractor] = []
+        for entity, similarity in self._ranked(rules):
+            if entity not in exclude and fair(entity):
+                picked.append(Distractor(entity, self.label(entity), "sem", similarity))
+                if len(picked) == n:
                     break
-            if k >= min(indexed, 4096):
-                break
-            k *= 4
-        ranked = sorted(found.items(), key=lambda x: (-x[1], x[0]))[:n]
-        picked = [Distractor(entity, self.label(entity), "sem", similarity) for entity, similarity in ranked]
-        if len(picked) == n:
-            return picked, None
-        # The graph's nearest ran out: rank the rest of the pool exactly, so no fair candidate is missed.
-        rest = [e for e in self.pool(rules) if e not in seen and fair(e)]
-        ranked = sorted(zip(self.semantic.similarities(rules.object, rest), rest), key=lambda x: (-x[0], x[1]))
-        for similarity, entity in ranked[:n - len(picked)]:
-            picked.append(Distractor(entity, self.label(entity), "exact-sem", round(similarity, 6)))
         return picked, None
 
     def names_of_raw(self, entity: str) -> tuple[str, ...]:

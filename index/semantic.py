@@ -3,36 +3,39 @@
 Each entity is a bag of features: itself, every relation it is the subject of, every entity it
 points to, and every (relation, object) pair ("P31=Q5119"). An entity and the objects of others
 share one namespace (the id), so two cities are close when they are instances of the same class,
-in the same country, capitals of something. Bags are weighted by TF-IDF (scikit-learn) and
-searched by cosine similarity with an NMSLIB HNSW graph over the sparse vectors.
+in the same country, capitals of something. Bags are weighted by TF-IDF (scikit-learn, rows
+L2-normalized, so a dot product is the cosine).
 
-An entity whose vector is all zero (possible when `min_df` drops its only features) is kept out of
-the HNSW graph, which cannot hold one, and has no neighbours. Saved to a folder: the entity ids,
-the TF-IDF matrix (for the exact path and for query vectors) and the HNSW graph with its data,
-so loading reads files and builds nothing.
+Sem ranks a fact's fair pool (the entities that share a type with o) by exact cosine to o, ties
+by id. Why exact, and not a graph ANN over the whole graph as before: real graphs are thousands
+of near-duplicates (cities that differ only by country and region) with small special subsets
+(capitals among them). On such a graph NMSLIB HNSW on sparse cosine returned the wrong
+neighbourhood (recall@10 0.04 over capitals on a 34k-entity Wikidata-shape graph), although it
+held 0.96 on a generator with community structure; bench/distractors.py measures both. The exact
+path is also cheap where Sem is asked: a pool is scored through its own inverted index (feature ->
+the pool members that have it, with their weights), so one query costs the postings of o's own
+features inside the pool, not a pass over the graph; the figures per pool size are in
+bench/README.md. Rankings are memoized per (pool, object) by the caller, since the objects of
+real relations repeat with heavy tails.
+
+Saved to a folder: the entity ids and the TF-IDF matrix, so loading reads two files and builds
+nothing. Pools are built on first use from the matrix.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
-import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 from scipy import sparse
 
-FORMAT = 1
-
-
-@dataclass(frozen=True)
-class HnswParams:
-    M: int = 16  # graph degree: recall and memory grow with it
-    ef_construction: int = 200  # candidates kept while inserting: build time vs graph quality
-    ef_search: int = 64  # candidates kept while searching: query time vs recall (at least k)
-    threads: int = 0  # 0: every core
+FORMAT = 2
+DECIMALS = 6  # similarities are compared, and ties broken by id, at this precision
 
 
 def feature_bags(kg) -> Iterator[tuple[str, list[str]]]:
@@ -55,42 +58,38 @@ def _identity(bag: list[str]) -> list[str]:
     return bag
 
 
-def _nmslib():
-    """nmslib, imported with its wheel's note about CPU instructions (written by C++ straight to the
-    process's stderr/stdout) kept off the terminal."""
-    import sys
+@dataclass(frozen=True)
+class Pool:
+    """A candidate pool as the index sees it: the members sorted by id, and the pool's inverted
+    index (feature x member TF-IDF weights; a member the index does not know has an empty
+    column and similarity 0). Features most members share (the pool's own type, the relations
+    every member has) are kept as dense rows: summing them is a dense product, many times
+    cheaper per member than scattered postings."""
+    members: tuple[str, ...]
+    postings: sparse.csr_matrix  # the features held sparse (a dense feature's row is empty)
+    dense: np.ndarray  # (dense features x members), float64
+    dense_row: dict[int, int]  # feature -> its row in `dense`
 
-    if "nmslib" in sys.modules:
-        return sys.modules["nmslib"]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(os.devnull, "w") as null:
-        os.dup2(null.fileno(), 1)
-        os.dup2(null.fileno(), 2)
-        try:
-            import nmslib
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-    return nmslib
+    def __len__(self) -> int:
+        return len(self.members)
+
+
+DENSE_SHARE = 1 / 16  # a feature held by this share of a pool's members is scored densely
+DENSE_MAX = 64  # at most this many dense rows (8 bytes x members each)
+DENSE_MIN_POOL = 4096  # below this a pool is all postings: nothing to gain
 
 
 class SemanticIndex:
-    def __init__(self, entities: list[str], matrix: sparse.csr_matrix, hnsw, params: HnswParams, meta: dict):
+    def __init__(self, entities: list[str], matrix: sparse.csr_matrix, meta: dict):
         self.entities = entities
         self.row = {e: i for i, e in enumerate(entities)}
         self.matrix = matrix
-        self.hnsw = hnsw
-        self.params = params
         self.meta = meta
 
     # -- building -----------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, bags: Iterable[tuple[str, list[str]]], params: HnswParams = HnswParams(), *, min_df: int = 1,
+    def build(cls, bags: Iterable[tuple[str, list[str]]], *, min_df: int = 1,
               on_stage: Callable[[str], None] = lambda stage: None) -> SemanticIndex:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -104,24 +103,10 @@ class SemanticIndex:
         vectorizer = TfidfVectorizer(analyzer=_identity, min_df=min_df, sublinear_tf=True, dtype=np.float32)
         matrix = vectorizer.fit_transform(docs).tocsr() if docs else sparse.csr_matrix((0, 0), dtype=np.float32)
         matrix.sort_indices()
-        on_stage("HNSW graph")
-        hnsw = cls._graph(matrix, params)
         meta = {"format": FORMAT, "entities": len(entities), "features": int(matrix.shape[1]),
                 "indexed": int(np.count_nonzero(matrix.getnnz(axis=1))), "min_df": min_df,
-                "params": asdict(params), "build_seconds": round(time.perf_counter() - started, 2)}
-        return cls(entities, matrix, hnsw, params, meta)
-
-    @staticmethod
-    def _graph(matrix: sparse.csr_matrix, params: HnswParams):
-        nmslib = _nmslib()
-        hnsw = nmslib.init(method="hnsw", space="cosinesimil_sparse", data_type=nmslib.DataType.SPARSE_VECTOR)
-        rows = np.flatnonzero(matrix.getnnz(axis=1))  # all-zero vectors crash NMSLIB: never added
-        if len(rows):
-            hnsw.addDataPointBatch(matrix[rows], ids=rows)
-            hnsw.createIndex({"M": params.M, "efConstruction": params.ef_construction, "post": 0,
-                              "indexThreadQty": params.threads or os.cpu_count() or 1}, print_progress=False)
-        hnsw.setQueryTimeParams({"efSearch": params.ef_search})
-        return hnsw
+                "build_seconds": round(time.perf_counter() - started, 2)}
+        return cls(entities, matrix, meta)
 
     # -- files --------------------------------------------------------------------------------
 
@@ -130,27 +115,21 @@ class SemanticIndex:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "entities.txt").write_text("\n".join(self.entities) + "\n", encoding="utf-8")
         sparse.save_npz(folder / "tfidf.npz", self.matrix, compressed=False)
-        if self.meta["indexed"]:
-            self.hnsw.saveIndex(str(folder / "hnsw.bin"), save_data=True)
+        (folder / "hnsw.bin").unlink(missing_ok=True)  # an index of format 1 had one; nothing reads it now
         (folder / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n")
 
     @classmethod
-    def load(cls, folder: str | Path, *, ef_search: int | None = None) -> SemanticIndex:
+    def load(cls, folder: str | Path) -> SemanticIndex:
         folder = Path(folder)
         if not (folder / "meta.json").is_file():
             raise FileNotFoundError(f"no semantic index in {folder}; build one with `factprobe distractors build`")
         meta = json.loads((folder / "meta.json").read_text())
         if meta.get("format") != FORMAT:
-            raise ValueError(f"{folder}: semantic index format {meta.get('format')}, this factprobe reads {FORMAT}")
-        params = HnswParams(**{**meta["params"], **({"ef_search": ef_search} if ef_search else {})})
+            raise ValueError(f"{folder}: semantic index format {meta.get('format')}, this factprobe reads {FORMAT}; "
+                             f"rebuild it with `factprobe distractors build`")
         entities = (folder / "entities.txt").read_text(encoding="utf-8").split()
         matrix = sparse.load_npz(folder / "tfidf.npz").tocsr()
-        nmslib = _nmslib()
-        hnsw = nmslib.init(method="hnsw", space="cosinesimil_sparse", data_type=nmslib.DataType.SPARSE_VECTOR)
-        if meta["indexed"]:
-            hnsw.loadIndex(str(folder / "hnsw.bin"), load_data=True)
-        hnsw.setQueryTimeParams({"efSearch": params.ef_search})
-        return cls(entities, matrix, hnsw, params, meta)
+        return cls(entities, matrix, meta)
 
     # -- searching ----------------------------------------------------------------------------
 
@@ -158,39 +137,77 @@ class SemanticIndex:
         row = self.row.get(entity)
         return row is not None and self.matrix.indptr[row + 1] > self.matrix.indptr[row]
 
-    def neighbours(self, entity: str, k: int) -> list[tuple[str, float]]:
-        """The k entities nearest to `entity` by the HNSW graph, with cosine similarities, best first."""
-        if not self.has_vector(entity) or k <= 0:
-            return []
-        return self.neighbours_many([entity], k, threads=1)[0]
+    def pool(self, members: Iterable[str]) -> Pool:
+        """The pool of `members` (any order, duplicates allowed), ready to be searched."""
+        members = tuple(sorted(set(members)))
+        known = [(k, self.row[e]) for k, e in enumerate(members) if e in self.row]
+        columns = np.fromiter((k for k, _ in known), dtype=np.int64, count=len(known))
+        rows = self.matrix[np.fromiter((r for _, r in known), dtype=np.int64, count=len(known))]
+        member_of_entry = np.repeat(columns, np.diff(rows.indptr))
+        postings = sparse.csr_matrix((rows.data, (rows.indices, member_of_entry)),
+                                     shape=(self.matrix.shape[1], len(members)), dtype=np.float32)
+        postings.sort_indices()
+        dense_row: dict[int, int] = {}
+        dense = np.zeros((0, len(members)))
+        if len(members) >= DENSE_MIN_POOL:
+            counts = np.diff(postings.indptr)
+            common = np.flatnonzero(counts >= len(members) * DENSE_SHARE)
+            common = common[np.argsort(-counts[common], kind="stable")][:DENSE_MAX]
+            if len(common):
+                dense = postings[common].toarray().astype(np.float64)
+                dense_row = {int(f): k for k, f in enumerate(common)}
+                keep = np.ones(postings.shape[0], dtype=bool)
+                keep[common] = False
+                postings = sparse.diags(keep.astype(np.float32)) @ postings
+                postings.eliminate_zeros()
+                postings.sort_indices()
+        return Pool(members, postings.tocsr(), dense, dense_row)
 
-    def neighbours_many(self, entities: Sequence[str], k: int, threads: int = 0) -> list[list[tuple[str, float]]]:
-        """`neighbours` for many entities in one batched HNSW call."""
-        rows = [self.row[e] for e in entities if self.has_vector(e)]
-        answers = iter(self.hnsw.knnQueryBatch(self.matrix[rows], k=min(k + 1, max(1, self.meta["indexed"])),
-                                               num_threads=threads or os.cpu_count() or 1) if rows else [])
-        out = []
-        for entity in entities:
-            if not self.has_vector(entity):
-                out.append([])
-                continue
-            ids, distances = next(answers)
-            row = self.row[entity]
-            found = [(self.entities[i], 1.0 - float(d)) for i, d in zip(ids, distances) if i != row]
-            out.append(sorted(found, key=lambda x: (-x[1], x[0]))[:k])
-        return out
-
-    def exact_neighbours(self, entity: str, k: int) -> list[tuple[str, float]]:
-        """The reference: cosine against every row (the rows are L2-normalized, so a dot product)."""
-        if not self.has_vector(entity) or k <= 0:
-            return []
+    def scores(self, entity: str, pool: Pool) -> np.ndarray:
+        """Cosine of `entity` with every member of `pool` (float64, rounded to DECIMALS): the sum,
+        over the entity's own features, of the members' weights for that feature."""
+        if not self.has_vector(entity):
+            return np.zeros(len(pool))
         row = self.row[entity]
-        scores = (self.matrix @ self.matrix[row].T).toarray().ravel()
-        scores[row] = -np.inf
-        scores[self.matrix.getnnz(axis=1) == 0] = -np.inf
-        top = np.argpartition(-scores, min(k, len(scores) - 1))[:k + 1]
-        found = [(self.entities[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
-        return sorted(found, key=lambda x: (-x[1], x[0]))[:k]
+        lo, hi = self.matrix.indptr[row], self.matrix.indptr[row + 1]
+        features, weights = self.matrix.indices[lo:hi], self.matrix.data[lo:hi].astype(np.float64)
+        hits = pool.postings[features]
+        contributions = hits.data * np.repeat(weights, np.diff(hits.indptr))
+        total = np.bincount(hits.indices, weights=contributions, minlength=len(pool))
+        if pool.dense_row:
+            query = np.zeros(len(pool.dense))  # the entity's weights on the dense rows: one product
+            for f, w in zip(features.tolist(), weights):
+                if f in pool.dense_row:
+                    query[pool.dense_row[f]] = w
+            if query.any():
+                total += query @ pool.dense
+        return np.round(total, DECIMALS, out=total)
+
+    def ranked(self, entity: str, pool: Pool, first: int = 64) -> Iterator[tuple[str, float]]:
+        """Every member of `pool` but `entity` itself, most similar first, ties by id: the exact Sem
+        order. Lazy: each round takes the next best (all of a tie at its edge) with a partial
+        sort, so the first few cost one pass over the pool's scores."""
+        if not self.has_vector(entity):
+            return
+        scores = self.scores(entity, pool)
+        left = len(pool)
+        own = bisect.bisect_left(pool.members, entity)
+        if own < len(pool) and pool.members[own] == entity:
+            scores[own], left = -np.inf, left - 1
+        take = first
+        while left:
+            if take < left:
+                edge = np.partition(scores, len(scores) - take)[len(scores) - take]
+                chosen = np.flatnonzero(scores >= edge)
+            else:
+                chosen = np.flatnonzero(scores > -np.inf)
+            # members are sorted by id, so the position breaks ties by id
+            chosen = chosen[np.lexsort((chosen, -scores[chosen]))]
+            for k in chosen.tolist():
+                yield pool.members[k], float(scores[k])
+            scores[chosen] = -np.inf  # taken
+            left -= len(chosen)
+            take *= 8
 
     def similarities(self, entity: str, others: Sequence[str]) -> list[float]:
         """Exact cosine of `entity` with each of `others` (0 for an entity without a vector)."""
@@ -202,5 +219,5 @@ class SemanticIndex:
         if known:
             scores = (self.matrix[[rows[i] for i in known]] @ self.matrix[self.row[entity]].T).toarray().ravel()
             for i, s in zip(known, scores):
-                out[i] = float(s)
+                out[i] = round(float(s), DECIMALS)
         return out

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import run_cli
 from factprobe.index.distractors import DistractorFinder
-from factprobe.index.semantic import HnswParams, SemanticIndex, feature_bags
+from factprobe.index.semantic import SemanticIndex, feature_bags
+from factprobe.index.semantic_check import reference_top
 from factprobe.kg.graph import KnowledgeGraph
 from wikidata_builder import item, write_dump
 
@@ -59,7 +60,7 @@ def graph(tmp_path_factory):
     store = base / "g.sqlite"
     run_cli("ingest", "wikidata", str(dump), "--store", str(store), "--quiet", check=True)
     kg = KnowledgeGraph(store)
-    index = SemanticIndex.build(feature_bags(kg), HnswParams(threads=1))
+    index = SemanticIndex.build(feature_bags(kg))
     index.save(base / "semantic")
     yield base, kg, SemanticIndex.load(base / "semantic")
     kg.close()
@@ -136,28 +137,40 @@ def test_random_is_seeded_and_model_free(graph):
 
 def test_semantic_index_roundtrip_and_empty_bags(graph, tmp_path):
     base, kg, loaded = graph
-    for entity in ("Q90", "Q64", "Q142"):
-        assert loaded.neighbours(entity, 5) == loaded.neighbours(entity, 5)
-        assert [e for e, _ in loaded.neighbours(entity, 5)] == [e for e, _ in loaded.exact_neighbours(entity, 5)]
+    cities = loaded.pool(kg.entities_of_type(CITY, via="P31"))
+    for entity in ("Q90", "Q64", "Q1055"):
+        served = list(loaded.ranked(entity, cities))
+        assert served[:5] == reference_top(loaded, entity, cities, 5)
+        assert len(served) == len(cities) - 1 and entity not in [e for e, _ in served]
     # min_df=3 leaves entities whose features at most one other entity shares with an all-zero vector
-    sparse_index = SemanticIndex.build(feature_bags(kg), HnswParams(threads=1), min_df=3)
+    sparse_index = SemanticIndex.build(feature_bags(kg), min_df=3)
     empty = [e for e in sparse_index.entities if not sparse_index.has_vector(e)]
     assert "Q9001" in empty and sparse_index.meta["indexed"] == len(sparse_index.entities) - len(empty)
     sparse_index.save(tmp_path / "s")
     reloaded = SemanticIndex.load(tmp_path / "s")
-    assert reloaded.neighbours("Q9001", 5) == [] and reloaded.exact_neighbours("Q9001", 5) == []
-    assert all(e not in empty for e, _ in reloaded.neighbours("Q90", 50))
+    everyone = reloaded.pool(reloaded.entities)
+    assert list(reloaded.ranked("Q9001", everyone)) == []
+    # an entity without a vector is still a candidate: similarity 0, after every positive one, by id
+    tail = [(e, s) for e, s in reloaded.ranked("Q90", everyone) if e in empty]
+    assert tail and all(s == 0.0 for _, s in tail) and [e for e, _ in tail] == sorted(e for e, _ in tail)
     found = DistractorFinder(kg, reloaded).find("Q901", "P19", "Q9001", strategy="sem", n=2)
     assert found.distractors == () and found.shortfall == "Q9001 has no features in the semantic index"
+    (tmp_path / "s" / "meta.json").write_text(json.dumps({**reloaded.meta, "format": 1}))
+    with pytest.raises(ValueError, match="format 1.*rebuild it with `factprobe distractors build`"):
+        SemanticIndex.load(tmp_path / "s")
 
 
 def test_cli_build_query_and_batch(graph, tmp_path):
     base, kg, _ = graph
     store, semantic = str(base / "g.sqlite"), str(tmp_path / "si")
-    built = json.loads(run_cli("distractors", "build", "--store", store, "--out", semantic, "--ef-search", "50",
-                               "--quiet", "--json", check=True).stdout)
+    built = json.loads(run_cli("distractors", "build", "--store", store, "--out", semantic, "--quiet", "--json",
+                               check=True).stdout)
     assert built["entities"] == len(graph_entities()) == 35
-    assert built["params"]["ef_search"] == 50
+    # the self-check asked Sem about every entity-object fact here (fewer than its 200) and agreed
+    assert built["check"]["recall"] == 1.0 and built["check"]["ok"] and built["check"]["below"] == []
+    assert built["check"]["queries"] == sum(1 for _ in kg.facts(entity_objects_only=True))
+    shown = run_cli("distractors", "build", "--store", store, "--out", semantic, "--quiet", check=True).stdout
+    assert "self-check: Sem recall@10 1.0000 against brute force" in shown
     proc = run_cli("distractors", "query", "--subject", "Q183", "--relation", "P36", "--object", "Q64",
                    "--strategy", "temp+sem", "--n", "2", "--store", store, "--semantic", semantic, "--json", check=True)
     out = json.loads(proc.stdout)
@@ -275,8 +288,8 @@ def test_a_class_is_never_a_distractor_for_an_instance(tmp_path):
 
 
 def test_sem_breaks_ties_by_id_whatever_the_build(tmp_path):
-    """Capitals of a flat graph tie on similarity; two multi-threaded builds of the index visit
-    them in different orders, and the distractors must not depend on it."""
+    """Capitals of a flat graph tie on similarity: the distractors must not depend on the build or on
+    the order candidates are visited in."""
     from test_eval import capital_graph
 
     store = tmp_path / "g.sqlite"
@@ -286,7 +299,7 @@ def test_sem_breaks_ties_by_id_whatever_the_build(tmp_path):
         facts = [(f.subject, f.object) for f in kg.facts("P36", entity_objects_only=True)]
         answers = []
         for build in range(3):
-            index = SemanticIndex.build(feature_bags(kg), HnswParams(threads=2))
+            index = SemanticIndex.build(feature_bags(kg))
             finder = DistractorFinder(kg, index)
             answers.append([[(d.entity, d.score) for d in finder.find(s, "P36", o, strategy="sem", n=3).distractors]
                             for s, o in facts])

@@ -8,7 +8,8 @@ import datetime as dt
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from factprobe.index.distractors import DistractorFinder
-from factprobe.index.semantic import HnswParams, SemanticIndex, feature_bags
+from factprobe.index.semantic import SemanticIndex, feature_bags
+from factprobe.index.semantic_check import reference_top
 from factprobe.index.text import name_key
 from factprobe.kg.graph import KnowledgeGraph
 from factprobe.kg.model import DEPRECATED, NORMAL, Rows, TimeValue, fact_row
@@ -84,7 +85,7 @@ def test_every_distractor_is_fair_and_shortfalls_are_real(tmp_path_factory, grap
     path = tmp_path_factory.mktemp("g") / "g.sqlite"
     build_store(path, entities, spec)
     with KnowledgeGraph(path) as kg:
-        finder = DistractorFinder(kg, SemanticIndex.build(feature_bags(kg), HnswParams(threads=1)))
+        finder = DistractorFinder(kg, SemanticIndex.build(feature_bags(kg)))
         facts = [f for f in spec["facts"] if f[6] != DEPRECATED]
         for _ in range(3):
             if not facts:
@@ -103,6 +104,11 @@ def test_every_distractor_is_fair_and_shortfalls_are_real(tmp_path_factory, grap
                     assert set(chosen) == fair and found.shortfall  # never short while fair ones remain
                 else:
                     assert found.shortfall is None
+                if strategy == "sem" and finder.semantic.has_vector(o):
+                    # exactly the brute-force ranking of the pool, read down to the n-th fair candidate
+                    pool = finder.semantic.pool(finder.pool(finder.rules(s, r, o, str(at) if at else None)))
+                    ranking = [e for e, _ in reference_top(finder.semantic, o, pool, len(pool))]
+                    assert chosen == [e for e in ranking if e in fair][:n]
                 if strategy == "temp+sem":
                     assert chosen[:len(temporal)] == temporal[:n]
                     assert [d.source for d in found.distractors][:len(temporal)] == ["temporal"] * min(n, len(temporal))
