@@ -52,7 +52,7 @@ class Resources:
         self.config = config
         self.local = threading.local()
         self.semantic = None
-        self.semantic_lock = threading.Lock()  # HNSW queries of one index are serialized to be safe
+        self.semantic_lock = threading.Lock()  # a pool is built once (a pass over its members), not per thread
 
     def kg(self) -> KnowledgeGraph:
         if getattr(self.local, "kg", None) is None:

@@ -174,19 +174,20 @@ class SemanticIndex:
         hits = pool.postings[features]
         contributions = hits.data * np.repeat(weights, np.diff(hits.indptr))
         total = np.bincount(hits.indices, weights=contributions, minlength=len(pool))
-        if pool.dense_row:
-            query = np.zeros(len(pool.dense))  # the entity's weights on the dense rows: one product
-            for f, w in zip(features.tolist(), weights):
-                if f in pool.dense_row:
-                    query[pool.dense_row[f]] = w
-            if query.any():
-                total += query @ pool.dense
+        # Dense rows one at a time, in feature order: a BLAS product would sum in an order that
+        # depends on its thread count (ties between near-duplicates must not), and is slower
+        # here under load than these few vector updates.
+        scaled = np.empty(len(pool))
+        for f, w in zip(features.tolist(), weights.tolist()):
+            k = pool.dense_row.get(f)
+            if k is not None:
+                total += np.multiply(pool.dense[k], w, out=scaled)
         return np.round(total, DECIMALS, out=total)
 
     def ranked(self, entity: str, pool: Pool, first: int = 64) -> Iterator[tuple[str, float]]:
         """Every member of `pool` but `entity` itself, most similar first, ties by id: the exact Sem
-        order. Lazy: each round takes the next best (all of a tie at its edge) with a partial
-        sort, so the first few cost one pass over the pool's scores."""
+        order. Lazy: each round takes the next best `take` with a partial sort, so the first few
+        cost one pass over the pool's scores."""
         if not self.has_vector(entity):
             return
         scores = self.scores(entity, pool)
@@ -198,7 +199,11 @@ class SemanticIndex:
         while left:
             if take < left:
                 edge = np.partition(scores, len(scores) - take)[len(scores) - take]
-                chosen = np.flatnonzero(scores >= edge)
+                above = np.flatnonzero(scores > edge)
+                # near-duplicates tie by the thousand: of a tie at the edge only the smallest ids
+                # are due this round (positions are in id order); the rest stay for the next
+                tied = np.flatnonzero(scores == edge)[:take - len(above)]
+                chosen = np.concatenate([above, tied])
             else:
                 chosen = np.flatnonzero(scores > -np.inf)
             # members are sorted by id, so the position breaks ties by id

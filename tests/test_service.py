@@ -96,7 +96,7 @@ def server(tmp_path_factory):
     docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
     run_cli("corpus", "index", str(docs), "--store", str(store), "--index", str(base / "freq.sqlite"), "--quiet",
             check=True)
-    run_cli("distractors", "build", "--store", str(store), "--out", str(base / "semantic"), "--threads", "1",
+    run_cli("distractors", "build", "--store", str(store), "--out", str(base / "semantic"),
             "--quiet", check=True)
     args = ["--store", str(store), "--index", str(base / "freq.sqlite"), "--semantic", str(base / "semantic"),
             "--data", str(base / "data")]
