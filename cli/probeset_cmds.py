@@ -57,13 +57,26 @@ def probeset_group() -> None:
 @click.option("--manual-only", is_flag=True, help="cloze/belief-icl: hand-written templates only.")
 @click.option("--aliases-per-subject", type=click.IntRange(min=1), default=3, show_default=True,
               help="cloze: subject names (label first, then aliases) per template.")
+@click.option("--cloze-unit", type=click.Choice(["pair", "fact"]), default="pair", show_default=True,
+              help="cloze: one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.")
 @click.option("--single-token", "single_token_model",
               help="cloze: keep facts with a single-token gold name under this model's tokenizer (for MLMs).")
 @click.option("--choices", type=click.IntRange(min=2), default=100, show_default=True, help="icl-mc: choices per item.")
 @click.option("--demo-fraction", type=click.FloatRange(0, 1), default=0.2, show_default=True,
               help="icl-mc: share of each relation's subjects that form the demonstration pool.")
+@click.option("--allow-fewer-choices", is_flag=True,
+              help="icl-mc: a relation with fewer fair objects than --choices gives its items fewer choices "
+                   "(recorded per item as `choices_requested` and in the sidecar, with a warning) instead of "
+                   "refusing the build.")
 @click.option("--shots", type=click.IntRange(min=0), default=5, show_default=True,
               help="kdf: demonstrations per question; belief-icl: demonstrations per setting.")
+@click.option("--kdf-demonstrations", type=click.Choice(["other-relations", "same-relation"]),
+              default="other-relations", show_default=True,
+              help="kdf: other-relations (the KDF paper's) or same-relation demonstrations, other subjects either way.")
+@click.option("--kdf-options", type=click.Choice(["relation-tails", "type-pool"]), default="relation-tails",
+              show_default=True,
+              help="kdf: wrong options drawn from the relation's tails (the KDF paper's) or from the object's "
+                   "type pool (fair random distractors).")
 @click.option("--strategy", "strategies", multiple=True, default=("random",), show_default=True,
               type=click.Choice(["random", "sem", "temp+sem", "appropt"]), help="distractor: repeatable.")
 @click.option("--n", type=click.IntRange(min=1), default=5, show_default=True, help="distractor: per fact and strategy.")
@@ -73,8 +86,9 @@ def probeset_group() -> None:
 @click.option("--quiet", is_flag=True)
 @json_option
 def build(kind, out_path, store, relations, per_relation, corpus, buckets, per_bucket, annotators, at, popularity_bins,
-          seed, languages, template_dirs, manual_only, aliases_per_subject, single_token_model, choices, demo_fraction,
-          shots, strategies, n, semantic_dir, model, parquet, quiet, as_json):
+          seed, languages, template_dirs, manual_only, aliases_per_subject, cloze_unit, single_token_model, choices,
+          demo_fraction, allow_fewer_choices, shots, kdf_demonstrations, kdf_options, strategies, n, semantic_dir,
+          model, parquet, quiet, as_json):
     """Build a probe set from the store."""
     from ..probes.build import BuildOptions, build_probeset
     from ..probes.facts import FactSelection
@@ -85,18 +99,42 @@ def build(kind, out_path, store, relations, per_relation, corpus, buckets, per_b
                               at, popularity_bins, seed)
     langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else ()
     options = BuildOptions(kind, langs, tuple(template_dirs), manual_only, aliases_per_subject, single_token_model,
-                           choices, demo_fraction, shots, tuple(strategies), n, semantic_dir, model)
+                           choices, demo_fraction, shots, tuple(strategies), n, semantic_dir, model,
+                           allow_fewer_choices=allow_fewer_choices, kdf_demonstrations=kdf_demonstrations,
+                           kdf_options=kdf_options, cloze_unit=cloze_unit)
     say = (lambda _: None) if quiet or as_json else (lambda text: click.echo(f"{text} ...", err=True))
     try:
         meta = build_probeset(store, out_path, selection, options, parquet=parquet, progress=say)
     except (ValueError, FileNotFoundError, RuntimeError) as error:
         _fail(str(error))
+    for warning in _warnings(meta.source):  # on stderr, so --json output stays one object
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps({"out": out_path, **meta.to_dict()}))
     else:
         kept = meta.source["selection"]
         click.echo(f"{meta.items:,} {kind} items from {kept['kept']:,} facts -> {out_path} "
                    f"(sidecar {Path(out_path).name.removesuffix('.jsonl')}.meta.json)")
+        paper = meta.source.get("paper_filter")
+        if paper:
+            def listed(names):
+                return ", ".join(f"{r} ({paper['relations'][r]['facts']:,} facts, "
+                                 f"{paper['relations'][r]['objects']:,} objects)" for r in names) or "none"
+
+            click.echo(f"paper filter ({paper['rule']}): pass {listed(paper['pass'])}; fail {listed(paper['fail'])}")
+
+
+def _warnings(source: dict) -> list[str]:
+    """What a build did that the published construction would not: items with fewer choices than
+    asked (icl-mc), facts left out for want of wrong options (kdf)."""
+    out = []
+    choices = source.get("choices") or {}
+    for relation, short in sorted((choices.get("short") or {}).items()):
+        out.append(f"{relation}: {short['items_short']} item(s) have fewer than {choices['requested']} choices "
+                   f"(the fewest {short['fewest_choices']}); each carries `choices_requested`")
+    for relation, count in sorted(((source.get("kdf") or {}).get("skipped_too_few_options") or {}).items()):
+        out.append(f"{relation}: {count} fact(s) left out, fewer than 3 fair wrong options")
+    return out
 
 
 @probeset_group.command("stats")

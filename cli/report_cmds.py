@@ -9,6 +9,29 @@ import click
 
 from .options import json_option
 
+# The choices are spelled out here so that `--help` works without importing the report module;
+# probes/report.py `Definitions` checks them too. The first of each is the paper's (IC-LKE).
+_KNOWN = ("per-template", "all-prompts")
+_SHARING = ("probed", "jaccard")
+
+
+def _definition_options(command):
+    command = click.option(
+        "--sharing", type=click.Choice(_SHARING), default=_SHARING[0], show_default=True,
+        help="probed: units both runs know / units both scored (our reading of IC-LKE's sharing rate); "
+             "jaccard: known by both / known by either.")(command)
+    return click.option(
+        "--known", type=click.Choice(_KNOWN), default=_KNOWN[0], show_default=True,
+        help="per-template: a unit is one fact under one prompt / template and ICL setting, rates averaged "
+             "per relation (IC-LKE); all-prompts: an item is known only when its `correct` is 1.0 "
+             "(right on every prompt and setting), rates pooled over items.")(command)
+
+
+def _definitions(known: str, sharing: str):
+    from ..probes.report import Definitions
+
+    return Definitions(known=known, sharing=sharing)
+
 
 def _load(folders):
     from ..probes.report import RunError, load_runs
@@ -25,7 +48,8 @@ def _load(folders):
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for report.md, report.html and the PNG plots (created if needed).")
 @click.option("--title", default="factprobe report", show_default=True, help="Heading of the report.")
-def report_command(folders, out_dir, title):
+@_definition_options
+def report_command(folders, out_dir, title, known, sharing):
     """Tables and plots over eval run folders (from `factprobe eval --out DIR`).
 
     \b
@@ -41,19 +65,22 @@ def report_command(folders, out_dir, title):
     from ..probes.report import write_report
 
     runs = _load(folders)
-    files = write_report(runs, out_dir, title)
+    files = write_report(runs, out_dir, title, _definitions(known, sharing))
     click.echo(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {len(files.images)} plot(s)")
 
 
 @click.command("compare")
 @click.argument("dir_a", metavar="DIR_A")
 @click.argument("dir_b", metavar="DIR_B")
+@_definition_options
 @json_option
-def compare_command(dir_a, dir_b, as_json):
+def compare_command(dir_a, dir_b, as_json, known, sharing):
     """Two eval runs side by side: accuracy overall, per relation and per bucket (with B - A),
     subsumption both ways, sharing, and which items only one of them knows.
 
     Items are matched by id. Runs over different probe sets are compared anyway, with a warning.
+    `--known` and `--sharing` choose what counts as known and which sharing rate is shown; the
+    output names both.
     """
     from ..probes.report import compare, comparison_text, load_run, RunError
 
@@ -62,9 +89,9 @@ def compare_command(dir_a, dir_b, as_json):
     except (RunError, OSError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
-    result = compare(a, b)
+    result = compare(a, b, _definitions(known, sharing))
     if not result.same_probe_set:
         click.echo(f"warning: {dir_a} and {dir_b} ran over different probe sets ({a.probe_set} vs {b.probe_set}); "
-                   f"only the {result.overlap.shared} items with the same id are compared", err=True)
+                   f"only the {result.overlap.shared_items} items with the same id are compared", err=True)
     data = result.as_dict()
     click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else comparison_text(data))

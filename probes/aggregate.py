@@ -10,15 +10,20 @@ from . import metrics
 from .methods.base import answer_key
 
 
-def aggregate(method: str, records: Sequence[dict]) -> dict:
+def aggregate(method: str, records: Sequence[dict], options: dict | None = None) -> dict:
+    """`options`: the run's method options (run.json's), for the measures whose definition is an
+    option (BELIEF: `acc_draws`, `bias`, `coverage_maximum`); missing ones take the paper's."""
+    options = options or {}
     out = {"method": method, "items": len(records), **_accuracy(records)}
     if not records:
         return out
     # `correct` is a share for multi-prompt and multi-cloze methods: breakdowns average it as is.
     out["by_relation"] = _share_breakdown(records, "relation")
     out["by_bucket"] = _share_breakdown(records, "bucket")
-    extra = {"belief": _belief_and_bias, "belief-icl": _belief_icl, "ic-lke": _icl, "eic-lke": _icl,
-             "distractor": _distractor, "baselines": _baselines}.get(method)
+    if method in ("belief", "belief-icl"):
+        out.update((_belief_and_bias if method == "belief" else _belief_icl)(records, options))
+        return out
+    extra = {"ic-lke": _icl, "eic-lke": _icl, "distractor": _distractor, "baselines": _baselines}.get(method)
     if extra:
         out.update(extra(records))
     return out
@@ -34,20 +39,35 @@ def _breakdown(records: Sequence[dict], key: str) -> dict:
     return {name: {"accuracy": g.accuracy, "correct": g.correct, "total": g.total} for name, g in groups.items()}
 
 
-def _belief(records: Sequence[dict]) -> dict:
-    """Acc@1, Consist, Ovconf with its reliability bins (10, or one per prompt when fewer, so a
-    small run such as --limit 1 still reports), one-word ratio and coverage. Consist is None when
-    no fact has two prompts: it is defined over pairs of one fact's answers."""
+def _unit(records: Sequence[dict]) -> str:
+    """What one item stands for: "pair" (BELIEF's subject-relation pair) or "fact"; records of
+    probe sets built before items said so are per fact; "mixed" when records disagree."""
+    units = {r.get("unit") or "fact" for r in records}
+    return units.pop() if len(units) == 1 else "mixed"
+
+
+def _belief_definitions(records: Sequence[dict], options: dict, bias: str | None) -> dict:
+    """The definitions behind the BELIEF numbers, named so a report can say which it shows."""
+    return {"unit": _unit(records), "acc_draws": options.get("acc_draws", metrics.PAPER_ACC_DRAWS),
+            "bias": bias, "coverage_maximum": options.get("coverage_maximum", "best-subject")}
+
+
+def _belief(records: Sequence[dict], options: dict) -> dict:
+    """Acc@1 over `acc_draws` draws, Consist, Ovconf with its reliability bins (10, or one per
+    prompt when fewer, so a small run such as --limit 1 still reports), one-word ratio and
+    coverage (maximum by `coverage_maximum`). Consist is None when no item has two prompts: it is
+    defined over pairs of one item's answers."""
     answered = [r for r in records if r["prompt_correct"]]
     if not answered:
         return {"acc_at_1": None, "consistency": None, "overconfidence": None, "one_word_ratio": None,
                 "coverage": None, "reliability": []}
     correct = [r["prompt_correct"] for r in answered]
-    acc = metrics.acc_at_1(correct)
+    acc = metrics.acc_at_1(correct, draws=options.get("acc_draws", metrics.PAPER_ACC_DRAWS))
     flat_confidence = [c for r in answered for c in r["confidence"]]
     flat_correct = [c for r in answered for c in r["prompt_correct"]]
     bins = min(10, len(flat_confidence))
-    coverage = metrics.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered])
+    coverage = metrics.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered],
+                                maximum=options.get("coverage_maximum", "best-subject"))
     predictions = [r["predictions"] for r in answered]
     return {"acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
@@ -59,10 +79,34 @@ def _belief(records: Sequence[dict]) -> dict:
                             for b in metrics.reliability_bins(flat_confidence, flat_correct, bins)]}
 
 
-def _belief_and_bias(records: Sequence[dict]) -> dict:
-    rows = [(answer, free, r.get("relation")) for r in records
-            for answer, free in zip(r["predictions"], r.get("content_free_predictions") or ())]
-    return {**_belief(records), **_bias(rows)}
+def _belief_and_bias(records: Sequence[dict], options: dict) -> dict:
+    """BELIEF's measures and its bias level by the run's `bias` option; without one (a run from
+    before the option) by what the records hold: the older runs recorded top-1 content-free
+    answers."""
+    bias = options.get("bias")
+    if bias is None:
+        bias = "entropy" if any("content_free_bias" in r for r in records) else \
+            "top1" if any("content_free_predictions" in r for r in records) else None
+    if bias == "entropy":
+        found = _entropy_bias(records)
+    else:
+        found = _bias([(answer, free, r.get("relation")) for r in records
+                       for answer, free in zip(r["predictions"], r.get("content_free_predictions") or ())])
+    return {**_belief(records, options), **found, "definitions": _belief_definitions(records, options, bias)}
+
+
+def _entropy_bias(records: Sequence[dict]) -> dict:
+    """The paper's bias level: each record carries its relation's 1 - H/H_max (computed once per
+    relation by the method, probes/methods/belief.py, with metrics.entropy_bias_level);
+    `bias_level` averages the relations with equal weight, leaving out those without a value
+    (fewer than 2 candidate objects); None when none has one."""
+    by_relation: dict[str, float | None] = {}
+    for r in records:
+        entry = r.get("content_free_bias")
+        if entry is not None:
+            by_relation.setdefault("none" if r.get("relation") is None else str(r["relation"]), entry["bias_level"])
+    values = [v for v in by_relation.values() if v is not None]
+    return {"bias_level": sum(values) / len(values) if values else None, "bias_level_by_relation": by_relation}
 
 
 def _bias(rows: Sequence[tuple]) -> dict:
@@ -83,8 +127,9 @@ def _bias(rows: Sequence[tuple]) -> dict:
     return {"bias_level": metrics.bias_level(answers, free, groups), "bias_level_by_relation": by_relation}
 
 
-def _belief_icl(records: Sequence[dict]) -> dict:
-    """Per ICL setting (`by_setting`): accuracy, Acc@1 over one-template-per-fact draws, Consist
+def _belief_icl(records: Sequence[dict], options: dict) -> dict:
+    """Per ICL setting (`by_setting`): accuracy, Acc@1 over `acc_draws` one-template-per-fact
+    draws, Consist
     (pairs of a fact's answers that are the same answer by lemmas, probes/answers.py), Ovconf and
     reliability bins (10, or one per answer when fewer), one-word ratio, relation and bucket
     breakdowns. A record's own `correct` is the share of its settings that are correct, so the
@@ -94,18 +139,21 @@ def _belief_icl(records: Sequence[dict]) -> dict:
     for setting in settings:
         # One flat row per (item, setting): the setting's answer over the item's fields.
         rows = [{**r, **r["by_setting"][setting]} for r in records if setting in r["by_setting"]]
-        by_setting[setting] = _belief_icl_setting(rows)
+        by_setting[setting] = _belief_icl_setting(rows, options.get("acc_draws", metrics.PAPER_ACC_DRAWS))
+    # BELIEF-ICL's bias is the top-1 agreement share (methods/belief_icl.py `bias`); the
+    # content-free entropy is not computed for decoders yet.
+    definitions = {**_belief_definitions(records, options, options.get("bias", "top1")), "coverage_maximum": None}
     return {"by_setting": by_setting, "by_relation": _share_breakdown(records, "relation"),
-            "by_bucket": _share_breakdown(records, "bucket")}
+            "by_bucket": _share_breakdown(records, "bucket"), "definitions": definitions}
 
 
-def _belief_icl_setting(rows: list[dict]) -> dict:
+def _belief_icl_setting(rows: list[dict], draws: int) -> dict:
     from .answers import same_answer  # the lemmatizer loads only where answers are compared
 
     per_fact: dict[str, list[dict]] = {}
     for row in rows:
         per_fact.setdefault(row.get("fact") or row["id"], []).append(row)
-    acc = metrics.acc_at_1([[bool(r["correct"]) for r in group] for group in per_fact.values()])
+    acc = metrics.acc_at_1([[bool(r["correct"]) for r in group] for group in per_fact.values()], draws=draws)
     shares = []
     for group in per_fact.values():
         answers = [r["prediction"] for r in group]
@@ -165,9 +213,15 @@ def _distractor(records: Sequence[dict]) -> dict:
 
 
 def _min_avg(rows: Sequence[dict]) -> dict:
+    """A record's Min@n / Avg@n is already the mean over its clozes; the probe set's is the mean
+    over facts (metrics.mean_over_facts: a distractor set has one item per fact)."""
     scored = [r for r in rows if r.get("min_at_n") is not None]
-    return {"min_at_n": _mean([r["min_at_n"] for r in scored]), "avg_at_n": _mean([r["avg_at_n"] for r in scored]),
-            "items": len(scored)}
+    facts = [r.get("fact") or r["id"] for r in scored]
+
+    def over_facts(key: str) -> float | None:
+        return metrics.mean_over_facts([r[key] for r in scored], facts) if scored else None
+
+    return {"min_at_n": over_facts("min_at_n"), "avg_at_n": over_facts("avg_at_n"), "items": len(scored)}
 
 
 def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
@@ -178,10 +232,15 @@ def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
 
 
 def _baselines(records: Sequence[dict]) -> dict:
-    """Each baseline's mean verdict (the probability's mean value too); the judge when it ran."""
-    out = {name: _mean([float(r[name]) for r in records if r.get(name) is not None])
-           for name in ("probability", "precision_at_n", "rouge_l", "judge")}
-    out["probability_known"] = _mean([float(r["correct"]) for r in records])
+    """Each baseline's mean verdict over facts (the probability's mean value too); the judge when
+    it ran. A record's values are already means over its clozes (see methods/baselines.py)."""
+    def over_facts(key: str) -> float | None:
+        kept = [r for r in records if r.get(key) is not None]
+        return metrics.mean_over_facts([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
+            if kept else None
+
+    out = {name: over_facts(name) for name in ("probability", "precision_at_n", "rouge_l", "judge")}
+    out["probability_known"] = over_facts("correct")
     return {"baselines": out}
 
 

@@ -29,6 +29,17 @@ class BuildOptions:
     n: int = 5  # distractor
     semantic_dir: str | None = None  # distractor: sem / temp+sem
     model: str | None = None  # distractor: appropt
+    # icl-mc: a relation with fewer fair objects than `choices` is refused unless this is set;
+    # then its items get fewer choices, each short item says so, and the sidecar counts them
+    allow_fewer_choices: bool = False
+    # kdf, the paper's by default: demonstrations from other relations ("same-relation": of the
+    # item's relation), wrong options random tails of the same relation ("type-pool": fair random
+    # distractors that share a type with the object)
+    kdf_demonstrations: str = "other-relations"
+    kdf_options: str = "relation-tails"
+    # cloze: one item per subject-relation pair ("pair", BELIEF's unit T) or per (s, r, o) fact
+    # ("fact", factprobe's older unit: a subject with two true objects counted twice)
+    cloze_unit: str = "pair"
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -50,6 +61,7 @@ def build_probeset(store: str | Path, out: str | Path, selection: FactSelection,
         say(f"building {len(facts):,} {options.kind} items")
         items = _items(kg, facts, selection, options)
         source = {"store": Path(store).name, "store_stats": _store_stats(kg), "selection": report.to_dict()}
+        source.update(_paper_checks(kg, facts, items, selection, options))
         params = {"selection": selection.to_dict(), "options": options.to_dict()}
         return write_probeset(out, items, kind=options.kind, seed=selection.seed, params=params, source=source,
                               parquet=parquet)
@@ -99,7 +111,8 @@ def _items(kg: KnowledgeGraph, facts: list[ProbeFact], selection: FactSelection,
     if kind == "cloze":
         single = _single_token(options.single_token_model) if options.single_token_model else None
         return builders.build_cloze(facts, _templates(options, relations),
-                                    aliases_per_subject=options.aliases_per_subject, single_token=single)
+                                    aliases_per_subject=options.aliases_per_subject, single_token=single,
+                                    unit=options.cloze_unit)
     if kind == "belief-icl":
         return builders.build_belief_icl(facts, _templates(options, relations), shots=options.shots,
                                          seed=selection.seed)
@@ -107,12 +120,25 @@ def _items(kg: KnowledgeGraph, facts: list[ProbeFact], selection: FactSelection,
         lang = (options.languages or kg.languages)[0]
         return builders.build_icl_mc(facts, _objects_of(kg, lang, selection.at),
                                      lambda s, r: set(kg.objects(s, r, at=selection.at)),
-                                     choices=options.choices, demo_fraction=options.demo_fraction, seed=selection.seed)
+                                     choices=options.choices, demo_fraction=options.demo_fraction, seed=selection.seed,
+                                     allow_fewer_choices=options.allow_fewer_choices)
     from ..index.distractors import DistractorFinder
 
     if kind == "kdf":
-        finder = DistractorFinder(kg, languages=options.languages or None)
+        if options.kdf_options not in builders.KDF_OPTIONS:
+            raise ValueError(f"kdf options {options.kdf_options!r}: use one of {', '.join(builders.KDF_OPTIONS)}")
         questions = _questions(options, relations)
+
+        def question(f: ProbeFact) -> str:
+            return questions[f.relation].replace("[X]", f.subject_label)
+
+        if options.kdf_options == "relation-tails":
+            lang = (options.languages or kg.languages)[0]
+            tails = builders.relation_tails(_objects_of(kg, lang, selection.at),
+                                            lambda s, r: set(kg.objects(s, r, at=selection.at)), seed=selection.seed)
+            return builders.build_kdf(facts, tails, question, shots=options.shots, seed=selection.seed,
+                                      demonstrations=options.kdf_demonstrations)
+        finder = DistractorFinder(kg, languages=options.languages or None)
 
         def wrong(fact: ProbeFact) -> list[tuple[str, str]]:
             # Random distractors follow one seeded order whatever n is, so a larger n only extends the
@@ -126,9 +152,47 @@ def _items(kg: KnowledgeGraph, facts: list[ProbeFact], selection: FactSelection,
                     return pairs
                 n *= 2
 
-        return builders.build_kdf(facts, wrong, lambda f: questions[f.relation].replace("[X]", f.subject_label),
-                                  shots=options.shots, seed=selection.seed)
+        return builders.build_kdf(facts, wrong, question, shots=options.shots, seed=selection.seed,
+                                  demonstrations=options.kdf_demonstrations)
     return _distractor_items(kg, facts, selection, options)
+
+
+# T-REx-MC (Wu et al. 2024) keeps the relations with at least this many facts and distinct objects.
+PAPER_MIN_FACTS, PAPER_MIN_OBJECTS = 500, 100
+
+
+def _paper_checks(kg: KnowledgeGraph, facts: list[ProbeFact], items: list[dict], selection: FactSelection,
+                  options: BuildOptions) -> dict:
+    """What the sidecar says about the published constructions: for icl-mc, which relations
+    T-REx-MC's filter would keep and which items got fewer choices than asked; for kdf, the facts
+    left out for want of 3 wrong options."""
+    if options.kind == "icl-mc":
+        lang = (options.languages or kg.languages)[0]
+        objects_of = _objects_of(kg, lang, selection.at)
+        relations = {}
+        for relation in sorted({f.relation for f in facts}):
+            # Counted in the store (true statements, labelled objects), not in the capped selection:
+            # the paper filters relations of the knowledge base before sampling.
+            pairs = {(f.subject, f.object) for f in kg.facts(relation, entity_objects_only=True) if f.is_true}
+            objects = len(objects_of(relation))
+            relations[relation] = {"facts": len(pairs), "objects": objects,
+                                   "passes": len(pairs) >= PAPER_MIN_FACTS and objects >= PAPER_MIN_OBJECTS}
+        short = builders.choice_shortfall(items)
+        return {"paper_filter": {"rule": f"T-REx-MC: relations with >= {PAPER_MIN_FACTS} facts and >= "
+                                         f"{PAPER_MIN_OBJECTS} distinct objects",
+                                 "pass": [r for r, x in relations.items() if x["passes"]],
+                                 "fail": [r for r, x in relations.items() if not x["passes"]],
+                                 "relations": relations},
+                "choices": {"requested": options.choices, "short": short,
+                            "items_short": sum(x["items_short"] for x in short.values())}}
+    if options.kind == "kdf":
+        asked = {item["fact"] for item in items}
+        skipped: dict[str, int] = {}
+        for fact in facts:
+            if fact.id not in asked:
+                skipped[fact.relation] = skipped.get(fact.relation, 0) + 1
+        return {"kdf": {"skipped_too_few_options": skipped}}
+    return {}
 
 
 def _questions(options: BuildOptions, relations: Sequence[str]) -> dict[str, str]:

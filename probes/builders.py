@@ -4,16 +4,22 @@ Every builder is deterministic for its inputs and seed: random draws come from a
 with the seed and the fact (or relation), never from global state, and items come out in the
 order of the facts. Each returns plain dicts, the JSONL records (probes/probeset.py writes them).
 
-- cloze (MyriadLAMA): one item per fact; prompts = templates x subject names, gold = all names of
-  the true objects; optionally only facts with a single-token gold name (for masked LMs).
+- cloze (MyriadLAMA / BELIEF): one item per subject-relation pair, BELIEF's unit T (`unit="pair"`,
+  the default), or one per (s, r, o) fact (`unit="fact"`, factprobe's older unit, under which a
+  subject with two true objects counts twice); prompts = templates x subject names, gold = all
+  names of the true objects; optionally only items with a single-token gold name (masked LMs).
 - icl-mc (T-REx-MC / IC-LKE): per relation, subjects are split between a demonstration pool and
   the test split, so no test fact (nor its subject) appears among demonstrations; a test item's
-  choices are its object + up to 99 other objects of the relation that are not true for the
-  subject, are not the subject, and share no name with a gold answer nor with the subject's
-  label, shuffled; no two choices have the same normalized label (index/text.py).
-- kdf: 4 options (A-D), the object + 3 fair random distractors whose normalized labels differ
-  from each other and from every gold name, with `shots` demonstrations of the same relation
-  (other subjects) answered.
+  choices are its object + 99 other objects of the relation that are not true for the subject,
+  are not the subject, and share no name with a gold answer nor with the subject's label,
+  shuffled; no two choices have the same normalized label (index/text.py). A relation with too
+  few such objects is refused (ChoiceShortfall) unless fewer choices are allowed explicitly; then
+  the short items carry `choices_requested`.
+- kdf: 4 options (A-D), the object + 3 wrong answers whose normalized labels differ from each
+  other and from every gold name, with `shots` answered demonstrations. As the KDF paper: the
+  wrong answers are random tails (objects) of the same relation (`relation_tails`) and the
+  demonstrations come from other relations; the callers may pass type-pool distractors and
+  same-relation demonstrations instead.
 - distractor: per fact, strategy x n distractors (index/distractors.py) for Min@n / Avg@n.
 - belief-icl: one item per (fact, template) with demonstration pools for zero-shot, x-random
   (any relation, any template), x-relation (same relation, any template) and x-template (same
@@ -78,16 +84,31 @@ def _positions_by_subject(facts: Sequence[ProbeFact]) -> dict[str, list[int]]:
 # -- cloze -----------------------------------------------------------------------------------
 
 
+CLOZE_UNITS = ("pair", "fact")  # BELIEF's unit first
+
+
 def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *,
-                aliases_per_subject: int = 3, single_token: Callable[[str], bool] | None = None) -> list[dict]:
-    """`templates`: relation -> cloze texts with [X] and [Y]. `single_token(name)` keeps a fact only
-    when one of its gold names is a single token (for masked LMs), and keeps only those names."""
+                aliases_per_subject: int = 3, single_token: Callable[[str], bool] | None = None,
+                unit: str = "pair") -> list[dict]:
+    """`templates`: relation -> cloze texts with [X] and [Y]. `single_token(name)` keeps an item only
+    when one of its gold names is a single token (for masked LMs), and keeps only those names.
+
+    `unit="pair"` (BELIEF: "we denote the subject-relation pairs in dataset as T"): one item per
+    (subject, relation), in the order of its first fact. Its gold answers already name every true
+    object (probes/facts.py), so nothing is lost; `facts`, `objects` and `object_labels` list the
+    selected facts it stands for, `fact` is "subject|relation", and `object`, `object_label`,
+    `frequency` and `bucket` are those of its most frequent fact (the first one on a tie or
+    without frequencies). `unit="fact"`: one item per fact, as factprobe built them before."""
+    if unit not in CLOZE_UNITS:
+        raise ValueError(f"cloze unit {unit!r}: use one of {', '.join(CLOZE_UNITS)}")
+    groups = _cloze_units(facts, unit)
     items = []
-    for fact in facts:
+    for group in groups:
+        fact = max(group, key=lambda f: -1 if f.frequency is None else f.frequency)  # first on ties
         texts = templates.get(fact.relation)
         if not texts:
             raise ValueError(f"no cloze templates for {fact.relation} ({fact.relation_label})")
-        gold = list(fact.gold)
+        gold = list(fact.gold)  # the same for every fact of a pair: every true object's names
         if single_token is not None:
             gold = [g for g in gold if single_token(g)]
             if not gold:
@@ -95,9 +116,27 @@ def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str
         names = [fact.subject_label, *[a for a in fact.subject_aliases if a != fact.subject_label]]
         prompts = [{"template": t, "template_id": k, "subject_name": name, "text": fill(t, name)}
                    for k, t in enumerate(texts) for name in names[:aliases_per_subject]]
-        items.append({"id": f"cloze:{fact.id}", "kind": "cloze", "split": "test", **fact.fields(),
-                      "gold": gold, "prompts": prompts})
+        if unit == "fact":
+            items.append({"id": f"cloze:{fact.id}", "kind": "cloze", "split": "test", **fact.fields(),
+                          "gold": gold, "unit": "fact", "prompts": prompts})
+            continue
+        pair = f"{fact.subject}|{fact.relation}"
+        items.append({"id": f"cloze:{pair}", "kind": "cloze", "split": "test", **fact.fields(), "fact": pair,
+                      "gold": gold, "unit": "pair", "facts": [f.id for f in group],
+                      "objects": [f.object for f in group], "object_labels": [f.object_label for f in group],
+                      "prompts": prompts})
     return items
+
+
+def _cloze_units(facts: Sequence[ProbeFact], unit: str) -> list[list[ProbeFact]]:
+    """The facts each cloze item stands for: one each, or those of one subject-relation pair (in
+    the order of each pair's first fact, and of the facts within it)."""
+    if unit == "fact":
+        return [[fact] for fact in facts]
+    pairs: dict[tuple[str, str], list[ProbeFact]] = {}
+    for fact in facts:
+        pairs.setdefault((fact.subject, fact.relation), []).append(fact)
+    return list(pairs.values())
 
 
 # -- IC-LKE multiple choice ------------------------------------------------------------------
@@ -150,12 +189,41 @@ class _ChoicePool:
         return sorted(out)
 
 
+class ChoiceShortfall(ValueError):
+    """Some relations have fewer fair objects than the choices asked for: the build is refused
+    rather than giving those items fewer choices behind the user's back."""
+
+    def __init__(self, choices: int, short: dict[str, dict]) -> None:
+        self.choices, self.short = choices, short
+        listed = "; ".join(f"{relation}: {s['objects']} distinct objects, {s['items_short']} test items short, "
+                           f"the fewest {s['fewest_choices']} choices" for relation, s in sorted(short.items()))
+        super().__init__(f"icl-mc: {len(short)} relation(s) have fewer candidate objects than --choices {choices} "
+                         f"({listed}); build with fewer --choices, or pass --allow-fewer-choices to give those "
+                         "items fewer choices (recorded per item and in the sidecar)")
+
+
+def choice_shortfall(items: Sequence[dict]) -> dict[str, dict]:
+    """Relation -> {items_short, fewest_choices} over the test items that got fewer choices than
+    requested (those carrying `choices_requested`); what the sidecar and the CLI report."""
+    out: dict[str, dict] = {}
+    for item in items:
+        if "choices_requested" in item:
+            entry = out.setdefault(item["relation"], {"items_short": 0, "fewest_choices": len(item["choices"])})
+            entry["items_short"] += 1
+            entry["fewest_choices"] = min(entry["fewest_choices"], len(item["choices"]))
+    return out
+
+
 def build_icl_mc(facts: Sequence[ProbeFact], objects_of: Callable[[str], Sequence[tuple[str, str, tuple[str, ...]]]],
                  true_objects: Callable[[str, str], set[str]], *, choices: int = 100,
-                 demo_fraction: float = 0.2, seed: int = 0) -> list[dict]:
+                 demo_fraction: float = 0.2, seed: int = 0, allow_fewer_choices: bool = False) -> list[dict]:
     """`objects_of(relation)`: (entity, label, names) of every object of the relation, sorted;
     `true_objects(subject, relation)`: the objects true for the subject. Choices read differently
-    from each other, from every name of a true object and from the subject's label."""
+    from each other, from every name of a true object and from the subject's label.
+
+    A test item whose relation has fewer than `choices` - 1 fair other objects raises
+    ChoiceShortfall (every short relation named, with its counts); with `allow_fewer_choices` it
+    gets them all and `choices_requested` says how many it should have had."""
     demo, _ = split_by_subject(facts, demo_fraction, seed)
     pools: dict[str, _ChoicePool] = {}
     items = []
@@ -172,9 +240,16 @@ def build_icl_mc(facts: Sequence[ProbeFact], objects_of: Callable[[str], Sequenc
         picked = rng.sample(others, min(choices - 1, len(others)))
         options = [(fact.object, fact.object_label), *picked]
         rng.shuffle(options)
-        items.append({**base, "split": "test", "choices": [label for _, label in options],
-                      "choice_ids": [e for e, _ in options],
-                      "answer_index": [e for e, _ in options].index(fact.object)})
+        item = {**base, "split": "test", "choices": [label for _, label in options],
+                "choice_ids": [e for e, _ in options], "answer_index": [e for e, _ in options].index(fact.object)}
+        if len(options) < choices:
+            item["choices_requested"] = choices  # only short items: full ones stay byte for byte as before
+        items.append(item)
+    short = choice_shortfall(items)
+    if short and not allow_fewer_choices:
+        for relation, entry in short.items():
+            entry["objects"] = len(pools[relation].rows)
+        raise ChoiceShortfall(choices, short)
     return items
 
 
@@ -194,12 +269,40 @@ def distinct_by_name(candidates: Sequence[tuple[str, str]], taken: Sequence[str]
     return out
 
 
+KDF_DEMONSTRATIONS = ("other-relations", "same-relation")  # the paper's first
+KDF_OPTIONS = ("relation-tails", "type-pool")  # the paper's first
+
+
+def relation_tails(objects_of: Callable[[str], Sequence[tuple[str, str, tuple[str, ...]]]],
+                   true_objects: Callable[[str, str], set[str]], *, seed: int = 0,
+                   n: int = 3) -> Callable[[ProbeFact], list[tuple[str, str]]]:
+    """KDF's wrong answers as the paper draws them: random tails (objects) of the fact's own
+    relation, whatever their type. They are as fair as icl-mc choices (_ChoicePool): not true for
+    the subject, not the subject, no name shared with a gold answer or the subject's label, one
+    entity per label; a seeded draw per fact."""
+    pools: dict[str, _ChoicePool] = {}
+
+    def tails(fact: ProbeFact) -> list[tuple[str, str]]:
+        if fact.relation not in pools:
+            pools[fact.relation] = _ChoicePool(objects_of(fact.relation))
+        pool = pools[fact.relation]
+        others = _AllBut(pool.rows, pool.unfair(fact, true_objects(fact.subject, fact.relation)))
+        return _rng(seed, "tails", fact.id).sample(others, min(n, len(others)))
+
+    return tails
+
+
 def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], list[tuple[str, str]]],
-              question_of: Callable[[ProbeFact], str], *, shots: int = 5, seed: int = 0) -> list[dict]:
+              question_of: Callable[[ProbeFact], str], *, shots: int = 5, seed: int = 0,
+              demonstrations: str = "other-relations") -> list[dict]:
     """`distractors_of(fact)`: fair (entity, label) wrong answers, best first; the first 3 that read
     differently from each other and from every gold name are the options, and a fact with fewer
-    is skipped. `question_of(fact)`: the question text. Demonstrations are other facts of the same
-    relation with other subjects, each with its own options and answer."""
+    is skipped (the caller counts what is missing). `question_of(fact)`: the question text.
+    Demonstrations are other asked facts, each with its own options and answer: with
+    `demonstrations="other-relations"` (the paper) facts of other relations, about other subjects;
+    with "same-relation" facts of the same relation with other subjects."""
+    if demonstrations not in KDF_DEMONSTRATIONS:
+        raise ValueError(f"kdf demonstrations {demonstrations!r}: use one of {', '.join(KDF_DEMONSTRATIONS)}")
     questions = {}
     for fact in facts:
         wrong = distinct_by_name(distractors_of(fact), fact.gold)[:3]
@@ -214,12 +317,24 @@ def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], 
     for fact in facts:
         if fact.id in questions:
             by_relation[fact.relation].append(fact)
-    subject_at = {relation: _positions_by_subject(asked) for relation, asked in by_relation.items()}
+    if demonstrations == "other-relations":
+        # Per relation, every asked fact of the other relations (in the facts' order); a fact then
+        # skips its own subject's positions in its relation's list, as below.
+        asked = [f for f in facts if f.id in questions]
+        sources = {relation: [f for f in asked if f.relation != relation] for relation in by_relation}
+        if shots > 0 and len(by_relation) < 2:
+            only = ", ".join(by_relation) or "none"
+            raise ValueError(f"kdf: demonstrations from other relations (the KDF paper's) need questions of at "
+                             f"least two relations; only {only} has any. Add relations, or build with "
+                             "--kdf-demonstrations same-relation")
+    else:
+        sources = by_relation
+    subject_at = {relation: _positions_by_subject(source) for relation, source in sources.items()}
     items = []
     for fact in facts:
         if fact.id not in questions:
             continue
-        pool = _AllBut(by_relation[fact.relation], subject_at[fact.relation][fact.subject])
+        pool = _AllBut(sources[fact.relation], subject_at[fact.relation].get(fact.subject, []))
         shots_taken = _rng(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
         items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), **questions[fact.id],
                       "demonstrations": [{"fact": f.id, **questions[f.id]} for f in shots_taken]})

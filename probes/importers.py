@@ -7,7 +7,10 @@
   choices a list or its JSON / Python-literal text) -> icl-mc test items, answer = the index of
   the object among the choices.
 - MyriadLAMA (rows `uuid`, `rel_uri`, `sub_ent`, `obj_ents`, `obj_aliases`, `template`; one row per
-  prompt) -> one cloze item per uuid with every row's prompt and all object names as gold.
+  prompt) -> one cloze item per uuid with every row's prompt and all object names as gold. A
+  template's id is its position among the distinct templates of its relation, in the order the
+  rows first use them, so one template has one id in every item (coverage compares templates
+  across items).
   Entities may be given as an id string, a label string, or an object with `uri`/`id` and
   `label`/`name`.
 
@@ -170,6 +173,9 @@ def _objects(value: object) -> list:
 
 def _myriadlama(rows, report: ImportReport) -> list[dict]:
     by_uuid: dict[str, dict] = {}
+    # relation -> template text -> id, shared by all items of the relation (not a position within
+    # one item: the same template must keep one id wherever it occurs)
+    template_ids: dict[str, dict[str, int]] = {}
 
     def convert(row: dict) -> None:
         uuid, relation, template = (str(_field(row, k)) for k in ("uuid", "rel_uri", "template"))
@@ -192,8 +198,10 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
                 "id": f"cloze:{uuid}", "kind": "cloze", "split": "test", "fact": uuid, "relation": relation,
                 "relation_label": None, "subject": subject, "subject_label": subject_label, "object": first_id,
                 "object_label": first_label, "gold": gold, "frequency": None, "bucket": None,
-                "source_format": "myriadlama", "prompts": []}
-        item["prompts"].append({"template": template, "template_id": len(item["prompts"]),
+                "source_format": "myriadlama", "unit": "pair", "prompts": []}  # a uuid is a subject-relation pair
+        ids = template_ids.setdefault(relation, {})
+        template_id = ids.setdefault(template, len(ids))
+        item["prompts"].append({"template": template, "template_id": template_id,
                                 "subject_name": subject_label, "text": template.replace("[X]", subject_label)})
 
     for _ in _guarded(rows, report, convert):

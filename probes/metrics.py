@@ -1,8 +1,12 @@
 """Metrics of the four probing methods, as pure functions (no I/O, no model).
 
 - BELIEF / BELIEF-ICL and MyriadLAMA (Zhao et al.): Acc@1 with its fluctuation over random
-  one-prompt-per-fact draws, Consist, Ovconf and reliability bins, one-word ratio, bias level,
-  average / maximum / oracle coverage.
+  one-prompt-per-unit draws (N = 50,000 as published), Consist, Ovconf and reliability bins,
+  one-word ratio, bias level (the paper's entropy of the content-free distribution, and our older
+  top-1 agreement share), average / maximum / oracle coverage (maximum with the best subject
+  expression, as published, or the mean over subject expressions).
+  A BELIEF "fact" below is whatever unit the probe set's items are: a subject-relation pair in
+  the paper (probes/builders.py `build_cloze`, unit "pair"), or one (s, r, o) fact.
 - IC-LKE (Wu et al. 2024): subsumption rate, sharing rate, Pearson and Kendall tau-b, accuracy
   over confident items (Accuracy@K) and the normalized choice probabilities it needs.
 - Distractors (Ammar Khodja et al. 2025): Min@n, Avg@n, the per-fact aggregate, and the baselines
@@ -22,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -65,27 +69,39 @@ class AccAt1:
     draws: int
 
 
-def acc_at_1(correct: Sequence[Sequence[bool]], draws: int = 100, seed: int = 0) -> AccAt1:
+# BELIEF (Zhao et al.) estimates Acc@1 and its fluctuation from N = 50,000 one-prompt-per-pair draws.
+PAPER_ACC_DRAWS = 50_000
+# Random picks drawn at once at most (draws x units): 50,000 draws over MyriadLAMA's 34,048 units
+# would be 1.7e9 int64 picks (13.6 GB) in one array; rows are drawn in chunks below this size.
+_PICKS_PER_CHUNK = 1 << 22
+
+
+def acc_at_1(correct: Sequence[Sequence[bool]], draws: int = PAPER_ACC_DRAWS, seed: int = 0) -> AccAt1:
     """BELIEF's Acc@1 and its fluctuation.
 
     `correct[f][p]` says whether the top-1 prediction of prompt p of fact f is correct. One draw
     picks, for every fact independently, one of its prompts uniformly at random (numpy
-    `default_rng(seed)`) and scores the accuracy over facts. Over `draws` draws this returns the
-    mean, the SD with ddof=0 (the spread of the draws we made, not an estimate for a population
-    of draws), min, max and range = max - min. The mean converges to `expected_acc_at_1`.
-    Deterministic for a seed. Raises ValueError when there are no facts, a fact has no prompts,
-    or draws < 1.
+    `default_rng(seed)`) and scores the accuracy over facts. Over `draws` draws (default the
+    paper's N = 50,000) this returns the mean, the SD with ddof=0 (the spread of the draws we
+    made, not an estimate for a population of draws), min, max and range = max - min. The mean
+    converges to `expected_acc_at_1`. Deterministic for a seed; draws are made in chunks of rows
+    from one generator, so memory stays bounded whatever `draws` is. Raises ValueError when there
+    are no facts, a fact has no prompts, or draws < 1.
     """
     _require_prompts(correct, "correct")
-    if draws < 1:
-        raise ValueError(f"draws must be >= 1, got {draws}")
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
+        raise ValueError(f"draws must be a whole number >= 1, got {draws!r}")
     sizes = np.array([len(prompts) for prompts in correct], dtype=np.int64)
     flat = np.fromiter((bool(c) for prompts in correct for c in prompts), dtype=bool, count=int(sizes.sum()))
     offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     rng = np.random.default_rng(seed)
-    # One row per draw, one column per fact: a prompt index in [0, size of that fact).
-    picks = rng.integers(0, sizes, size=(draws, len(sizes)))
-    per_draw = flat[offsets + picks].mean(axis=1)
+    rows = max(1, _PICKS_PER_CHUNK // len(sizes))
+    per_draw = np.empty(draws, dtype=float)
+    for start in range(0, draws, rows):
+        count = min(rows, draws - start)
+        # One row per draw, one column per fact: a prompt index in [0, size of that fact).
+        picks = rng.integers(0, sizes, size=(count, len(sizes)))
+        per_draw[start:start + count] = flat[offsets + picks].mean(axis=1)
     low, high = float(per_draw.min()), float(per_draw.max())
     return AccAt1(mean=float(per_draw.mean()), sd=float(per_draw.std(ddof=0)), min=low, max=high,
                   range=high - low, draws=draws)
@@ -182,9 +198,48 @@ def one_word_ratio(answers: Sequence[str]) -> float:
     return sum(len(a.split()) == 1 for a in answers) / len(answers)
 
 
+BIAS_DEFINITIONS = ("entropy", "top1")  # the paper's first
+# BELIEF's content-free subjects, whose output distributions are ensembled (averaged).
+PAPER_CONTENT_FREE = ("N/A", "", "?")
+
+
+def entropy_bias_level(distributions: Sequence[Sequence[float]]) -> float:
+    """BELIEF's bias level of one relation: 1 - H(P) / H_max.
+
+    `distributions[i][c]` is the model's probability of candidate object c at the mask of
+    content-free prompt i (one per template and content-free subject, e.g. "N/A", "" and "?"),
+    already restricted to the relation's candidate objects (all rows list the same candidates in
+    the same order). Each row is renormalized over the candidates, P is the mean of the rows
+    (ensembling the content-free subjects and averaging over templates, both plain means), H(P)
+    its Shannon entropy (natural log, 0 log 0 = 0) and H_max = log(#candidates). So a uniform P
+    gives 0 (no preference among the objects whatever the subject) and a one-hot P gives 1 (the
+    template alone decides the answer). NaN with fewer than 2 candidates (H_max = 0: nothing to
+    prefer). Raises ValueError on empty input, rows of different lengths, a negative or
+    non-finite value, or a row with no mass on any candidate.
+    """
+    _require_items(distributions, "distributions")
+    if len({len(row) for row in distributions}) != 1:
+        raise ValueError("distributions: rows of different lengths (every row lists the same candidates)")
+    rows = np.asarray(distributions, dtype=float)
+    if rows.shape[1] < 2:
+        return math.nan
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise ValueError("distributions: probabilities must be finite and >= 0")
+    totals = rows.sum(axis=1)
+    if np.any(totals <= 0):
+        raise ValueError("distributions: a row gives no probability to any candidate")
+    mean = (rows / totals[:, None]).mean(axis=0)
+    kept = mean[mean > 0]
+    entropy = float(-(kept * np.log(kept)).sum())
+    # Clamp rounding just outside [0, 1] (a uniform P can give H a hair above log n).
+    return min(1.0, max(0.0, 1.0 - entropy / math.log(rows.shape[1])))
+
+
 def bias_level(predictions: Sequence[str], content_free_predictions: Sequence[str],
                groups: Sequence[Hashable]) -> float:
-    """Bias level measured with content-free prompts (our operationalization of BELIEF's).
+    """Bias level as top-1 agreement with a content-free prompt: factprobe's older definition
+    (`bias=top1`), not the paper's (`entropy_bias_level`). A uniform content-free distribution,
+    bias 0 in the paper, can score 1.0 here when its top-1 happens to be the real answer.
 
     Item i is a real prompt; `predictions[i]` is the model's answer to it,
     `content_free_predictions[i]` the answer to the same template with the subject replaced by a
@@ -216,8 +271,11 @@ class Coverage:
     oracle: float  # share of facts with at least one correct prompt
 
 
+COVERAGE_MAXIMUM = ("best-subject", "mean")  # the paper's first
+
+
 def coverage(correct: Sequence[Sequence[bool]], template_ids: Sequence[Sequence[Hashable]],
-             relations: Sequence[Hashable]) -> Coverage:
+             relations: Sequence[Hashable], maximum: str = "best-subject") -> Coverage:
     """MyriadLAMA's average, maximum and oracle coverage.
 
     `correct[f][p]` and `template_ids[f][p]` describe prompt p of fact f (a fact may have several
@@ -225,19 +283,26 @@ def coverage(correct: Sequence[Sequence[bool]], template_ids: Sequence[Sequence[
 
     - average: mean over facts of the share of the fact's prompts that are correct (=
       `expected_acc_at_1`).
-    - maximum: a fact's score under template t is the share of its prompts with template t that
-      are correct, 0 when it has no prompt with t. Per relation, the best template is the one
-      with the highest mean score over the relation's facts; maximum is the mean over all facts
-      of their score under their relation's best template (relations weighted by their facts).
+    - maximum: a fact's score under template t is, with `maximum="best-subject"` (the paper's:
+      the prompt with the best subject expression is selected), 1 when any of its prompts with
+      template t is correct, else 0; with `maximum="mean"` (factprobe's older definition) the
+      share of those prompts that are correct. 0 when it has no prompt with t. Per relation, the
+      best template is the one with the highest mean score over the relation's facts; maximum is
+      the mean over all facts of their score under their relation's best template (relations
+      weighted by their facts).
     - oracle: share of facts with at least one correct prompt.
 
-    Raises ValueError on empty input, a fact without prompts, or mismatched lengths.
+    Raises ValueError on empty input, a fact without prompts, mismatched lengths, or an unknown
+    `maximum`.
     """
+    if maximum not in COVERAGE_MAXIMUM:
+        raise ValueError(f"coverage maximum {maximum!r}: use one of {', '.join(COVERAGE_MAXIMUM)}")
+    score = any if maximum == "best-subject" else (lambda flags: sum(flags) / len(flags))
     _require_prompts(correct, "correct")
     _require_same_length(correct, template_ids, "correct", "template_ids")
     _require_same_length(correct, relations, "correct", "relations")
-    # Per relation and template: the sum over facts of the fact's share of correct prompts
-    # with that template; per relation: the number of facts.
+    # Per relation and template: the sum over facts of the fact's score under that template;
+    # per relation: the number of facts.
     template_sums: dict[Hashable, dict[Hashable, float]] = {}
     facts_in: Counter = Counter()
     shares, known = [], 0
@@ -252,7 +317,7 @@ def coverage(correct: Sequence[Sequence[bool]], template_ids: Sequence[Sequence[
             per_template.setdefault(template, []).append(hit)
         sums = template_sums.setdefault(relation, {})
         for template, flags in per_template.items():
-            sums[template] = sums.get(template, 0.0) + sum(flags) / len(flags)
+            sums[template] = sums.get(template, 0.0) + float(score(flags))
     # The best template's sum of fact scores is its relation's share of the maximum (a template
     # missing from a fact already contributes 0 to that sum).
     best_total = math.fsum(max(sums.values()) for sums in template_sums.values())
@@ -321,6 +386,43 @@ def sharing_rate(known_by: Mapping[Hashable, set]) -> float:
     if not union:
         return 1.0
     return len(set.intersection(*map(set, sets))) / len(union)
+
+
+def shared_rate(known_by: Mapping[Hashable, set], probed: set) -> float:
+    """Share of the probed units known by every model: |∩ K_m| / |probed|. Unlike
+    `sharing_rate` (a Jaccard index over the units some model knows), the denominator is every
+    unit all models were asked about, so two models that both know little share little. NaN
+    when nothing was probed. Raises ValueError when no model is given or a model knows a unit
+    outside `probed`."""
+    if not known_by:
+        raise ValueError("known_by is empty")
+    for model, known in known_by.items():
+        if not set(known) <= set(probed):
+            raise ValueError(f"model {model!r} knows units that were not probed")
+    if not probed:
+        return math.nan
+    return len(set.intersection(*map(set, known_by.values()))) / len(probed)
+
+
+def mean_over_relations(relation_of: Mapping[Hashable, Hashable], rate: Callable[[set], float]) -> float:
+    """IC-LKE compares models relation by relation: `rate(units)` is computed on the units of
+    each relation (`relation_of[unit]` names a unit's relation; a unit is a fact, or one fact
+    under one template and setting) and the rates are averaged with equal weight per relation.
+    Relations whose rate is NaN (nothing to measure there, e.g. A knows none of its units for a
+    subsumption rate) are left out; NaN when every relation is."""
+    units_of: dict[Hashable, set] = {}
+    for unit, relation in relation_of.items():
+        units_of.setdefault(relation, set()).add(unit)
+    rates = [r for r in (rate(units) for units in units_of.values()) if not math.isnan(r)]
+    return math.fsum(rates) / len(rates) if rates else math.nan
+
+
+def subsumption_rate_by_relation(known_a: set, known_b: set, relation_of: Mapping[Hashable, Hashable]) -> float:
+    """The subsumption rate of A by B per relation, averaged over the relations in which A knows
+    at least one unit (`mean_over_relations` of `subsumption_rate`); `relation_of` holds every
+    probed unit. NaN when A knows nothing."""
+    return mean_over_relations(
+        relation_of, lambda units: subsumption_rate(known_a & units, known_b & units) if known_a & units else math.nan)
 
 
 def _paired(x: Sequence[float], y: Sequence[float]) -> None:

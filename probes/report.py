@@ -164,53 +164,151 @@ def _number(value) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
+# How `compare` and `report` decide what a run knows (see `Definitions`): the first value of each
+# is IC-LKE's (Wu et al. 2024) and the default.
+KNOWN_DEFINITIONS = ("per-template", "all-prompts")
+SHARING_DEFINITIONS = ("probed", "jaccard")
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """What a model "knows" when two runs are compared, and which sharing rate is reported.
+
+    known:
+      - "per-template" (IC-LKE's comparison, the default): the unit is one probe, i.e. one fact
+        under one prompt (BELIEF: each template and subject alias), one fact under one template
+        in one ICL setting (BELIEF-ICL), or one item where a method has one verdict per item;
+        subsumption and sharing are computed per relation and averaged over relations with
+        equal weight;
+      - "all-prompts" (factprobe before issue 20): the unit is the item, known only when its
+        `correct` is true or 1.0 (a BELIEF fact right on every prompt, a BELIEF-ICL fact right in
+        every setting), and the rates are pooled over all items.
+    sharing:
+      - "probed" (default; our reading of IC-LKE's sharing rate, whose exact formula we could not
+        confirm): the share of the units both runs scored that both know;
+      - "jaccard": known by both / known by either (the Jaccard index reported before).
+    """
+
+    known: str = KNOWN_DEFINITIONS[0]
+    sharing: str = SHARING_DEFINITIONS[0]
+
+    def __post_init__(self) -> None:
+        if self.known not in KNOWN_DEFINITIONS:
+            raise ValueError(f"known must be one of {', '.join(KNOWN_DEFINITIONS)}, not {self.known!r}")
+        if self.sharing not in SHARING_DEFINITIONS:
+            raise ValueError(f"sharing must be one of {', '.join(SHARING_DEFINITIONS)}, not {self.sharing!r}")
+
+    def describe(self) -> str:
+        if self.known == "per-template":
+            known = ("Known (--known per-template, IC-LKE's comparison): the unit is one probe, i.e. a fact under "
+                     "one prompt (BELIEF), under one template in one ICL setting (BELIEF-ICL), or the item where a "
+                     "method has one verdict per item (known when `correct` is true or 1.0); rates are computed per "
+                     "relation over the units both runs scored and averaged over relations.")
+        else:
+            known = f"Known (--known all-prompts): {KNOWN_RULE} Rates are pooled over all items."
+        sharing = ("Sharing (--sharing probed): units both know / units both scored." if self.sharing == "probed"
+                   else "Sharing (--sharing jaccard): units both know / units either knows (Jaccard index).")
+        return f"{known} {sharing}"
+
+    def as_dict(self) -> dict:
+        return {"known": self.known, "sharing": self.sharing}
+
+
 @dataclass(frozen=True)
 class Overlap:
-    """What two runs know of the items both contain (matched by id)."""
-    shared: int
+    """What two runs know of the units both contain (items matched by id; see `Definitions`)."""
+    shared: int  # units both runs scored (= items under --known all-prompts)
     both: int
     only_a: int
     only_b: int
     neither: int
-    subsumption_ab: float | None  # share of A's known items that B knows too; None: A knows none of the shared items
+    subsumption_ab: float | None  # share of A's known units that B knows too; None: A knows none of them
     subsumption_ba: float | None
-    sharing: float | None  # |known by both| / |known by either|
+    sharing: float | None  # per `Definitions.sharing`; None when undefined
     relations: int  # relations among the shared items, the points of the correlations
     pearson: float | None  # of per-relation accuracies; None when undefined (< 2 relations, constant)
     kendall: float | None
+    definitions: Definitions = Definitions()
+    shared_items: int = 0  # items those units belong to
 
     def as_dict(self) -> dict:
-        return {"shared_items": self.shared, "both": self.both, "only_a": self.only_a, "only_b": self.only_b,
+        return {"shared_items": self.shared_items, "shared_units": self.shared, "both": self.both, "only_a": self.only_a, "only_b": self.only_b,
                 "neither": self.neither, "subsumption_a_to_b": self.subsumption_ab,
                 "subsumption_b_to_a": self.subsumption_ba, "sharing": self.sharing,
-                "relations": self.relations, "pearson": self.pearson, "kendall_tau": self.kendall}
+                "relations": self.relations, "pearson": self.pearson, "kendall_tau": self.kendall,
+                "definitions": self.definitions.as_dict()}
 
 
-def overlap(items_a: Sequence[dict], items_b: Sequence[dict]) -> Overlap:
+def known_units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool]]:
+    """unit -> (relation, known) for every unit that has a verdict, under the `known` definition.
+
+    Units are keyed so that two runs over one probe set name the same probe alike: (id,) for an
+    item, (id, template, k) for the k-th prompt of a template (BELIEF: one per subject alias),
+    (id, setting) for a BELIEF-ICL setting. An item without a verdict (a multi-strategy
+    distractor item, correct None) has no unit: counting it as "not known" would invent agreement.
+    """
+    out: dict[tuple, tuple[str, bool]] = {}
+    for r in items:
+        relation = str(r.get("relation"))
+        if known == "per-template":
+            prompts = r.get("prompt_correct")
+            if isinstance(prompts, list):
+                templates = r.get("template_ids") or [None] * len(prompts)
+                seen: dict = {}
+                for template, correct in zip(templates, prompts):
+                    k = seen[template] = seen.get(template, -1) + 1
+                    out[(r["id"], template, k)] = (relation, bool(correct))
+                continue
+            settings = r.get("by_setting")
+            if isinstance(settings, dict):
+                for setting, entry in settings.items():
+                    if isinstance(entry, dict) and entry.get("correct") is not None:
+                        out[(r["id"], setting)] = (relation, bool(entry["correct"]))
+                continue
+        if r.get("correct") is not None:
+            out[(r["id"],)] = (relation, is_known(r["correct"]))
+    return out
+
+
+def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions()) -> Overlap:
+    units_a, units_b = known_units(items_a, definitions.known), known_units(items_b, definitions.known)
+    shared = set(units_a) & set(units_b)
+    known_a = {u for u in shared if units_a[u][1]}
+    known_b = {u for u in shared if units_b[u][1]}
+    both = len(known_a & known_b)
+    if definitions.known == "per-template":
+        relation_of = {u: units_a[u][0] for u in shared}
+        subsumption_ab = _number(metrics.subsumption_rate_by_relation(known_a, known_b, relation_of))
+        subsumption_ba = _number(metrics.subsumption_rate_by_relation(known_b, known_a, relation_of))
+        sharing = _number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
+            known_a & units, known_b & units, units, definitions.sharing)))
+    else:
+        # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
+        # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
+        subsumption_ab = metrics.subsumption_rate(known_a, known_b) if known_a else None
+        subsumption_ba = metrics.subsumption_rate(known_b, known_a) if known_b else None
+        sharing = _number(_sharing(known_a, known_b, shared, definitions.sharing))
     by_id_a = {r["id"]: r for r in items_a}
     by_id_b = {r["id"]: r for r in items_b}
-    # Only items with a verdict in both runs take part: a distractor item scored under several
-    # strategies has no single `correct`, and counting it as "not known" would invent agreement.
-    shared = sorted((i for i in set(by_id_a) & set(by_id_b)
-                     if by_id_a[i].get("correct") is not None and by_id_b[i].get("correct") is not None), key=str)
-    known_a = {i for i in shared if is_known(by_id_a[i].get("correct"))}
-    known_b = {i for i in shared if is_known(by_id_b[i].get("correct"))}
-    both = len(known_a & known_b)
-    # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
-    # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
-    rates = (metrics.subsumption_rate(known_a, known_b) if known_a else None,
-             metrics.subsumption_rate(known_b, known_a) if known_b else None,
-             metrics.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else None)
-    acc_a = relation_means([by_id_a[i] for i in shared])
-    acc_b = relation_means([by_id_b[i] for i in shared])
+    shared_ids = sorted({u[0] for u in shared}, key=str)
+    acc_a = relation_means([by_id_a[i] for i in shared_ids])
+    acc_b = relation_means([by_id_b[i] for i in shared_ids])
     relations = sorted(set(acc_a) & set(acc_b), key=natural_key)
     pearson = kendall = None
     if len(relations) >= 2:
         x, y = [acc_a[r] for r in relations], [acc_b[r] for r in relations]
         pearson, kendall = _number(metrics.pearson(x, y)), _number(metrics.kendall_tau(x, y))
     return Overlap(shared=len(shared), both=both, only_a=len(known_a) - both, only_b=len(known_b) - both,
-                   neither=len(shared) - len(known_a | known_b), subsumption_ab=rates[0], subsumption_ba=rates[1],
-                   sharing=rates[2], relations=len(relations), pearson=pearson, kendall=kendall)
+                   neither=len(shared) - len(known_a | known_b), subsumption_ab=subsumption_ab,
+                   subsumption_ba=subsumption_ba, sharing=sharing, relations=len(relations), pearson=pearson,
+                   kendall=kendall, definitions=definitions, shared_items=len(shared_ids))
+
+
+def _sharing(known_a: set, known_b: set, probed: set, definition: str) -> float:
+    """One sharing rate over one group of units; NaN where it is undefined."""
+    if definition == "jaccard":
+        return metrics.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else math.nan
+    return metrics.shared_rate({"a": known_a, "b": known_b}, probed)
 
 
 def relation_means(items: Sequence[dict]) -> dict[str, float]:
@@ -231,9 +329,9 @@ class PairRow:
     overlap: Overlap
 
 
-def comparable_pairs(runs: Sequence[Run]) -> list[PairRow]:
+def comparable_pairs(runs: Sequence[Run], definitions: Definitions = Definitions()) -> list[PairRow]:
     """Every pair of runs with the same method over the same probe set, in run order."""
-    return [PairRow(a, b, overlap(a.items, b.items))
+    return [PairRow(a, b, overlap(a.items, b.items, definitions))
             for k, a in enumerate(runs) for b in runs[k + 1:]
             if a.method == b.method and same_probe_set(a, b)]
 
@@ -279,11 +377,11 @@ class Comparison:
                 "same_method": self.a.method == self.b.method,
                 "accuracy": {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b)},
                 "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
-                "overlap": self.overlap.as_dict(), "known_rule": KNOWN_RULE}
+                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.definitions.describe()}
 
 
-def compare(a: Run, b: Run) -> Comparison:
-    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items))
+def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
+    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,6 +464,7 @@ def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict
         ("one_word_ratio", "One-word ratio", lambda d: fmt(d.get("one_word_ratio"))),
         ("coverage", "Coverage avg / max / oracle",
          lambda d: " / ".join(fmt((d.get("coverage") or {}).get(k)) for k in ("average", "maximum", "oracle"))),
+        ("bias_level", "Bias level", lambda d: fmt(d.get("bias_level"))),
     ]
     return [(header, get) for key, header, get in candidates if any(key in e for e in entries)]
 
@@ -387,6 +486,7 @@ def _method_sections(runs: Sequence[Run]) -> list[Block]:
         blocks += [Heading("BELIEF measures", 3),
                    _table(("Run", *(h for h, _ in columns)),
                           [(r.rid, *(get(r.aggregate) for _, get in columns)) for r in headline_runs])]
+    blocks += _belief_definitions(runs)
     icl_rows = [(r.rid, k, fmt((v or {}).get("accuracy")), fmt_count((v or {}).get("items")))
                 for r in runs for k, v in sorted(_breakdown(r, "accuracy_at_k").items(), key=lambda kv: bucket_key(kv[0]))]
     if icl_rows:
@@ -402,6 +502,34 @@ def _method_sections(runs: Sequence[Run]) -> list[Block]:
                        if k.startswith("by_") and k not in HANDLED_BREAKDOWNS and isinstance(v, dict)}):
         blocks += _extra_breakdown(runs, key)
     return [Heading("Method measures"), *blocks] if blocks else []
+
+
+BELIEF_UNITS = {"pair": "subject-relation pair (BELIEF's)", "fact": "(s, r, o) fact, not BELIEF's pair",
+                "mixed": "mixed pairs and facts"}
+BELIEF_BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects (BELIEF's)",
+               "top1": "share of answers equal to the content-free prompt's top-1 answer, not BELIEF's"}
+BELIEF_MAXIMUM = {"best-subject": "best subject expression per template (MyriadLAMA's)",
+                  "mean": "mean over a template's subject expressions, not MyriadLAMA's"}
+
+
+def _belief_definitions(runs: Sequence[Run]) -> list[Block]:
+    """Which definition each BELIEF / BELIEF-ICL run's numbers follow (aggregate.json's
+    `definitions`; probes/aggregate.py), one line per run, beside the numbers."""
+    lines = []
+    for r in runs:
+        d = r.aggregate.get("definitions")
+        if not isinstance(d, dict):
+            continue
+        parts = [f"unit {d.get('unit')}: {BELIEF_UNITS.get(d.get('unit'), '?')}",
+                 f"Acc@1 over {d.get('acc_draws')} one-prompt draws"
+                 + (" (BELIEF's N)" if d.get("acc_draws") == 50_000 else " (BELIEF uses 50000)")]
+        if d.get("bias"):
+            parts.append(f"bias={d['bias']}: {BELIEF_BIAS.get(d['bias'], '?')}")
+        if d.get("coverage_maximum"):
+            parts.append(f"coverage_maximum={d['coverage_maximum']}: "
+                         f"{BELIEF_MAXIMUM.get(d['coverage_maximum'], '?')}")
+        lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
+    return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
 
 
 def _extra_breakdown(runs: Sequence[Run], key: str) -> list[Block]:
@@ -483,25 +611,27 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
         return [*blocks, Text("No two runs share both a method and a probe set, so none is compared.")]
     blocks.append(Text(
         "Pairs of runs with the same method over the same probe set (same SHA-256, or the same file name "
-        "when a run has no digest), over the items both contain, matched by id. " + KNOWN_RULE + " "
-        "Subsumption A→B: share of the items A knows that B knows too; sharing: known by both / known by "
-        "either. Pearson and Kendall tau-b correlate the two runs' per-relation accuracies over the shared "
-        "items (n/a with fewer than 2 relations or a constant side)."))
+        "when a run has no digest), over the items both contain, matched by id. "
+        + pairs[0].overlap.definitions.describe() + " "
+        "Subsumption A→B: share of the units A knows that B knows too. Pearson and Kendall tau-b correlate the "
+        "two runs' per-relation accuracies over the shared items (n/a with fewer than 2 relations or a constant "
+        "side)."))
     if "overlap.png" in images:
         blocks.append(Image("overlap.png", "Subsumption and sharing between runs"))
     rows = [(p.a.rid, p.b.rid, p.a.method, p.a.probes, str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
              fmt(o.sharing), str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
              fmt(o.pearson), fmt(o.kendall))
             for p in pairs for o in (p.overlap,)]
-    return [*blocks, _table(("A", "B", "Method", "Probe set", "Shared items", "Subsumption A→B", "Subsumption B→A",
+    return [*blocks, _table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
                              "Sharing", "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
                              "Kendall tau-b"), rows)]
 
 
-def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None) -> list[Block]:
+def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,
+                   definitions: Definitions = Definitions()) -> list[Block]:
     """The whole report as blocks; `images` names the PNG files that were drawn."""
     images = images or set()
-    pairs = comparable_pairs(runs)
+    pairs = comparable_pairs(runs, definitions)
     return [Heading(title, 1),
             Text(f"{len(runs)} run(s). Generated by factprobe report from run.json, items.jsonl and aggregate.json."),
             *_runs_section(runs), *_method_sections(runs), *_bucket_section(runs, images),
@@ -706,13 +836,14 @@ class ReportFiles:
     images: list[Path] = field(default_factory=list)
 
 
-def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe report") -> ReportFiles:
+def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe report",
+                 definitions: Definitions = Definitions()) -> ReportFiles:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(runs, p),
              "reliability.png": lambda p: plot_reliability(runs, p),
              "relation_heatmap.png": lambda p: plot_relations(runs, p),
-             "overlap.png": lambda p: plot_overlap(comparable_pairs(runs), p)}
+             "overlap.png": lambda p: plot_overlap(comparable_pairs(runs, definitions), p)}
     drawn = []
     for name, draw in plots.items():
         target = out / name
@@ -720,7 +851,7 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
             drawn.append(target)
         elif target.exists():
             target.unlink()  # left from an earlier report over other runs: it would mislead
-    blocks = build_document(runs, title, {p.name for p in drawn})
+    blocks = build_document(runs, title, {p.name for p in drawn}, definitions)
     files = ReportFiles(out / "report.md", out / "report.html", drawn)
     files.markdown.write_text(to_markdown(blocks), encoding="utf-8")
     files.html.write_text(to_html(blocks, title), encoding="utf-8")
@@ -738,13 +869,15 @@ def comparison_text(result: Mapping) -> str:
         rows += [(f"{prefix} {name}", fmt(v["a"]), fmt(v["b"]), fmt_signed(v["difference"]))
                  for name, v in result[key].items()]
     lines += _aligned(("", "A", "B", "B - A"), rows)
-    lines += ["", f"over {o['shared_items']} items in both runs (matched by id): "
-                  f"both know {o['both']}, only A {o['only_a']}, only B {o['only_b']}, neither {o['neither']}",
+    definitions = o["definitions"]
+    lines += ["", f"over {o['shared_units']} units of {o['shared_items']} items in both runs (matched by id; "
+                  f"--known {definitions['known']}): both know {o['both']}, only A {o['only_a']}, "
+                  f"only B {o['only_b']}, neither {o['neither']}",
               f"subsumption A->B {fmt(o['subsumption_a_to_b'])}  B->A {fmt(o['subsumption_b_to_a'])}  "
-              f"sharing {fmt(o['sharing'])}",
+              f"sharing ({definitions['sharing']}) {fmt(o['sharing'])}",
               f"per-relation accuracy over {o['relations']} relations: Pearson {fmt(o['pearson'])}  "
               f"Kendall tau-b {fmt(o['kendall_tau'])}",
-              KNOWN_RULE.replace("`", "")]
+              result["known_rule"].replace("`", "")]
     return "\n".join(lines)
 
 

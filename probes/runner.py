@@ -84,7 +84,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             if progress:
                 progress(len(done) + new, len(done) + len(todo))
     records = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines()]
-    summary = aggregate(method, records)
+    summary = aggregate(method, records, runner.options)  # options name some measures' definitions
     summary["rejected_records"] = len(rejected)
     (out / "aggregate.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return EvalSummary(str(out), method, len(records), new, len(done), rejected, summary)

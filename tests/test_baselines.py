@@ -55,7 +55,11 @@ def test_baselines_with_a_judge(judge, tmp_path, monkeypatch):
     probes.write_text("\n".join([france, *[line for line in lines if line != france][:3]]) + "\n")
     items = {i["id"]: i for i in map(json.loads, probes.read_text().splitlines())}
     summary = evaluate(real_scorer("smollm2-135m-instruct"), "baselines", probes, tmp_path / "run",
-                       options={"samples": 4, "n": 2, "judge_model": "judge", "judge_base_url": judge})
+                       # The definitions before issue 20 (the label on the first cloze; sampled
+                       # answers and the greedy one), which the checks below pin; the paper's
+                       # defaults are pinned in test_paper_compare.py.
+                       options={"probability": "label", "candidates": "sample", "samples": 4, "n": 2,
+                                "judge_model": "judge", "judge_base_url": judge})
     records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
     assert summary.items == len(records) == 4
     for r in records:

@@ -1,5 +1,7 @@
-"""BELIEF's bias level on a masked LM: each template is also asked with a content-free subject, and
-the aggregate's bias level is recomputed here from the model's own fill_mask answers."""
+"""BELIEF's bias level on a masked LM by factprobe's older definition (`bias=top1`): each template
+is also asked with a content-free subject, and the aggregate's bias level is recomputed here from
+the model's own fill_mask answers. The paper's entropy definition (the default) is pinned in
+tests/test_paper_belief.py."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ FACTS = [("P36", "france", "paris"), ("P36", "germany", "berlin"), ("P36", "ital
 # What the method must ask with the default token, one request per template, written out by hand.
 CONTENT_FREE = {"the capital of N/A is [MASK] .", "N/A is a country , the capital city is [MASK] .",
                 "N/A is a city in [MASK] .", "N/A is in the country of [MASK] ."}
+TOP1 = {"bias": "top1"}  # the older definition, named
 
 
 def _cloze_set(path):
@@ -49,7 +52,7 @@ def _top(scorer, text: str) -> str:
 def test_bias_level_is_recomputed_from_the_models_answers(bert, tmp_path):
     probes = _cloze_set(tmp_path / "cloze.jsonl")
     before = bert.work.requests
-    summary = evaluate(bert, "belief", probes, tmp_path / "run")
+    summary = evaluate(bert, "belief", probes, tmp_path / "run", options=TOP1)
     # 10 real prompts, and the 4 templates once each (not once per fact)
     assert bert.work.requests - before == 10 + 4
     records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
@@ -75,18 +78,19 @@ def test_bias_level_is_recomputed_from_the_models_answers(bert, tmp_path):
     # average would be 2/10.
     assert result["bias_level_by_relation"] == {"P36": 0.0, "P17": 0.5}
     assert result["bias_level"] == 0.25
+    assert result["definitions"]["bias"] == "top1"  # named where the number is
     assert json.loads((tmp_path / "run" / "aggregate.json").read_text())["bias_level"] == result["bias_level"]
 
 
 def test_the_token_is_an_option_and_the_measure_can_be_turned_off(bert, tmp_path):
     probes = _cloze_set(tmp_path / "cloze.jsonl")
-    evaluate(bert, "belief", probes, tmp_path / "a", options={"content_free_token": "a"})
+    evaluate(bert, "belief", probes, tmp_path / "a", options={**TOP1, "content_free_token": "a"})
     [first] = [json.loads(line) for line in (tmp_path / "a" / "items.jsonl").read_text().splitlines()[:1]]
     assert first["content_free_predictions"] == [_top(bert, "the capital of a is [MASK] ."),
                                                  _top(bert, "a is a country , the capital city is [MASK] .")]
-    off = evaluate(bert, "belief", probes, tmp_path / "off", options={"content_free": False})
+    off = evaluate(bert, "belief", probes, tmp_path / "off", options={**TOP1, "content_free": False})
     assert off.aggregate["bias_level"] is None and off.aggregate["bias_level_by_relation"] == {}
     record = json.loads((tmp_path / "off" / "items.jsonl").read_text().splitlines()[0])
-    assert "content_free_predictions" not in record
+    assert "content_free_predictions" not in record and "content_free_bias" not in record
     with pytest.raises(ValueError, match="content_free_token"):
         evaluate(bert, "belief", probes, tmp_path / "bad", options={"content_free_token": " "})

@@ -1,4 +1,6 @@
-"""EIC-LKE: a relation's test facts chained in seeded windows, each asked after the ones before it."""
+"""EIC-LKE's chain construction (`construction=chain`, factprobe's earlier default): a relation's test
+facts chained in seeded windows, each asked after the ones before it. The paper's construction is
+pinned in tests/test_paper_icl_kdf.py."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def _method(items=P36 + P30, **options) -> EICLKE:
     tests: dict[str, list[dict]] = {}
     for item in items:
         tests.setdefault(item["relation"], []).append(item)
-    return EICLKE(MethodContext({"separator": ": ", **options}, seed=0, tests=tests))
+    return EICLKE(MethodContext({"construction": "chain", "separator": ": ", **options}, seed=0, tests=tests))
 
 
 def test_registered_with_what_it_reads():
@@ -63,7 +65,7 @@ def test_the_chain_is_seeded_and_independent_of_the_files_order():
     forward = _method(examples=10)
     backward = _method(list(reversed(P36 + P30)), examples=10)
     assert [forward.prompt(i) for i in P36] == [backward.prompt(i) for i in P36]
-    other_seed = EICLKE(MethodContext({"examples": 10}, seed=5, tests={"P36": P36}))
+    other_seed = EICLKE(MethodContext({"construction": "chain", "examples": 10}, seed=5, tests={"P36": P36}))
     assert [i["id"] for i in other_seed.order(P36)] != [i["id"] for i in forward.order(P36)]
 
 
@@ -144,7 +146,7 @@ def test_runner_resumes_a_chain_with_the_same_numbers(tmp_path, monkeypatch):
     # Small blocks: the resumed items' contexts span blocks that the clean run shared between items.
     monkeypatch.setattr(scorer, "prefix_block", 4)
     probes = _write(tmp_path / "mc.jsonl", P36 + P30)
-    options = {"examples": 2, "separator": ": "}
+    options = {"construction": "chain", "examples": 2, "separator": ": "}
     clean = evaluate(scorer, "eic-lke", probes, tmp_path / "clean", options=options, batch=16)
     assert clean.new == 7
     # written window by window, in chain order
@@ -183,7 +185,8 @@ def test_cli_aggregate_has_ic_lkes_fields(tmp_path):
 
     probes = _write(tmp_path / "mc.jsonl", P36 + P30)
     proc = run_cli("eval", "--model", SPEC, "--method", "eic-lke", "--probes", probes, "--out", str(tmp_path / "e"),
-                   "--option", "separator=: ", "--option", "examples=2", "--json", "--quiet")
+                   "--option", "separator=: ", "--option", "examples=2", "--option", "construction=chain", "--json",
+                   "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["new"] == 7
     evaluate(real_scorer(SPEC), "ic-lke", probes, tmp_path / "i", options={"examples": 2, "separator": ": "})

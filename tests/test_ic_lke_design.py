@@ -15,7 +15,8 @@ ITEM = {"id": "icl-mc:x", "relation": "P36", "subject_label": "France", "choices
 
 
 def _method(**options) -> ICLKE:
-    return ICLKE(MethodContext(options, seed=1, demonstrations={"P36": DEMOS}))
+    # factprobe's preset (newline between pairs), named: the paper's is pinned in test_paper_icl_kdf.py
+    return ICLKE(MethodContext({"preset": "factprobe", **options}, seed=1, demonstrations={"P36": DEMOS}))
 
 
 def test_order_seed_reorders_the_same_examples():

@@ -180,6 +180,7 @@ def test_bias_level_rejects_bad_input():
 
 
 def test_coverage_by_hand():
+    # The older maximum (coverage_maximum="mean": the mean over a template's subject expressions).
     # f1 (r1): t1 T, t1 F, t2 T -> share 2/3; per template t1 1/2, t2 1.
     # f2 (r1): t1 T, t2 F       -> share 1/2; t1 1, t2 0.
     # f3 (r2): t3 F, t4 F       -> share 0;   t3 0, t4 0.
@@ -189,15 +190,20 @@ def test_coverage_by_hand():
     # oracle = 2 of 3 facts have a correct prompt = 2/3
     correct = [[True, False, True], [True, False], [False, False]]
     templates = [["t1", "t1", "t2"], ["t1", "t2"], ["t3", "t4"]]
-    result = coverage(correct, templates, ["r1", "r1", "r2"])
+    result = coverage(correct, templates, ["r1", "r1", "r2"], maximum="mean")
     assert result == Coverage(average=approx(7 / 18), maximum=approx(1 / 2), oracle=approx(2 / 3))
     assert result.average == approx(expected_acc_at_1(correct))
+    # The paper's (the default, "best-subject"): f1 scores 1 under t1 (one of its t1 prompts is
+    # right), so r1's t1 scores (1 + 1)/2 = 1 -> maximum (1 + 1 + 0) / 3 = 2/3.
+    assert coverage(correct, templates, ["r1", "r1", "r2"]).maximum == approx(2 / 3)
 
 
 def test_coverage_counts_a_missing_template_as_zero():
     # f1 (r): t1 T, t2 T; f2 (r): t2 F only. t1: (1 + 0) / 2 = 1/2; t2: (1 + 0) / 2 = 1/2 -> maximum 1/2.
     # Were missing prompts skipped instead, t1 would score 1/1 and maximum would be 1.
-    assert coverage([[True, True], [False]], [["t1", "t2"], ["t2"]], ["r", "r"]).maximum == approx(0.5)
+    for maximum in ("best-subject", "mean"):
+        assert coverage([[True, True], [False]], [["t1", "t2"], ["t2"]], ["r", "r"], maximum=maximum).maximum \
+            == approx(0.5)
 
 
 def test_coverage_rejects_bad_input():
@@ -215,8 +221,11 @@ def test_coverage_is_bounded_by_the_oracle(correct, data):
     templates = [[data.draw(st.sampled_from("ab")) for _ in prompts] for prompts in correct]
     relations = [data.draw(st.sampled_from("rs")) for _ in correct]
     result = coverage(correct, templates, relations)
+    older = coverage(correct, templates, relations, maximum="mean")
     assert 0.0 <= result.average <= result.oracle + 1e-12
     assert 0.0 <= result.maximum <= result.oracle + 1e-12
+    # the best subject expression scores at least the mean over them
+    assert older.maximum <= result.maximum + 1e-12 and older.average == result.average
 
 
 # --- breakdowns ---------------------------------------------------------------------------------

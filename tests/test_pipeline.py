@@ -24,7 +24,7 @@ corpus:
 semantic: true
 probesets:
   mc: {kind: icl-mc, relations: [P36], choices: 5, demo_fraction: 0.5, per_relation: 12}
-  kdf: {kind: kdf, relations: [P36], with_corpus: true, shots: 2}
+  kdf: {kind: kdf, relations: [P36], with_corpus: true, shots: 2, kdf_demonstrations: same-relation}
   d: {kind: distractor, relations: [P36], per_relation: 2, strategies: [random, temp+sem], n: 2}
 models: [smollm2-135m-instruct]
 evaluations:

@@ -35,6 +35,13 @@ def store(tmp_path_factory):
     return base, str(path)
 
 
+# icl-mc: the hand-made graphs' relations have fewer than 100 objects; the default 100 choices are
+# then given explicitly fewer (test_paper_icl_kdf.py pins the refusal without the flag)
+KIND_ARGS = {"icl-mc": ["--allow-fewer-choices"]}
+KDF_SAME_RELATION = ["--kdf-demonstrations", "same-relation"]
+KDF_OLD = [*KDF_SAME_RELATION, "--kdf-options", "type-pool"]
+
+
 def _build(store: str, out, *args: str) -> dict:
     proc = run_cli("probeset", "build", "--store", store, "--out", str(out), "--json", *args)
     assert proc.returncode == 0, proc.stderr
@@ -49,7 +56,7 @@ def test_icl_mc_choices_are_never_true_and_demonstrations_never_test_subjects(st
     base, path = store
     out = tmp_path / "mc.jsonl"
     meta = _build(path, out, "--kind", "icl-mc", "--relation", "P47", "--relation", "P36", "--choices", "5",
-                  "--demo-fraction", "0.3", "--seed", "3")
+                  "--demo-fraction", "0.3", "--seed", "3", "--allow-fewer-choices")  # P47 has 5 objects
     items = _items(out)
     assert meta["items"] == len(items) == 10 + 7  # 10 border statements, 7 current capitals
     with KnowledgeGraph(path) as kg:
@@ -72,7 +79,9 @@ def test_icl_mc_choices_are_never_true_and_demonstrations_never_test_subjects(st
 def test_kdf_buckets_equal_the_frequency_layer_and_options_are_fair(store, tmp_path):
     base, path = store
     out = tmp_path / "kdf.jsonl"
-    _build(path, out, "--kind", "kdf", "--relation", "P36", "--corpus", "wiki", "--shots", "2")
+    # factprobe's earlier KDF construction, named (P36 alone: no other relation to take demonstrations
+    # from); the paper's is pinned in test_paper_icl_kdf.py
+    _build(path, out, "--kind", "kdf", "--relation", "P36", "--corpus", "wiki", "--shots", "2", *KDF_OLD)
     items = _items(out)
     from factprobe.probes.templates import load_templates
 
@@ -94,7 +103,7 @@ def test_kdf_buckets_equal_the_frequency_layer_and_options_are_fair(store, tmp_p
     # a bucket filter and a per-bucket cap
     capped = tmp_path / "capped.jsonl"
     _build(path, capped, "--kind", "kdf", "--relation", "P36", "--corpus", "wiki", "--per-bucket", "1",
-           "--bucket", "0", "--bucket", "[1,10)")
+           "--bucket", "0", "--bucket", "[1,10)", *KDF_OLD)
     assert sorted(i["bucket"] for i in _items(capped)) == ["0", "[1,10)"]
 
 
@@ -102,7 +111,7 @@ def test_same_command_same_bytes_other_seed_other_bytes(store, tmp_path):
     base, path = store
     for kind in ("icl-mc", "kdf", "distractor", "belief-icl", "cloze"):
         a, b, c = tmp_path / f"{kind}-a.jsonl", tmp_path / f"{kind}-b.jsonl", tmp_path / f"{kind}-c.jsonl"
-        args = ["--kind", kind, "--relation", "P36", "--relation", "P47", "--seed", "7"]
+        args = ["--kind", kind, "--relation", "P36", "--relation", "P47", *KIND_ARGS.get(kind, []), "--seed", "7"]
         _build(path, a, *args)
         _build(path, b, *args)
         assert a.read_bytes() == b.read_bytes(), kind
@@ -168,7 +177,8 @@ def test_probe_sets_load_with_datasets_and_parquet(store, tmp_path):
     base, path = store
     for kind in ("cloze", "icl-mc", "kdf", "distractor", "belief-icl"):
         out = tmp_path / f"{kind}.jsonl"
-        meta = _build(path, out, "--kind", kind, "--relation", "P36", "--parquet")
+        meta = _build(path, out, "--kind", kind, "--relation", "P36", "--parquet", *KIND_ARGS.get(kind, []),
+                      *(KDF_SAME_RELATION if kind == "kdf" else []))
         loaded = datasets.load_dataset("json", data_files=str(out), split="train")
         assert len(loaded) == meta["items"] and loaded[0]["kind"] == kind
         import pyarrow.parquet as pq
@@ -317,7 +327,8 @@ def border_store(tmp_path_factory):
 
 def test_icl_mc_choices_exclude_the_subject_repeated_labels_and_names_of_true_objects(border_store, tmp_path):
     out = tmp_path / "mc.jsonl"
-    _build(border_store, out, "--kind", "icl-mc", "--relation", "P47", "--choices", "100", "--demo-fraction", "0")
+    _build(border_store, out, "--kind", "icl-mc", "--relation", "P47", "--choices", "100", "--demo-fraction", "0",
+           "--allow-fewer-choices")
     items = {(i["subject"], i["object"]): i for i in _items(out)}
     assert len(items) == 15 and {i["split"] for i in items.values()} == {"test"}
     # With 100 choices every fair object is one: the sets are exact. One "Georgia" (the first by id,
@@ -347,7 +358,8 @@ def test_icl_mc_choices_exclude_the_subject_repeated_labels_and_names_of_true_ob
 
 def test_kdf_options_read_differently_and_share_no_name_with_a_true_object(border_store, tmp_path):
     out = tmp_path / "kdf.jsonl"
-    _build(border_store, out, "--kind", "kdf", "--relation", "P19", "--shots", "2", "--seed", "0")
+    # type-pool options, the construction this test pins (named); P19 alone: same-relation demonstrations
+    _build(border_store, out, "--kind", "kdf", "--relation", "P19", "--shots", "2", "--seed", "0", *KDF_OLD)
     items = _items(out)
     options = {i["subject_label"]: sorted(i["options"]) for i in items}
     # Shelbyville's fair towns: three Springfields, Ogdenville, North Haverbrook (Shelby is named
@@ -379,10 +391,15 @@ def test_truth_date_defaults_to_today_and_is_recorded(border_store, tmp_path):
     assert [(i["subject_label"], i["gold"]) for i in _items(tmp_path / "today.jsonl")] == [("Newland", ["Oldtown"])]
     _build(border_store, tmp_path / "dated.jsonl", "--kind", "cloze", "--relation", "P36", "--at", used)
     assert (tmp_path / "dated.jsonl").read_bytes() == (tmp_path / "today.jsonl").read_bytes()
-    # once the move happened, both are capitals (neither validity has ended): each is gold
+    # once the move happened, both are capitals (neither validity has ended): each is gold, in one
+    # item for the subject-relation pair (the paper's unit), or in one item per fact
     later = _build(border_store, tmp_path / "later.jsonl", "--kind", "cloze", "--relation", "P36", "--at", "3000-01-01")
     assert later["params"]["selection"]["at"] == "3000-01-01"
-    assert sorted((i["object_label"], i["gold"]) for i in _items(tmp_path / "later.jsonl")) == [
+    assert [(i["subject_label"], i["gold"]) for i in _items(tmp_path / "later.jsonl")] == [
+        ("Newland", ["Oldtown", "Newtown"])]
+    _build(border_store, tmp_path / "facts.jsonl", "--kind", "cloze", "--relation", "P36", "--at", "3000-01-01",
+           "--cloze-unit", "fact")
+    assert sorted((i["object_label"], i["gold"]) for i in _items(tmp_path / "facts.jsonl")) == [
         ("Newtown", ["Oldtown", "Newtown"]), ("Oldtown", ["Oldtown", "Newtown"])]
 
 
@@ -390,7 +407,8 @@ def test_cloze_prompts_cover_templates_times_subject_aliases_and_gold_every_true
     from factprobe.probes.templates import load_templates
 
     out = tmp_path / "cloze.jsonl"
-    _build(border_store, out, "--kind", "cloze", "--relation", "P47", "--manual-only")
+    # One item per (s, r, o) fact: factprobe's older unit, named.
+    _build(border_store, out, "--kind", "cloze", "--relation", "P47", "--manual-only", "--cloze-unit", "fact")
     templates = [t.text for t in load_templates()["P47"].cloze if t.source == "manual"]
     netherlands = [i for i in _items(out) if i["subject"] == "Q55"]
     assert sorted(i["object"] for i in netherlands) == ["Q183", "Q31"]
@@ -400,6 +418,17 @@ def test_cloze_prompts_cover_templates_times_subject_aliases_and_gold_every_true
             (k, name, t.replace("[X]", name)) for k, t in enumerate(templates) for name in names]
         # both true objects, each with its label and aliases, in object-id order
         assert item_["gold"] == ["Germany", "Deutschland", "Belgium"]
+        assert item_["unit"] == "fact"
+    # BELIEF's unit, the default: one item for the pair (Netherlands, P47) standing for both facts,
+    # with the same prompts and gold; the sidecar names the unit.
+    paired = tmp_path / "pair.jsonl"
+    meta = _build(border_store, paired, "--kind", "cloze", "--relation", "P47", "--manual-only")
+    assert meta["params"]["options"]["cloze_unit"] == "pair"
+    [pair] = [i for i in _items(paired) if i["subject"] == "Q55"]
+    assert (pair["id"], pair["fact"], pair["unit"]) == ("cloze:Q55|P47", "Q55|P47", "pair")
+    assert sorted(pair["objects"]) == ["Q183", "Q31"]
+    assert sorted(pair["facts"]) == sorted(i["fact"] for i in netherlands)
+    assert pair["gold"] == netherlands[0]["gold"] and pair["prompts"] == netherlands[0]["prompts"]
     capped = tmp_path / "capped.jsonl"
     _build(border_store, capped, "--kind", "cloze", "--relation", "P47", "--manual-only", "--aliases-per-subject", "2")
     first = next(i for i in _items(capped) if i["subject"] == "Q55")
@@ -412,7 +441,7 @@ def test_distractor_sets_with_random_sem_and_temp_sem(store, tmp_path):
 
     base, path = store
     semantic = tmp_path / "semantic"
-    run_cli("distractors", "build", "--store", path, "--out", str(semantic), "--threads", "1", "--quiet", check=True)
+    run_cli("distractors", "build", "--store", path, "--out", str(semantic), "--quiet", check=True)
     out = tmp_path / "d.jsonl"
     meta = _build(path, out, "--kind", "distractor", "--relation", "P36", "--strategy", "random", "--strategy", "sem",
                   "--strategy", "temp+sem", "--n", "3", "--semantic", str(semantic), "--seed", "4")

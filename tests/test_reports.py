@@ -75,8 +75,10 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def report(runs, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
+    # The overlap numbers below pin the pooled, item-level definitions (before issue 20); the
+    # paper's defaults are pinned in test_paper_compare.py.
     run_cli("report", str(runs["a"]), str(runs["b"]), str(runs["c"]), "--out", str(out), "--title", "Capitals",
-            check=True)
+            "--known", "all-prompts", "--sharing", "jaccard", check=True)
     return out
 
 
@@ -152,7 +154,7 @@ def test_html_escapes_labels(report):
 def test_report_is_deterministic_whatever_the_order(runs, report, tmp_path):
     again = tmp_path / "again"
     run_cli("report", str(runs["c"]), str(runs["b"]), str(runs["a"]), "--out", str(again), "--title", "Capitals",
-            check=True)
+            "--known", "all-prompts", "--sharing", "jaccard", check=True)
     for name in ("report.md", "report.html"):
         assert (again / name).read_bytes() == (report / name).read_bytes(), name
 
@@ -176,7 +178,8 @@ def test_missing_or_broken_run_folder(runs, tmp_path):
 
 
 def test_compare_json(runs):
-    proc = run_cli("compare", str(runs["a"]), str(runs["b"]), "--json", check=True)
+    proc = run_cli("compare", str(runs["a"]), str(runs["b"]), "--json", "--known", "all-prompts", "--sharing",
+                   "jaccard", check=True)
     assert proc.stderr == ""  # same probe set: no warning
     data = json.loads(proc.stdout)
     assert data["same_probe_set"] is True
@@ -189,30 +192,34 @@ def test_compare_json(runs):
     assert data["overlap"]["sharing"] == pytest.approx(0.4)
     assert data["overlap"]["pearson"] == pytest.approx(13 / 14)
     assert data["overlap"]["kendall_tau"] == pytest.approx(1.0)
+    assert data["overlap"]["definitions"] == {"known": "all-prompts", "sharing": "jaccard"}
     assert data["by_relation"][BOLD] == {"a": 0.0, "b": 0.5, "difference": 0.5, "total_a": 2, "total_b": 2}
     assert data["by_bucket"]["[100,inf)"]["difference"] == pytest.approx(1.0)
     assert list(data["by_bucket"]) == ["0", "[1,10)", "[10,100)", "[100,inf)", "none"]
 
 
 def test_compare_text_warns_on_other_probe_sets(runs):
-    proc = run_cli("compare", str(runs["a"]), str(runs["c"]), check=True)
+    proc = run_cli("compare", str(runs["a"]), str(runs["c"]), "--known", "all-prompts", "--sharing", "jaccard",
+                   check=True)
     warning = proc.stderr.strip()
     assert warning.startswith("warning:") and "\n" not in warning and "different probe sets" in warning
     # Shared ids i1, i2. A knows both; C knows i1 (1.0) but not i2 (a share of 0.5 is not known).
     assert "both know 1, only A 1, only B 0, neither 0" in proc.stdout
-    assert "subsumption A->B 0.5000  B->A 1.0000  sharing 0.5000" in proc.stdout
+    assert "subsumption A->B 0.5000  B->A 1.0000  sharing (jaccard) 0.5000" in proc.stdout
 
 
 def test_overlap_is_undefined_where_its_denominator_is_empty():
-    from factprobe.probes.report import overlap
+    from factprobe.probes.report import Definitions, overlap
+
+    old = Definitions(known="all-prompts", sharing="jaccard")
 
     # A knows nothing of the shared items, B knows i2: A->B has no items to ask about, B->A = 0/1,
     # sharing = 0/1. i3 has no verdict in B (a multi-strategy distractor item) and takes no part.
     a = [{"id": "i1", "correct": False}, {"id": "i2", "correct": False}, {"id": "i3", "correct": True}]
     b = [{"id": "i1", "correct": False}, {"id": "i2", "correct": True}, {"id": "i3", "correct": None}]
-    o = overlap(a, b)
+    o = overlap(a, b, old)
     assert (o.shared, o.both, o.only_a, o.only_b, o.neither) == (2, 0, 0, 1, 1)
     assert (o.subsumption_ab, o.subsumption_ba, o.sharing) == (None, 0.0, 0.0)
     # No verdicts at all: nothing is shared and no rate is claimed.
-    none = overlap([{"id": "i1", "correct": None}], [{"id": "i1", "correct": None}])
+    none = overlap([{"id": "i1", "correct": None}], [{"id": "i1", "correct": None}], old)
     assert (none.shared, none.subsumption_ab, none.subsumption_ba, none.sharing) == (0, None, None, None)

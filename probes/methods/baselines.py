@@ -1,12 +1,23 @@
 """The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025), on
-distractor (or any fact-level) probe sets, one object-final cloze per fact:
+distractor (or any fact-level) probe sets. Like the distractor measure, each is taken on the
+relation's object-final clozes (the first `clozes`, default 5) and averaged over them, which is
+how the paper scores a fact.
 
-- probability: P(" " + object label + EOS | cloze); known when above `threshold` (default 0.5);
-- precision_at_n: `samples` sampled answers, ranked by how often they come up (ties: first seen);
-  known when one of the top `n` equals a gold name (normalized);
-- rouge_l: ROUGE-L F-measure of the greedy answer against the object label (the best over gold names);
+- probability (`probability`):
+  - "all-names" (the paper's, default): per cloze, the sum over every name of the object (label
+    and aliases: the item's `object_names`, else its `gold`) of P(" " + name + EOS | cloze), the
+    same plausibility the distractor measure gives the object; then the mean over the clozes;
+  - "label" (factprobe before issue 20): P(" " + object label + EOS | first cloze).
+  Known when the probability is above `threshold` (default 0.5).
+- precision_at_n and rouge_l (`candidates`):
+  - "beam" (the paper's, default): per cloze, the `beams` most probable continuations found by
+    beam search, best first. Precision@n: 1 when one of the first `n` distinct answers equals a
+    gold name (normalized); ROUGE-L: the best over those continuations and the gold names. Each
+    averaged over the clozes. Needs a scorer that does beam search (a local HF model);
+  - "sample" (factprobe before issue 20), first cloze only: `samples` sampled answers ranked by
+    how often they come up (ties: first seen) for Precision@n, and the greedy answer for ROUGE-L.
 - judge (when `judge_model` is set): an OpenAI-compatible model reads the question, the gold
-  names and the greedy answer and says yes or no.
+  names and the greedy answer to the first cloze and says yes or no.
 
 `correct` is the probability baseline's verdict so that the runner's breakdowns work; every
 baseline's value is in the record and averaged in the aggregate.
@@ -22,19 +33,33 @@ from .. import metrics
 from ..scoring.requests import GenerateRequest
 from ..templates import load_templates, prompt_before_object
 from .base import Method, answer_key, base_record
+from .distractor import all_names, log_plausibility, paths_by_entity
 
 JUDGE_PROMPT = ("Question: {question}\nReference answers: {gold}\nProposed answer: {answer}\n"
                 "Is the proposed answer correct? Reply with yes or no only.")
+PROBABILITY_DEFINITIONS = ("all-names", "label")  # the paper's first
+CANDIDATE_DEFINITIONS = ("beam", "sample")
+# The cloze is continued as it ends, without a trailing space: BPE vocabularies put the space
+# inside the next word's token (" Paris"), so after "is " SmolLM2 answers "21st-century Paris" or
+# digits where after "is" it answers " Paris". Answers are stripped.
+STOP = ("\n", ".", ",")
 
 
 class Baselines(Method):
     name = "baselines"
     kinds = ("distractor", "kdf", "icl-mc")
-    defaults = {"threshold": 0.5, "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None,
-                "judge_base_url": None}
+    defaults = {"threshold": 0.5, "probability": "all-names", "candidates": "beam", "clozes": 5, "beams": 10,
+                "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None}
 
     def __init__(self, context) -> None:
         super().__init__(context)
+        for option, allowed in (("probability", PROBABILITY_DEFINITIONS), ("candidates", CANDIDATE_DEFINITIONS)):
+            if self.options[option] not in allowed:
+                raise ValueError(f"method baselines: {option} must be one of {', '.join(allowed)}, "
+                                 f"not {self.options[option]!r}")
+        if self.options["candidates"] == "beam" and self.options["beams"] < self.options["n"]:
+            raise ValueError(f"method baselines: Precision@{self.options['n']} needs beams >= n "
+                             f"(beams={self.options['beams']})")
         self.templates = load_templates()
         self.judge = None
         if self.options["judge_model"]:
@@ -42,46 +67,79 @@ class Baselines(Method):
 
             self.judge = OpenAIScorer(self.options["judge_model"], base_url=self.options["judge_base_url"], chat=True)
 
-    def _templates(self, item: dict) -> tuple[str, str]:
+    def _clozes(self, item: dict) -> tuple[list[str], str]:
+        """The first `clozes` object-final clozes with the subject filled in, and the question."""
         entry = self.templates.get(item["relation"])
         clozes = [t.text for t in entry.cloze if t.text.rstrip(" .!?").endswith("[Y]")] if entry else []
         if not clozes:
             raise ValueError(f"{item['id']}: no object-final cloze template for {item['relation']}")
         question = entry.qa[0].text if entry.qa else clozes[0].replace("[Y]", "___")
-        return prompt_before_object(clozes[0], item["subject_label"]), question.replace("[X]", item["subject_label"])
+        return ([prompt_before_object(c, item["subject_label"]) for c in clozes[: self.options["clozes"]]],
+                question.replace("[X]", item["subject_label"]))
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
-        from ...index.appropt import path_logprob, prompt_ids
-        from ...index.label_trie import LabelTrie
-
-        prompts = [self._templates(i) for i in items]
-        stop = ("\n", ".", ",")
-        # The cloze is continued as it ends, without a trailing space: BPE vocabularies put the
-        # space inside the next word's token (" Paris"), so after "is " SmolLM2 answers
-        # "21st-century Paris" or digits where after "is" it answers " Paris". Answers are stripped.
-        greedy = scorer.generate([GenerateRequest(p, max_tokens=self.options["max_tokens"], stop=stop)
-                                  for p, _ in prompts])
-        sampled = scorer.generate([GenerateRequest(p, max_tokens=self.options["max_tokens"], stop=stop,
-                                                   temperature=1.0, n=self.options["samples"], seed=self.context.seed)
-                                   for p, _ in prompts])
+        prompts = [self._clozes(i) for i in items]
+        max_tokens = self.options["max_tokens"]
+        greedy = scorer.generate([GenerateRequest(c[0], max_tokens=max_tokens, stop=STOP) for c, _ in prompts])
+        if self.options["candidates"] == "beam":
+            beams = self.options["beams"]
+            flat = scorer.generate([GenerateRequest(cloze, max_tokens=max_tokens, stop=STOP, beams=beams, n=beams)
+                                    for clozes, _ in prompts for cloze in clozes])
+            found = iter(flat)
+            candidates = [[list(next(found).texts) for _ in clozes] for clozes, _ in prompts]
+        else:
+            sampled = scorer.generate([GenerateRequest(c[0], max_tokens=max_tokens, stop=STOP, temperature=1.0,
+                                                       n=self.options["samples"], seed=self.context.seed)
+                                       for c, _ in prompts])
+            candidates = [[list(s.texts)] for s in sampled]
         verdicts = [None] * len(items)
         if self.judge is not None:
             asks = [GenerateRequest(JUDGE_PROMPT.format(question=q, gold="; ".join(i["gold"]), answer=g.texts[0].strip()),
                                     max_tokens=3) for i, (_, q), g in zip(items, prompts, greedy)]
             verdicts = [a.texts[0].strip().lower().startswith("yes") for a in self.judge.generate(asks)]
         records = []
-        for item, (cloze, question), first, many, verdict in zip(items, prompts, greedy, sampled, verdicts):
-            trie = LabelTrie.for_scorer(scorer, {item["object"]: [item["object_label"]]})
-            ids = prompt_ids(scorer, cloze)
-            probability = sum(math.exp(path_logprob(scorer, ids, (*p.tokens, trie.eos_id))) for p in trie.paths)
-            gold = {answer_key(g) for g in item["gold"]}
-            counts = Counter(answer_key(t) for t in many.texts)
-            ranked = [a for a, _ in sorted(counts.items(), key=lambda kv: -kv[1])]  # stable: first seen wins ties
+        for item, (clozes, _), first, found, verdict in zip(items, prompts, greedy, candidates, verdicts):
             answer = first.texts[0].strip()
+            per_cloze = self._probabilities(scorer, item, clozes)
+            probability = math.fsum(per_cloze) / len(per_cloze)
+            precision, rouge = self._generation_scores(item, answer, found)
             records.append(base_record(
-                item, cloze=cloze, answer=answer, probability=probability,
+                item, cloze=clozes[0], clozes=clozes[:len(per_cloze)], answer=answer, probability=probability,
+                probability_per_cloze=per_cloze,
                 correct=metrics.probability_known(probability, self.options["threshold"]),
-                precision_at_n=metrics.precision_at_n(ranked, gold, self.options["n"]),
-                rouge_l=max(metrics.rouge_l(answer_key(answer), answer_key(g)) for g in item["gold"]),
-                judge=verdict))
+                candidates=found, precision_at_n=precision, rouge_l=rouge, judge=verdict))
         return records
+
+    def _probabilities(self, scorer, item: dict, clozes: list[str]) -> list[float]:
+        """Per cloze scored, the probability of the object (see the module docstring)."""
+        from ...index.appropt import prompt_ids
+        from ...index.label_trie import LabelTrie
+
+        if self.options["probability"] == "label":
+            names, clozes = [item["object_label"]], clozes[:1]
+        else:
+            names = all_names(item["object_label"], item.get("object_names") or item.get("gold"))
+        trie = LabelTrie.for_scorer(scorer, {item["object"]: names})
+        paths = paths_by_entity(trie)  # names that tokenize alike count once
+        return [math.exp(log_plausibility(scorer, prompt_ids(scorer, c), paths, trie.eos_id)[item["object"]])
+                for c in clozes]
+
+    def _generation_scores(self, item: dict, answer: str, found: list[list[str]]) -> tuple[float, float]:
+        """Precision@n and ROUGE-L from the candidates of each cloze, averaged over the clozes."""
+        gold = {answer_key(g) for g in item["gold"]}
+        n = self.options["n"]
+
+        def rouge(text: str) -> float:  # the best over the gold names, aliases included
+            return max(metrics.rouge_l(answer_key(text), answer_key(g)) for g in item["gold"])
+
+        if self.options["candidates"] == "sample":
+            counts = Counter(answer_key(t) for t in found[0])
+            ranked = [a for a, _ in sorted(counts.items(), key=lambda kv: -kv[1])]  # stable: first seen wins ties
+            return metrics.precision_at_n(ranked, gold, n), rouge(answer)
+        precisions, rouges = [], []
+        for texts in found:
+            # Beams that differ only after a stop string, or in case, are one answer: rank distinct ones.
+            ranked = list(dict.fromkeys(answer_key(t) for t in texts))
+            precisions.append(metrics.precision_at_n(ranked, gold, n))
+            rouges.append(max(rouge(t) for t in texts) if texts else 0.0)
+        return math.fsum(precisions) / len(precisions), math.fsum(rouges) / len(rouges)

@@ -1,34 +1,74 @@
 """BELIEF on masked LMs (Zhao et al.): every prompt of a multi-prompt cloze item is filled at the
 mask; the prediction is the top-1 token, its probability the confidence, and it is correct when
 it equals one of the gold names (casefolded). Records keep every prompt's answer, so the runner
-can report Acc@1 over one-prompt-per-fact draws, consistency, overconfidence and coverage.
+can report Acc@1 over one-prompt-per-item draws, consistency, overconfidence and coverage. An
+item is a subject-relation pair in probe sets built with the paper's unit (`unit` in the record;
+probes/builders.py `build_cloze`).
 
-Bias level (`content_free`, default on): every prompt's template is also filled with a
-content-free subject (`content_free_token`, default "N/A") and its top-1 answer is recorded
-beside the real one (`content_free_predictions`, None for a prompt without a template). A
-relation's templates are shared by all its facts, so this costs one request per distinct template
-in a batch. The aggregate's `bias_level` (probes/metrics.py) is the share of prompts answered as
-their content-free version is, averaged over relations."""
+Bias level (`content_free`, default on), by the definition named in `bias`:
+
+- "entropy" (default, the paper's): per relation, each of its templates is filled with each
+  content-free subject of `content_free_subjects` (default "N/A", "" and "?"). The mask
+  distribution of each such prompt is restricted to the relation's candidate objects and
+  renormalized; the distributions are averaged (ensembling the subjects, then over templates)
+  and the bias level is 1 - H/H_max with H_max = log(#candidates) (probes/metrics.py
+  `entropy_bias_level`). The candidates are the distinct gold names (casefolded, `answer_key`) of
+  every test item of the relation in the probe set (the runner's `context.tests`, so neither
+  --limit nor batching changes them; the batch's items when a caller gives no such pool), less
+  those no vocabulary entry reads as: a masked LM fills one token. A candidate's probability is
+  the sum over the vocabulary entries that read as it. This needs the whole distribution at the
+  mask, so those prompts ask fill_mask for every vocabulary entry; each relation is computed once
+  per run and each record carries its relation's value (`content_free_bias`).
+- "top1" (factprobe's older definition): every prompt's template is also filled with
+  `content_free_token` (default "N/A") and its top-1 answer is recorded beside the real one
+  (`content_free_predictions`, None for a prompt without a template); the aggregate's
+  `bias_level` is the share of prompts answered as their content-free version is, averaged over
+  relations (probes/metrics.py `bias_level`).
+
+Aggregation options, written to run.json with the others and read by probes/aggregate.py:
+`acc_draws` (one-prompt-per-item draws behind Acc@1 and its fluctuation, default the paper's
+50,000) and `coverage_maximum` ("best-subject", the paper's: per template the prompt with the
+best subject expression; "mean": the mean over a template's subject expressions, the older one).
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
+from ..metrics import BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
 from .base import Method, answer_key, base_record
+
+# top_k for the content-free prompts of bias=entropy: more than any vocabulary, so the backend
+# returns every entry (hf_masked clips top_k to the vocabulary size).
+WHOLE_VOCABULARY = 1 << 30
+CONTENT_FREE_CHUNK = 8  # content-free prompts per fill_mask call: each answer is a whole vocabulary
 
 
 class Belief(Method):
     name = "belief"
     kinds = ("cloze",)
-    defaults = {"top_k": 1, "content_free": True, "content_free_token": "N/A"}
+    # Lists, not tuples: options are compared with run.json's JSON when a run resumes.
+    defaults = {"top_k": 1, "content_free": True, "bias": "entropy",
+                "content_free_subjects": list(PAPER_CONTENT_FREE), "content_free_token": "N/A",
+                "acc_draws": PAPER_ACC_DRAWS, "coverage_maximum": "best-subject"}
 
     def __init__(self, context) -> None:
         super().__init__(context)
+        check_belief_options("belief", self.options)
         token = self.options["content_free_token"]
         if not isinstance(token, str) or not token.strip():
             raise ValueError(f"belief: content_free_token must be a non-empty text, got {token!r}")
+        subjects = self.options["content_free_subjects"]
+        if not isinstance(subjects, list) or not subjects or not all(isinstance(x, str) for x in subjects):
+            raise ValueError(f"belief: content_free_subjects must be a list of texts, got {subjects!r}")
+        if self.options["coverage_maximum"] not in COVERAGE_MAXIMUM:
+            raise ValueError(f"belief: coverage_maximum must be one of {', '.join(COVERAGE_MAXIMUM)}, "
+                             f"got {self.options['coverage_maximum']!r}")
+        self._relation_bias: dict = {}  # relation -> its content_free_bias entry, once per run
+        self._token_keys: dict[int, str] = {}  # vocabulary id -> answer_key of its text
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         requests, owners = [], []
@@ -41,21 +81,74 @@ class Belief(Method):
                                                 top_k=max(1, self.options["top_k"])))
                 owners.append(k)
         answers = scorer.fill_mask(requests) if requests else []
-        free = self._content_free(scorer, items) if self.options["content_free"] else None
+        top1 = entropy = None
+        if self.options["content_free"]:
+            if self.options["bias"] == "top1":
+                top1 = self._content_free(scorer, items)
+            else:
+                entropy = self._entropy_bias(scorer, items)
         per_item: list[list] = [[] for _ in items]
         for k, candidates in zip(owners, answers):
             per_item[k].append(candidates[0])
         records = []
         for k, (item, tops) in enumerate(zip(items, per_item)):
-            extra = {} if free is None else {"content_free_predictions": free[k]}
+            extra = {} if top1 is None else {"content_free_predictions": top1[k]}
+            if entropy is not None:
+                extra["content_free_bias"] = entropy[item.get("relation")]
             gold = {answer_key(g) for g in item["gold"]}
             predictions = [top.token for top in tops]
             correct = [answer_key(p) in gold for p in predictions]
             records.append(base_record(
                 item, predictions=predictions, prompt_correct=correct, confidence=[top.prob for top in tops],
-                template_ids=[p["template_id"] for p in item["prompts"]],
+                template_ids=[p["template_id"] for p in item["prompts"]], unit=item.get("unit", "fact"),
                 correct=sum(correct) / len(correct) if correct else 0.0, **extra))
         return records
+
+    # -- bias=entropy ------------------------------------------------------------------------
+
+    def _entropy_bias(self, scorer, items: Sequence[dict]) -> dict:
+        """Relation -> {bias_level, candidates, unmatched, prompts} for the relations of `items`;
+        each relation is computed the first time one of its items is seen in this run."""
+        for relation in dict.fromkeys(item.get("relation") for item in items):
+            if relation not in self._relation_bias:
+                pool = self.context.tests.get(relation) or [i for i in items if i.get("relation") == relation]
+                self._relation_bias[relation] = self._bias_of(scorer, pool)
+        return self._relation_bias
+
+    def _bias_of(self, scorer, pool: Sequence[dict]) -> dict:
+        candidates = list(dict.fromkeys(answer_key(g) for item in pool for g in item["gold"]))
+        templates = list(dict.fromkeys(p["template"] for item in pool for p in item["prompts"]
+                                       if (p.get("template") or "").count("[Y]") == 1))
+        texts = [fill(t, subject).replace("[Y]", FillMaskRequest.PLACEHOLDER)
+                 for t in templates for subject in self.options["content_free_subjects"]]
+        column = {key: k for k, key in enumerate(candidates)}
+        rows, seen = [], set()
+        # A few prompts at a time, each answer reduced to the candidates at once: a whole-vocabulary
+        # answer is tens of thousands of entries.
+        for start in range(0, len(texts), CONTENT_FREE_CHUNK):
+            chunk = texts[start:start + CONTENT_FREE_CHUNK]
+            for answer in scorer.fill_mask([FillMaskRequest(t, top_k=WHOLE_VOCABULARY) for t in chunk]):
+                row = [0.0] * len(candidates)
+                for entry in answer:
+                    k = column.get(self._key_of(entry))
+                    if k is not None:
+                        row[k] += entry.prob
+                        seen.add(k)
+                rows.append(row)
+        kept = sorted(seen)  # candidates some vocabulary entry reads as
+        restricted = [[row[k] for k in kept] for row in rows]
+        restricted = [row for row in restricted if sum(row) > 0]  # no mass left on any candidate: no say
+        value = entropy_bias_level(restricted) if restricted and len(kept) >= 2 else math.nan
+        return {"bias_level": None if math.isnan(value) else value, "candidates": len(kept),
+                "unmatched": len(candidates) - len(kept), "prompts": len(restricted)}
+
+    def _key_of(self, entry) -> str:
+        key = self._token_keys.get(entry.token_id)
+        if key is None:
+            key = self._token_keys[entry.token_id] = answer_key(entry.token)
+        return key
+
+    # -- bias=top1 ---------------------------------------------------------------------------
 
     def _content_free(self, scorer, items: Sequence[dict]) -> list[list[str | None]]:
         """Per item and prompt, the top-1 answer to its template with the content-free subject.
@@ -71,3 +164,12 @@ class Belief(Method):
         if template is None or template.count("[Y]") != 1:
             return None  # nothing to put a content-free subject into
         return fill(template, self.options["content_free_token"]).replace("[Y]", FillMaskRequest.PLACEHOLDER)
+
+
+def check_belief_options(method: str, options: dict) -> None:
+    """The options BELIEF and BELIEF-ICL share: the bias definition and the Acc@1 draws."""
+    if options["bias"] not in BIAS_DEFINITIONS:
+        raise ValueError(f"{method}: bias must be one of {', '.join(BIAS_DEFINITIONS)}, got {options['bias']!r}")
+    draws = options["acc_draws"]
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise ValueError(f"{method}: acc_draws must be a whole number >= 1, got {draws!r}")

@@ -23,13 +23,20 @@ Options: `settings` (a list, or one name, or a comma-separated string; default a
 `samples` (N, default 100), `max_tokens` (default 8), `temperature` (of the samples, default
 1.0), `instruction` (default the paper's).
 
-Bias level (`content_free`, default off): per setting, the same prompt is also answered greedily
+Bias level (`content_free`, default off; `bias`, only "top1" so far): per setting, the same
+prompt is also answered greedily
 with the item's subject replaced by `content_free_token` (default "N/A") in its question, and
 the answer is kept as `content_free_prediction`; the aggregate reports, per setting, the share
 of answers that equal their content-free answer (probes/metrics.py `bias_level`, compared after
 `answer_key`: casefolded, outer punctuation dropped), averaged over relations. It costs one more
 greedy generation per item and setting (identical prompts, as zero-shot ones of one template,
-are asked once per batch), which is why it is off unless asked for.
+are asked once per batch), which is why it is off unless asked for. This is factprobe's top-1
+agreement share, not the paper's 1 - H/H_max over the candidate objects (BELIEF on masked LMs has
+that, methods/belief.py): for decoders it would need log P(candidate | content-free prompt) for
+every candidate object of the relation, and is not implemented; `bias=entropy` is refused.
+
+`acc_draws` (default the paper's 50,000): the one-template-per-fact draws behind Acc@1 and its
+fluctuation (probes/aggregate.py).
 
 One record per item (one per (fact, template)), with the results of every setting under
 `by_setting`; the runner resumes by item id, so settings of one item are computed together.
@@ -41,8 +48,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..answers import matches_any, same_answer
+from ..metrics import PAPER_ACC_DRAWS
 from ..scoring.requests import GenerateRequest
 from .base import Method, base_record
+from .belief import check_belief_options
 
 SETTINGS = ("zero-shot", "x-random", "x-relation", "x-template")
 INSTRUCTION = "Predict the [MASK] in each sentence in one word."
@@ -55,10 +64,16 @@ class BeliefICL(Method):
     kinds = ("belief-icl",)
     # A list, not a tuple: options are compared with run.json's JSON when a run resumes.
     defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": 8, "temperature": 1.0,
-                "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A"}
+                "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A",
+                "bias": "top1", "acc_draws": PAPER_ACC_DRAWS}
 
     def __init__(self, context) -> None:
         super().__init__(context)
+        check_belief_options("belief-icl", self.options)
+        if self.options["bias"] != "top1":
+            raise ValueError("belief-icl: only bias=top1 (the share of answers equal to the content-free answer) is "
+                             "implemented for decoders; the paper's entropy bias is there for masked LMs "
+                             "(--method belief)")
         self.options["settings"] = _settings(self.options["settings"])
         if not isinstance(self.options["samples"], int) or self.options["samples"] < 1:
             raise ValueError(f"belief-icl: samples must be a whole number >= 1, got {self.options['samples']!r}")

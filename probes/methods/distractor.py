@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from .. import metrics
 from ..templates import load_templates, prompt_before_object
 from .base import Method, base_record
 
@@ -59,19 +60,19 @@ class DistractorMeasure(Method):
         from ...index.label_trie import LabelTrie
 
         trie = LabelTrie.for_scorer(scorer, {e: n for e, n in entity_names(item).items() if n})
-        paths = _paths_by_entity(trie)
+        paths = paths_by_entity(trie)
         per_cloze, scores = [], {s: {"min_at_n": [], "avg_at_n": []} for s in item["distractors"]}
         compared: dict[str, int] = {}
         for cloze in self.clozes(item):
-            plausibility = _log_plausibility(scorer, prompt_ids(scorer, cloze), paths, trie.eos_id)
+            plausibility = log_plausibility(scorer, prompt_ids(scorer, cloze), paths, trie.eos_id)
             per_cloze.append({"cloze": cloze, "log_plausibility": plausibility})
             gold = plausibility[item["object"]]
             for strategy, found in item["distractors"].items():
-                first = self._first_named(found, plausibility)
+                first = [plausibility[d["entity"]] for d in self._first_named(found, plausibility)]
                 compared[strategy] = len(first)
-                beaten = [gold > plausibility[d["entity"]] for d in first]  # a tie is not known
-                scores[strategy]["min_at_n"].append(float(all(beaten)) if beaten else None)
-                scores[strategy]["avg_at_n"].append(sum(beaten) / len(beaten) if beaten else None)
+                # No named distractor: nothing to beat, no verdict (metrics refuse n = 0).
+                scores[strategy]["min_at_n"].append(float(metrics.min_at_n(gold, first, len(first))) if first else None)
+                scores[strategy]["avg_at_n"].append(metrics.avg_at_n(gold, first, len(first)) if first else None)
         by_strategy = {strategy: {"min_at_n": _mean(scores[strategy]["min_at_n"]),
                                   "avg_at_n": _mean(scores[strategy]["avg_at_n"]),
                                   "compared": compared.get(strategy, 0),
@@ -89,18 +90,19 @@ class DistractorMeasure(Method):
 
 def entity_names(item: dict) -> dict[str, list[str]]:
     """Every name to score per entity: the object's and each distractor's, label first."""
-    names = {item["object"]: _names(item["object_label"], item.get("object_names"))}
+    names = {item["object"]: all_names(item["object_label"], item.get("object_names"))}
     for found in item["distractors"].values():
         for d in found:
-            names.setdefault(d["entity"], _names(d.get("label"), d.get("names")))
+            names.setdefault(d["entity"], all_names(d.get("label"), d.get("names")))
     return names
 
 
-def _names(label: str | None, more: list[str] | None) -> list[str]:
+def all_names(label: str | None, more: list[str] | None) -> list[str]:
+    """The label, then the other names, each once; blank names dropped."""
     return list(dict.fromkeys(n for n in [label, *(more or [])] if n and n.strip()))
 
 
-def _paths_by_entity(trie) -> dict[str, list[tuple[int, ...]]]:
+def paths_by_entity(trie) -> dict[str, list[tuple[int, ...]]]:
     """Token paths per entity, each distinct sequence once: two names that tokenize alike are one
     string to the model and must not be counted twice."""
     out: dict[str, dict[tuple[int, ...], None]] = {}
@@ -110,7 +112,7 @@ def _paths_by_entity(trie) -> dict[str, list[tuple[int, ...]]]:
     return {entity: list(tokens) for entity, tokens in out.items()}
 
 
-def _log_plausibility(scorer, ids: list[int], paths: dict[str, list[tuple[int, ...]]], eos: int) -> dict[str, float]:
+def log_plausibility(scorer, ids: list[int], paths: dict[str, list[tuple[int, ...]]], eos: int) -> dict[str, float]:
     """log of the sum over an entity's names of P(name tokens, EOS | prompt), kept in log space so
     that very unlikely names do not underflow to a tie at 0."""
     from ...index.appropt import path_logprobs

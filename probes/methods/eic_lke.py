@@ -1,39 +1,67 @@
-"""EIC-LKE (Wu et al. 2024), the efficient variant of IC-LKE: instead of a fresh set of
-demonstrations per test fact, a relation's test facts are chained, and each one is asked after
-the test facts before it, shown with their gold objects:
+"""EIC-LKE (Wu et al. 2024), the efficient variant of IC-LKE: many test facts are asked in one
+prompt instead of one prompt per fact. Two constructions, `construction=paper` (default) and
+`construction=chain` (factprobe's earlier one).
 
-    Germany: Berlin
-    Italy: Rome
-    France: ?          <- scored: every choice as the continuation, argmax
+paper -- our reading of the paper's construction. The paper "starts from at least 50 training
+examples and intersperses each test fact with all its choices every 5 examples", tuples separated
+by commas. Precisely, per relation:
 
-Per relation the test items are put in a seeded order (sorted by id, then shuffled with the run's
-seed) and cut into windows of `examples` + 1 items; an item's context is the items before it in
-its window as "subject{separator}object" lines, then its own subject and the separator. The first
-item of a window sees no example, the last sees `examples`; each record says how many it saw
-(`examples_seen`). The object shown for an earlier item is its gold choice. Choices are scored as
-whole continuations (all their tokens) and the prediction is the argmax, as in IC-LKE, and the
-records carry IC-LKE's fields, so both aggregate the same way.
+- training examples are the relation's demonstration-split items ("subject object" with their
+  own object); test facts are the relation's test items in a seeded order (sorted by id, then
+  shuffled with the run's seed);
+- a window is `examples` training examples (default 50; a relation with fewer demonstrations is
+  refused, naming the counts) drawn by a seeded sample per window, with a test slot after every
+  `every`-th of them (default 5): examples // every test facts per window (10 by default). The
+  next test facts go to the next window, with a fresh draw of training examples;
+- "with all its choices": the window is one sequence per choice rank k. In sequence k every test
+  slot holds its fact's k-th choice (the choice lists are shuffled at build, so the gold object
+  sits at a random rank), and choice k of a test fact is scored as the continuation of
+  everything before it in sequence k. A test fact therefore sees the training examples before
+  its slot and the earlier test facts of its window paired with their k-th choice, never their
+  gold object unless it is the k-th choice. One pass per rank over a window scores every test
+  fact of the window: that is what makes the estimator cheaper than IC-LKE (100 passes for 10
+  facts instead of 100 per fact). A test fact with fewer choices than k + 1 (a set built with
+  --allow-fewer-choices) shows its choice k modulo its number of choices;
+- tuples are "subject{separator}object" (default " "), joined by `line_separator` (", " for this
+  construction unless given), and a choice is scored as `separator` + choice after its subject:
 
-The chain is built from every test item of the probe set (MethodContext.tests), so an item's
-prompt does not depend on --limit, the batch size or where a killed run resumed.
+      France Paris, Japan Tokyo, ..., Chile Santiago, Peru Cusco, Spain Madrid, ..., Egypt| Cairo
 
-Options: `examples` (default 50), `separator` (default " "), `line_separator` (default "\\n"),
-`reuse_prefix` (default True).
+  (Peru's slot holds its k-th choice, Cusco; Egypt's k-th choice is scored after "Egypt").
+Records carry `examples_seen` (training examples before the slot) and `tests_before` (test slots
+before it in its window).
 
-Efficiency: the contexts of one window are nested prefixes of each other. The runner computes
-items window by window (`order`), and with `reuse_prefix` a scorer that can (the HF causal
-backend, `reusing_prefixes`) keeps the keys and values of fixed-size token blocks of the contexts
-it has encoded and runs only the blocks it has not seen, plus the context's last partial block.
-The blocks' boundaries depend on the token positions alone, so a context is computed the same way
-whatever was scored before it: the numbers do not depend on batch or resume. They are not
-bit-identical to encoding each context in one pass (floating-point sums in another order; the
-difference is in the last digits), which is why the option is recorded with the run. Other
-scorers (an OpenAI-compatible server, the result cache's hits) encode each context as usual.
+chain -- a relation's test items in the seeded order above are cut into windows of `examples` + 1
+items; an item's context is the items before it in its window as "subject{separator}object"
+lines (gold objects), joined by `line_separator` ("\\n" unless given), then its own subject and
+the separator; the first item of a window sees no example (`examples_seen`). Choices are scored
+without a leading separator (the context ends with it). No demonstrations are needed.
 
-Measured (bench/eic_lke.py, SmolLM2 on the 2-core CPU, one window of 51 facts, batch 16): the
-reuse forwards 4,858 instead of 12,218 tokens with 20 choices (13.6 s instead of 18.0 s, 1.32x)
-but 23,840 instead of 31,200 with 100 choices, where the choices' own tokens dominate (47.6 s
-instead of 49.5 s, 1.04x); same predictions, gold log-probabilities within 3.5e-5 of one pass.
+Either way choices are scored as whole continuations (all their tokens), the prediction is the
+argmax and the records carry IC-LKE's fields, so both aggregate the same way. The windows are
+built from every test item of the probe set (MethodContext.tests), so an item's prompt does not
+depend on --limit, the batch size or where a killed run resumed.
+
+Options: `construction` ("paper" | "chain", default "paper"), `examples` (default 50), `every`
+(default 5, paper only), `separator` (default " "), `line_separator` (default: ", " for paper,
+"\\n" for chain; run.json records the value used), `reuse_prefix` (default True).
+
+Efficiency: the contexts of one window are nested prefixes of each other (per rank for paper).
+The runner computes items window by window (`order`), and with `reuse_prefix` a scorer that can
+(the HF causal backend, `reusing_prefixes`) keeps the keys and values of fixed-size token blocks
+of the contexts it has encoded and runs only the blocks it has not seen, plus the context's last
+partial block. The blocks' boundaries depend on the token positions alone, so a context is
+computed the same way whatever was scored before it: the numbers do not depend on batch or
+resume. They are not bit-identical to encoding each context in one pass (floating-point sums in
+another order; the difference is in the last digits), which is why the option is recorded with
+the run. Other scorers (an OpenAI-compatible server, the result cache's hits) encode each
+context as usual.
+
+Measured for the chain (bench/eic_lke.py, SmolLM2 on the 2-core CPU, one window of 51 facts,
+batch 16): the reuse forwards 4,858 instead of 12,218 tokens with 20 choices (13.6 s instead of
+18.0 s, 1.32x) but 23,840 instead of 31,200 with 100 choices, where the choices' own tokens
+dominate (47.6 s instead of 49.5 s, 1.04x); same predictions, gold log-probabilities within
+3.5e-5 of one pass.
 """
 
 from __future__ import annotations
@@ -49,51 +77,127 @@ from .icl_mc import choice_record
 class EICLKE(Method):
     name = "eic-lke"
     kinds = ("icl-mc",)
-    defaults = {"examples": 50, "separator": " ", "line_separator": "\n", "reuse_prefix": True}
+    defaults = {"construction": "paper", "examples": 50, "every": 5, "separator": " ", "line_separator": None,
+                "reuse_prefix": True}
+    line_separators = {"paper": ", ", "chain": "\n"}
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        examples = self.options["examples"]
-        if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
+        construction = self.options["construction"]
+        if construction not in self.line_separators:
+            raise ValueError(f"eic-lke: construction {construction!r}: use paper or chain")
+        if self.options["line_separator"] is None:
+            self.options["line_separator"] = self.line_separators[construction]
+        examples, every = self.options["examples"], self.options["every"]
+        if not _whole(examples) or examples < 0:
             raise ValueError(f"eic-lke: examples must be a whole number >= 0, got {examples!r}")
-        self._windows = self._chain()
+        self._train: list[list[dict]] = []  # paper: each window's training examples, in order
+        if construction == "paper":
+            if not _whole(every) or not 1 <= every <= examples:
+                raise ValueError(f"eic-lke: every must be a whole number from 1 to examples ({examples}), "
+                                 f"got {every!r}")
+            self._windows = self._paper_windows()
+        else:
+            self._windows = self._chain()
         self._place = {item["id"]: (w, p) for w, window in enumerate(self._windows)
                        for p, item in enumerate(window)}
+
+    def _test_order(self, relation) -> list[dict]:
+        # Sorted first, so the order depends on the items and the seed, not on the file's order.
+        chain = sorted(self.context.tests[relation], key=lambda item: item["id"])
+        self.context.rng("eic-lke", str(relation)).shuffle(chain)
+        return chain
 
     def _chain(self) -> list[list[dict]]:
         """Every relation's test items in seeded order, cut into windows of examples + 1."""
         size = self.options["examples"] + 1
         windows = []
         for relation in sorted(self.context.tests, key=str):
-            # Sorted first, so the order depends on the items and the seed, not on the file's order.
-            chain = sorted(self.context.tests[relation], key=lambda item: item["id"])
-            self.context.rng("eic-lke", str(relation)).shuffle(chain)
+            chain = self._test_order(relation)
             windows += [chain[start:start + size] for start in range(0, len(chain), size)]
         return windows
 
+    def _paper_windows(self) -> list[list[dict]]:
+        """Every relation's test items in seeded order, examples // every per window; each window
+        with its own seeded draw of `examples` training examples (self._train)."""
+        examples = self.options["examples"]
+        slots = examples // self.options["every"]
+        windows = []
+        for relation in sorted(self.context.tests, key=str):
+            pool = sorted(self.context.demonstrations.get(relation, []), key=lambda item: item["id"])
+            if len(pool) < examples:
+                raise ValueError(f"eic-lke (construction=paper): relation {relation} has {len(pool)} demonstration "
+                                 f"items, a prompt needs examples={examples}: lower `examples`, or build the probe "
+                                 "set with a larger --demo-fraction")
+            chain = self._test_order(relation)
+            for start in range(0, len(chain), slots):
+                # keyed by the relation's own window number: other relations do not change its draws
+                rng = self.context.rng("eic-lke-paper", str(relation), str(start // slots))
+                self._train.append(rng.sample(pool, examples))
+                windows.append(chain[start:start + slots])
+        return windows
+
     def preceding(self, item: dict) -> list[dict]:
-        """The test items shown before this one, in order."""
+        """The test items before this one in its window, in order."""
         if item["id"] not in self._place:
             raise ValueError(f"eic-lke: {item['id']} is not among the test items the chain was built from "
                              "(MethodContext.tests)")
         window, position = self._place[item["id"]]
         return self._windows[window][:position]
 
-    def prompt(self, item: dict) -> str:
+    def prompt(self, item: dict, rank: int = 0) -> str:
+        """The context item's choices are scored after; for paper, the one of choice rank `rank`
+        (each choice is scored after `separator`); for chain, the one context (choices follow it
+        directly)."""
         sep, nl = self.options["separator"], self.options["line_separator"]
-        lines = [f"{x['subject_label']}{sep}{x['choices'][x['answer_index']]}" for x in self.preceding(item)]
-        return nl.join([*lines, f"{item['subject_label']}{sep}"])
+        if self.options["construction"] == "chain":
+            lines = [f"{x['subject_label']}{sep}{x['choices'][x['answer_index']]}" for x in self.preceding(item)]
+            return nl.join([*lines, f"{item['subject_label']}{sep}"])
+        window, slot = self._place[item["id"]]
+        train, every, tuples = self._train[window], self.options["every"], []
+        for k, earlier in enumerate(self.preceding(item)):
+            tuples += [f"{x['subject_label']}{sep}{x['object_label']}" for x in train[k * every:(k + 1) * every]]
+            tuples.append(f"{earlier['subject_label']}{sep}{earlier['choices'][rank % len(earlier['choices'])]}")
+        tuples += [f"{x['subject_label']}{sep}{x['object_label']}" for x in train[slot * every:(slot + 1) * every]]
+        return nl.join([*tuples, item["subject_label"]])
 
     def order(self, items: Sequence[dict]) -> list[dict]:
         # Window by window, each in chain order: one batch then holds nested contexts.
         return sorted(items, key=lambda item: self._place.get(item["id"], (len(self._windows), 0)))
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
-        requests = [LoglikelihoodRequest(self.prompt(item), tuple(item["choices"])) for item in items]
+        if self.options["construction"] == "chain":
+            requests = [LoglikelihoodRequest(self.prompt(item), tuple(item["choices"])) for item in items]
+            ranks = [[list(range(len(item["choices"])))] for item in items]
+        else:
+            # One request per distinct context: the first slot of a window has the same context for
+            # every rank, the later ones (almost always) one per rank.
+            requests, ranks = [], []
+            sep = self.options["separator"]
+            for item in items:
+                grouped: dict[str, list[int]] = {}
+                for rank in range(len(item["choices"])):
+                    grouped.setdefault(self.prompt(item, rank), []).append(rank)
+                requests += [LoglikelihoodRequest(context, tuple(sep + item["choices"][k] for k in group))
+                             for context, group in grouped.items()]
+                ranks.append(list(grouped.values()))
         with _prefix_reuse(scorer) if self.options["reuse_prefix"] else nullcontext():
-            answers = scorer.loglikelihood(requests)
-        return [choice_record(item, [s.logprob for s in scores], examples_seen=len(self.preceding(item)))
-                for item, scores in zip(items, answers)]
+            answers = iter(scorer.loglikelihood(requests))
+        records = []
+        for item, groups in zip(items, ranks):
+            logprobs = [0.0] * len(item["choices"])
+            for group in groups:
+                for k, score in zip(group, next(answers)):
+                    logprobs[k] = score.logprob
+            seen = len(self.preceding(item))
+            extra = ({"examples_seen": seen} if self.options["construction"] == "chain" else
+                     {"examples_seen": (seen + 1) * self.options["every"], "tests_before": seen})
+            records.append(choice_record(item, logprobs, **extra))
+        return records
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _prefix_reuse(scorer):

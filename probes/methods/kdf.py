@@ -1,6 +1,11 @@
-"""KDF multiple choice: `shots` answered questions of the same relation, then the test question
-with options A-D; the answer is the letter whose first token the model finds most probable
-after "Answer:" (each letter is one token, so this is the first-token logit comparison)."""
+"""KDF multiple choice: `shots` answered questions, then the test question with options A-D; the
+answer is the letter whose first token the model finds most probable after "Answer:" (each letter
+is one token, so this is the first-token logit comparison).
+
+Which questions the demonstrations are and where the wrong options come from is the probe set's
+(probes/builders.py, recorded in its sidecar): by default as the KDF paper, demonstrations of
+other relations and wrong options drawn from the relation's tails (`--kdf-demonstrations
+same-relation`, `--kdf-options type-pool` for factprobe's earlier construction)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,12 @@ CREATE TABLE IF NOT EXISTS results (
 
 
 def request_key(kind: str, request) -> str:
-    canonical = json.dumps([kind, asdict(request)], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    fields = asdict(request)
+    # `beams` came later: a request without beam search keys as it did before, so caches written
+    # then are still read.
+    if fields.get("beams") == 1:
+        del fields["beams"]
+    canonical = json.dumps([kind, fields], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -46,6 +46,10 @@ class OpenAIScorer(Scorer):
     # -- generation ----------------------------------------------------------------------------
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        if any(r.beams > 1 for r in requests):
+            # The OpenAI API has no beam search (vLLM dropped its `use_beam_search` extension).
+            raise Unsupported(f"{self.identity}: an OpenAI-compatible server does not do beam search; "
+                              "use a local model (hf:...) or sampling")
         with ThreadPoolExecutor(self.workers) as pool:
             answers = list(pool.map(self._generate_one, requests))
         self.work.requests += len(requests)

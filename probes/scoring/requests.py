@@ -42,8 +42,10 @@ class GenerateRequest:
     """Generate `n` continuations of a prompt.
 
     temperature 0 means greedy decoding (then n > 1 repeats the same answer and is refused).
-    Generation stops at the end-of-sequence token, at the first stop string (which is cut off),
-    or after `max_tokens` tokens.
+    `beams` > 1 asks for beam search instead (temperature 0): the `n` <= `beams` most probable
+    continuations found with `beams` beams, best first, ranked by their summed log-probability
+    (no length penalty). Generation stops at the end-of-sequence token, at the first stop string
+    (which is cut off), or after `max_tokens` tokens.
     """
 
     prompt: str
@@ -53,6 +55,7 @@ class GenerateRequest:
     stop: tuple[str, ...] = ()
     seed: int = 0
     top_p: float = 1.0
+    beams: int = 1  # left out of the result cache's key when 1, so keys made before it still match
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -64,14 +67,21 @@ class GenerateRequest:
             raise ValueError(f"n must be at least 1, got {self.n}")
         if self.temperature < 0:
             raise ValueError(f"temperature must not be negative, got {self.temperature}")
-        if self.temperature == 0 and self.n > 1:
+        if self.beams < 1:
+            raise ValueError(f"beams must be at least 1, got {self.beams}")
+        if self.beams > 1:
+            if self.temperature != 0:
+                raise ValueError("beam search is deterministic: ask temperature 0")
+            if self.n > self.beams:
+                raise ValueError(f"beam search with {self.beams} beams gives at most {self.beams} answers, not n={self.n}")
+        elif self.temperature == 0 and self.n > 1:
             raise ValueError("greedy decoding (temperature 0) gives one answer; ask n=1")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
 
     @property
     def greedy(self) -> bool:
-        return self.temperature == 0
+        return self.temperature == 0 and self.beams == 1
 
 
 @dataclass(frozen=True)
