@@ -5,8 +5,8 @@
 
 What is measured. For each prompt "The capital of <country> is", ApprOpt returns the n candidate
 entities whose labels (" " + label + EOS) the model finds most probable, by beam search of width n
-constrained to a token trie of the candidate labels (factprobe.index.appropt). Three runs of the
-same search on the same prompts, in one process:
+constrained to a token trie of the candidate labels (factprobe.probes.scoring.appropt). Three runs
+of the same search on the same prompts, in one process:
   uncached  `appropt_uncached`: every beam at every step forwards prompt + prefix through the
             whole model, one pass per beam, no cache, one prompt after the other (how the paper's
             code runs it, at 17-19 s per fact on GPT2-XL): the baseline;
@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 import torch
-from factprobe.index.appropt import ApprOptQuery, TrieCache, appropt_many, prompt_ids
+from factprobe.probes.scoring.appropt import ApprOptQuery, TrieCache, appropt_many, prompt_ids
 from factprobe.probes.scoring.loader import load_scorer
 
 SPEED_TARGET = 5.0

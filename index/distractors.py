@@ -1,23 +1,8 @@
 """Distractors: wrong answers for a fact (s, r, o) that a model could plausibly pick.
 
-A distractor o* of (s, r, o) is fair when
-- it could answer the question: it shares a type with o (direct P31, or P279 for classes). When o
-  has no type, the fallback pool is the other objects of relation r anywhere in the graph (what
-  the relation's answers look like);
-- it is not o under another name: no label or alias of o* equals (normalized) one of o's, nor
-  one of any true object's;
-- it is wrong: (s, r, o*) is not true at the probe date (every true object of a non-functional
-  relation is excluded, not only o), and it is not s itself (a give-away, not a distractor).
-
-Strategies (Ammar Khodja et al. 2025):
-- random: uniform among the fair candidates, seeded per fact;
-- sem: the fair candidates nearest to o in the semantic index: the pool ranked by exact cosine
-  to o, ties by id (index/semantic.py says why exact);
-- temp+sem: the objects (s, r) had before, most recently ended first, then sem;
-- appropt: the n candidates whose labels the model finds most probable after the cloze prompt
-  (index/appropt.py).
-Random, sem and temp+sem depend on the graph, the index and the seed only. When fewer than n fair
-candidates exist, fewer are returned and `shortfall` says why; nothing is padded.
+Only fair candidates (sharing a type with o, not o under another name, not true of s, not s) are
+drawn, by strategy random, sem, temp+sem or appropt (Ammar Khodja et al. 2025); with fewer than n
+fair candidates fewer are returned, `shortfall` says why. The rules: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -26,7 +11,7 @@ import itertools
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 from .text import name_key
 
@@ -101,49 +86,33 @@ class Fairness:
                 and self.taken_names.isdisjoint(self.names_of(entity)))
 
 
-class ApprOptRanker:
-    """ApprOpt over a scorer: one label trie per (model, pool), built once and cached (in memory,
-    and on disk under $FACTPROBE_CACHE/tries); each fact bans its unfair candidates. Many facts
-    are searched together, `batch_size` to a forward pass; `exact` as in appropt_many."""
+class RankedName(Protocol):
+    """One candidate a model ranker found: the entity, the name it scored, log P(name | prompt)."""
 
-    def __init__(self, scorer, cache=None, *, exact: bool = False, batch_size: int = 16) -> None:
-        from .appropt import TrieCache
+    entity: str
+    name: str
+    logprob: float
 
-        self.scorer = scorer
-        self.cache = cache or TrieCache()
-        self.exact, self.batch_size = exact, batch_size
 
-    def rank(self, prompt: str, key: str, candidates: Sequence[tuple[str, Sequence[str]]], n: int,
-             banned: frozenset[str]):
-        return self.rank_many([(prompt, key, candidates, banned)], n)[0]
+class PlausibilityRanker(Protocol):
+    """What strategy "appropt" asks of a model: for each (prompt, pool key, [(entity, names)],
+    banned entities), the n candidates whose names are most probable after the prompt, best
+    first. The model side (ApprOptRanker: ApprOpt's trie beam search)
+    lives with the scorers; the graph side never imports it."""
 
     def rank_many(self, items: Sequence[tuple[str, str, Sequence[tuple[str, Sequence[str]]], frozenset[str]]],
-                  n: int) -> list[list]:
-        """For each (prompt, pool key, [(entity, names)], banned): the n best hits."""
-        from .appropt import ApprOptQuery, appropt_many
-
-        queries, where = [], []
-        for k, (prompt, key, candidates, banned) in enumerate(items):
-            named = {entity: names for entity, names in candidates if names}
-            if set(named) - banned:
-                trie = self.cache.get(self.scorer, key, named)
-                queries.append(ApprOptQuery(prompt, trie, n, frozenset(banned & set(named))))
-                where.append(k)
-        out: list[list] = [[] for _ in items]
-        found = appropt_many(self.scorer, queries, exact=self.exact, batch_size=self.batch_size)
-        for k, result in zip(where, found):
-            out[k] = list(result.hits)
-        return out
+                  n: int) -> list[list[RankedName]]: ...
 
 
 class DistractorFinder:
     """Distractors from one graph (and, for sem and temp+sem, one semantic index)."""
 
-    def __init__(self, kg, semantic=None, *, languages: Sequence[str] | None = None, appropt=None) -> None:
+    def __init__(self, kg, semantic=None, *, languages: Sequence[str] | None = None,
+                 appropt: PlausibilityRanker | None = None) -> None:
         self.kg = kg
         self.semantic = semantic
         self.languages = tuple(languages or kg.languages)
-        self.appropt = appropt  # an ApprOptRanker, for strategy "appropt"
+        self.appropt = appropt  # for strategy "appropt": anything with rank_many (PlausibilityRanker)
         self.names_of = lru_cache(maxsize=500_000)(self._names_of)
         self._relation_objects = lru_cache(maxsize=64)(self._objects_of_relation)
         self._type_members = lru_cache(maxsize=256)(self._members)

@@ -1,25 +1,8 @@
 """The semantic index: which entities resemble which, for Sem and Temp+Sem distractors.
 
-Each entity is a bag of features: itself, every relation it is the subject of, every entity it
-points to, and every (relation, object) pair ("P31=Q5119"). An entity and the objects of others
-share one namespace (the id), so two cities are close when they are instances of the same class,
-in the same country, capitals of something. Bags are weighted by TF-IDF (scikit-learn, rows
-L2-normalized, so a dot product is the cosine).
-
-Sem ranks a fact's fair pool (the entities that share a type with o) by exact cosine to o, ties
-by id. Why exact, and not a graph ANN over the whole graph as before: real graphs are thousands
-of near-duplicates (cities that differ only by country and region) with small special subsets
-(capitals among them). On such a graph NMSLIB HNSW on sparse cosine returned the wrong
-neighbourhood (recall@10 0.04 over capitals on a 34k-entity Wikidata-shape graph), although it
-held 0.96 on a generator with community structure; bench/distractors.py measures both. The exact
-path is also cheap where Sem is asked: a pool is scored through its own inverted index (feature ->
-the pool members that have it, with their weights), so one query costs the postings of o's own
-features inside the pool, not a pass over the graph; the figures per pool size are in
-bench/README.md. Rankings are memoized per (pool, object) by the caller, since the objects of
-real relations repeat with heavy tails.
-
-Saved to a folder: the entity ids and the TF-IDF matrix, so loading reads two files and builds
-nothing. Pools are built on first use from the matrix.
+Each entity is a TF-IDF-weighted bag of graph features (itself, its relations, its objects, its
+(relation, object) pairs). Sem ranks a pool by exact cosine to o, ties by id, not by approximate
+nearest neighbours, which got real graphs wrong (measured in docs/design-notes.md).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import pytest
 
-from factprobe.index.appropt import (
+from factprobe.probes.scoring.appropt import (
     ApprOptHit,
     ApprOptQuery,
     LabelTrie,
@@ -30,7 +30,7 @@ from factprobe.index.appropt import (
     path_logprobs,
     prompt_ids,
 )
-from factprobe.index.label_trie import ROOT
+from factprobe.probes.scoring.label_trie import ROOT
 from scoring_models import REAL_MODELS, real_scorer
 
 TOLERANCE = 1e-4  # nats, fp32

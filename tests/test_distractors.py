@@ -216,8 +216,7 @@ def test_cli_build_query_and_batch(graph, tmp_path):
 
 def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path):
     """ApprOpt on a real PyPI model: only fair candidates, the same as scoring them all, one trie."""
-    from factprobe.index.appropt import TrieCache, exhaustive
-    from factprobe.index.distractors import ApprOptRanker
+    from factprobe.probes.scoring.appropt import ApprOptRanker, TrieCache, exhaustive
     from scoring_models import real_scorer
 
     _, kg, index = graph

@@ -1,26 +1,8 @@
-"""The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025), on
-distractor (or any fact-level) probe sets. Like the distractor measure, each is taken on the
-relation's object-final clozes (the first `clozes`, default 5) and averaged over them, which is
-how the paper scores a fact.
-
-- probability (`probability`):
-  - "all-names" (the paper's, default): per cloze, the sum over every name of the object (label
-    and aliases: the item's `object_names`, else its `gold`) of P(" " + name + EOS | cloze), the
-    same plausibility the distractor measure gives the object; then the mean over the clozes;
-  - "label" (factprobe before issue 20): P(" " + object label + EOS | first cloze).
-  Known when the probability is above `threshold` (default 0.5).
-- precision_at_n and rouge_l (`candidates`):
-  - "beam" (the paper's, default): per cloze, the `beams` most probable continuations found by
-    beam search, best first. Precision@n: 1 when one of the first `n` distinct answers equals a
-    gold name (normalized); ROUGE-L: the best over those continuations and the gold names. Each
-    averaged over the clozes. Needs a scorer that does beam search (a local HF model);
-  - "sample" (factprobe before issue 20), first cloze only: `samples` sampled answers ranked by
-    how often they come up (ties: first seen) for Precision@n, and the greedy answer for ROUGE-L.
-- judge (when `judge_model` is set): an OpenAI-compatible model reads the question, the gold
-  names and the greedy answer to the first cloze and says yes or no.
-
-`correct` is the probability baseline's verdict so that the runner's breakdowns work; every
-baseline's value is in the record and averaged in the aggregate.
+"""The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025):
+probability, Precision@n, ROUGE-L and an optional LLM judge, by default taken on the relation's
+object-final clozes and averaged over them. The probability is by default the distractor
+measure's plausibility of the object (all its names); `correct` is its verdict. Each measure's
+definitions and options: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -30,10 +12,11 @@ from collections import Counter
 from typing import Sequence
 
 from .. import metrics
+from ..aggregate import baseline_measures
 from ..scoring.requests import GenerateRequest
 from ..templates import load_templates, prompt_before_object
 from .base import Method, answer_key, base_record
-from .distractor import all_names, log_plausibility, paths_by_entity
+from .distractor import all_names, label_request, log_plausibility
 
 JUDGE_PROMPT = ("Question: {question}\nReference answers: {gold}\nProposed answer: {answer}\n"
                 "Is the proposed answer correct? Reply with yes or no only.")
@@ -47,7 +30,10 @@ STOP = ("\n", ".", ",")
 
 class Baselines(Method):
     name = "baselines"
+    summary = "probability, Precision@n, ROUGE-L and an LLM judge (options judge_model, judge_base_url)"
     kinds = ("distractor", "kdf", "icl-mc")
+    reads = ("relation", "subject_label", "object", "object_label", "gold")
+    aggregate_extra = staticmethod(baseline_measures)
     defaults = {"threshold": 0.5, "probability": "all-names", "candidates": "beam", "clozes": 5, "beams": 10,
                 "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None}
 
@@ -70,10 +56,10 @@ class Baselines(Method):
     def _clozes(self, item: dict) -> tuple[list[str], str]:
         """The first `clozes` object-final clozes with the subject filled in, and the question."""
         entry = self.templates.get(item["relation"])
-        clozes = [t.text for t in entry.cloze if t.text.rstrip(" .!?").endswith("[Y]")] if entry else []
+        clozes = entry.object_final_clozes() if entry else ()
         if not clozes:
             raise ValueError(f"{item['id']}: no object-final cloze template for {item['relation']}")
-        question = entry.qa[0].text if entry.qa else clozes[0].replace("[Y]", "___")
+        question = entry.question()
         return ([prompt_before_object(c, item["subject_label"]) for c in clozes[: self.options["clozes"]]],
                 question.replace("[X]", item["subject_label"]))
 
@@ -98,9 +84,10 @@ class Baselines(Method):
                                     max_tokens=3) for i, (_, q), g in zip(items, prompts, greedy)]
             verdicts = [a.texts[0].strip().lower().startswith("yes") for a in self.judge.generate(asks)]
         records = []
-        for item, (clozes, _), first, found, verdict in zip(items, prompts, greedy, candidates, verdicts):
+        probabilities = self._probabilities(scorer, items, [clozes for clozes, _ in prompts])
+        for item, (clozes, _), first, found, verdict, per_cloze in zip(items, prompts, greedy, candidates, verdicts,
+                                                                         probabilities):
             answer = first.texts[0].strip()
-            per_cloze = self._probabilities(scorer, item, clozes)
             probability = math.fsum(per_cloze) / len(per_cloze)
             precision, rouge = self._generation_scores(item, answer, found)
             records.append(base_record(
@@ -110,19 +97,20 @@ class Baselines(Method):
                 candidates=found, precision_at_n=precision, rouge_l=rouge, judge=verdict))
         return records
 
-    def _probabilities(self, scorer, item: dict, clozes: list[str]) -> list[float]:
-        """Per cloze scored, the probability of the object (see the module docstring)."""
-        from ...index.appropt import prompt_ids
-        from ...index.label_trie import LabelTrie
-
-        if self.options["probability"] == "label":
-            names, clozes = [item["object_label"]], clozes[:1]
-        else:
-            names = all_names(item["object_label"], item.get("object_names") or item.get("gold"))
-        trie = LabelTrie.for_scorer(scorer, {item["object"]: names})
-        paths = paths_by_entity(trie)  # names that tokenize alike count once
-        return [math.exp(log_plausibility(scorer, prompt_ids(scorer, c), paths, trie.eos_id)[item["object"]])
-                for c in clozes]
+    def _probabilities(self, scorer, items: Sequence[dict], clozes: Sequence[list[str]]) -> list[list[float]]:
+        """Per item, per cloze scored, the probability of the object (see the module docstring):
+        one label-path request per cloze, all of them in one call."""
+        asked = []  # per item: [(request, the entity of each name)] per cloze
+        for item, texts in zip(items, clozes):
+            if self.options["probability"] == "label":
+                names, texts = [item["object_label"]], texts[:1]
+            else:
+                names = all_names(item["object_label"], item.get("object_names") or item.get("gold"))
+            asked.append([label_request(text, {item["object"]: names}) for text in texts])
+        answers = iter(scorer.label_paths([request for per_item in asked for request, _ in per_item]))
+        # names that tokenize alike count once (log_plausibility)
+        return [[math.exp(log_plausibility(owners, next(answers))[item["object"]]) for _, owners in per_item]
+                for item, per_item in zip(items, asked)]
 
     def _generation_scores(self, item: dict, answer: str, found: list[list[str]]) -> tuple[float, float]:
         """Precision@n and ROUGE-L from the candidates of each cloze, averaged over the clozes."""

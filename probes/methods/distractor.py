@@ -1,30 +1,8 @@
 """The distractor measure (Ammar Khodja et al. 2025): a model knows a fact in a cloze when the
 true object is more plausible than the distractors. Plausibility of an entity after a cloze is
-the sum over ALL its names (label and aliases) of P(" " + name + EOS | cloze), so a name the
-model would continue ("Paris Hilton") does not count as "Paris", and an entity the model knows
-under an alias gets credit for it. Min@n: the object beats each of the first n distractors (a tie
-counts as not known); Avg@n: the share of the first n it beats. Both are taken per cloze and
-averaged over the fact's clozes (the relation's object-final templates, `clozes` of them,
-default 5).
-
-Names come from the probe item: `object_names` and each distractor's `names` (written by the
-builder); a set built before those fields existed falls back to `object_label` and the
-distractor's `label`.
-
-A distractor with no name at all cannot be asked about. It is skipped (listed under `skipped` in
-the strategy's scores) and the first n are taken among the named ones; counting it as beaten
-would credit the model for a gap in the graph.
-
-`correct` is the item's Min@n when it has exactly one strategy. With several strategies no single
-verdict exists: `correct` is None and the aggregate breaks each strategy down by relation and
-bucket on its own (probes/aggregate.py).
-
-Each record keeps, per cloze, every entity's log-plausibility (`per_cloze`), so a run can be
-checked name by name. A cloze's names are scored together: one forward pass per 32 names,
-right-padded, the log-softmax taken only where name tokens are predicted.
-
-Causal scorers only: the score needs EOS after the name, which the string-level loglikelihood
-interface cannot express portably."""
+the sum over ALL its names (label and aliases) of P(" " + name + EOS | cloze), so it needs a
+scorer that answers label paths (local causal models). Min@n and Avg@n are taken per cloze and
+averaged over the fact's clozes; the details: docs/design-notes.md."""
 
 from __future__ import annotations
 
@@ -32,13 +10,18 @@ import math
 from typing import Sequence
 
 from .. import metrics
+from ..aggregate import distractor_measures
+from ..scoring.requests import LabelPathRequest, LabelPathScore
 from ..templates import load_templates, prompt_before_object
 from .base import Method, base_record
 
 
 class DistractorMeasure(Method):
     name = "distractor"
+    summary = "Min@n / Avg@n: the object's plausibility (all its names + EOS) against each distractor's"
     kinds = ("distractor",)
+    reads = ("distractors", "object", "object_label", "subject_label")
+    aggregate_extra = staticmethod(distractor_measures)
     defaults = {"clozes": 5, "n": None}  # n: default every named distractor the item has
 
     def __init__(self, context) -> None:
@@ -47,24 +30,27 @@ class DistractorMeasure(Method):
 
     def clozes(self, item: dict) -> list[str]:
         entry = self.templates.get(item["relation"])
-        texts = [t.text for t in entry.cloze if t.text.rstrip(" .!?").endswith("[Y]")] if entry else []
+        texts = entry.object_final_clozes() if entry else ()
         if not texts:
             raise ValueError(f"{item['id']}: no object-final cloze template for {item['relation']}")
         return [prompt_before_object(t, item["subject_label"]) for t in texts[: self.options["clozes"]]]
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
-        return [self._record(scorer, item) for item in items]
+        asked = []  # per item, per cloze: (cloze, request, the entity of each name asked)
+        for item in items:
+            names = entity_names(item)
+            asked.append([(cloze, *label_request(cloze, names)) for cloze in self.clozes(item)])
+        answers = iter(scorer.label_paths([request for clozes in asked for _, request, _ in clozes]))
+        return [self._record(item, [(cloze, owners, next(answers)) for cloze, _, owners in clozes])
+                for item, clozes in zip(items, asked)]
 
-    def _record(self, scorer, item: dict) -> dict:
-        from ...index.appropt import prompt_ids
-        from ...index.label_trie import LabelTrie
-
-        trie = LabelTrie.for_scorer(scorer, {e: n for e, n in entity_names(item).items() if n})
-        paths = paths_by_entity(trie)
+    def _record(self, item: dict, scored: list[tuple[str, list[str], list[LabelPathScore]]]) -> dict:
+        """`scored`: per cloze, the cloze, the entity of each name asked and the scores."""
+        named = {entity for _, owners, _ in scored for entity in owners}
         per_cloze, scores = [], {s: {"min_at_n": [], "avg_at_n": []} for s in item["distractors"]}
         compared: dict[str, int] = {}
-        for cloze in self.clozes(item):
-            plausibility = log_plausibility(scorer, prompt_ids(scorer, cloze), paths, trie.eos_id)
+        for cloze, owners, answer in scored:
+            plausibility = log_plausibility(owners, answer)
             per_cloze.append({"cloze": cloze, "log_plausibility": plausibility})
             gold = plausibility[item["object"]]
             for strategy, found in item["distractors"].items():
@@ -76,7 +62,7 @@ class DistractorMeasure(Method):
         by_strategy = {strategy: {"min_at_n": _mean(scores[strategy]["min_at_n"]),
                                   "avg_at_n": _mean(scores[strategy]["avg_at_n"]),
                                   "compared": compared.get(strategy, 0),
-                                  "skipped": [d["entity"] for d in found if d["entity"] not in paths]}
+                                  "skipped": [d["entity"] for d in found if d["entity"] not in named]}
                        for strategy, found in item["distractors"].items()}
         only = next(iter(by_strategy.values())) if len(by_strategy) == 1 else None
         return base_record(item, by_strategy=by_strategy, correct=only["min_at_n"] if only else None,
@@ -102,35 +88,32 @@ def all_names(label: str | None, more: list[str] | None) -> list[str]:
     return list(dict.fromkeys(n for n in [label, *(more or [])] if n and n.strip()))
 
 
-def paths_by_entity(trie) -> dict[str, list[tuple[int, ...]]]:
-    """Token paths per entity, each distinct sequence once: two names that tokenize alike are one
-    string to the model and must not be counted twice."""
-    out: dict[str, dict[tuple[int, ...], None]] = {}
-    for path in trie.paths:
-        if path.tokens:
-            out.setdefault(path.entity, {})[path.tokens] = None
-    return {entity: list(tokens) for entity, tokens in out.items()}
+def label_request(prompt: str, names: dict[str, list[str]]) -> tuple[LabelPathRequest, list[str]]:
+    """One label-path request for every name of every entity after `prompt` (each (entity, name)
+    once, stripped, sorted by entity then name), and the entity each name belongs to. An entity
+    without a name is not asked about."""
+    pairs = sorted({(entity, name.strip()) for entity, entity_names in names.items()
+                    for name in entity_names if name and name.strip()})
+    return LabelPathRequest(prompt, tuple(name for _, name in pairs)), [entity for entity, _ in pairs]
 
 
-def log_plausibility(scorer, ids: list[int], paths: dict[str, list[tuple[int, ...]]], eos: int) -> dict[str, float]:
-    """log of the sum over an entity's names of P(name tokens, EOS | prompt), kept in log space so
-    that very unlikely names do not underflow to a tie at 0."""
-    from ...index.appropt import path_logprobs
-
-    flat = [(entity, (*tokens, eos)) for entity, token_paths in paths.items() for tokens in token_paths]
+def log_plausibility(owners: Sequence[str], scores: Sequence[LabelPathScore]) -> dict[str, float]:
+    """Per entity, the log of the sum over its names of P(" " + name + EOS | prompt), kept in log
+    space so that very unlikely names do not underflow to a tie at 0. Two names of one entity that
+    tokenize alike are one string to the model and count once (`same_as`); the same name of two
+    entities counts for each."""
     logprobs: dict[str, list[float]] = {}
-    for start in range(0, len(flat), _BATCH):
-        chunk = flat[start:start + _BATCH]
-        for (entity, _), logprob in zip(chunk, path_logprobs(scorer, ids, [p for _, p in chunk])):
-            logprobs.setdefault(entity, []).append(logprob)
+    seen: set[tuple[str, int]] = set()
+    for k, (entity, score) in enumerate(zip(owners, scores)):
+        path = k if score.same_as is None else score.same_as
+        if (entity, path) not in seen:
+            seen.add((entity, path))
+            logprobs.setdefault(entity, []).append(score.logprob)
     out = {}
     for entity, values in logprobs.items():
         top = max(values)
         out[entity] = top + math.log(math.fsum(math.exp(v - top) for v in values))
     return out
-
-
-_BATCH = 32  # paths per forward pass: a prompt's names are short, and Gemma's head is 262k wide
 
 
 def _mean(values: list) -> float | None:

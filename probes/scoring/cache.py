@@ -19,8 +19,8 @@ from typing import Callable, Sequence
 
 from tqdm import tqdm
 
-from .requests import (ContinuationScore, FillMaskRequest, Generation, GenerateRequest,
-                       LoglikelihoodRequest, MaskCandidate)
+from .requests import (ContinuationScore, FillMaskRequest, Generation, GenerateRequest, LabelPathRequest,
+                       LabelPathScore, LoglikelihoodRequest, MaskCandidate)
 from .scorer import Scorer
 
 _SCHEMA = """
@@ -63,6 +63,10 @@ class CachedScorer(Scorer):
         # Requests that share a context go to the model together, so it encodes the context once.
         return self._answer("loglikelihood", requests, self.inner.loglikelihood,
                             lambda v: [ContinuationScore(**s) for s in v], order=lambda r: r.context)
+
+    def label_paths(self, requests: Sequence[LabelPathRequest]) -> list[list[LabelPathScore]]:
+        return self._answer("label_paths", requests, self.inner.label_paths,
+                            lambda v: [LabelPathScore(**s) for s in v], order=lambda r: r.prompt)
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         return self._answer("generate", requests, self.inner.generate,

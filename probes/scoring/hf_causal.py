@@ -1,39 +1,13 @@
-"""Causal LM backend: every context encoded once, its KV cache shared by all its continuations.
-
-loglikelihood, per distinct context:
-  1. one forward pass over the shared prefix (the context's tokens), keeping only the last
-     position's logits: they score every continuation's first token;
-  2. the continuations' remaining tokens ("tails") run on top of the prefix's KV cache. A tail's
-     last token is never fed (its output predicts nothing we score), so a one-token continuation
-     costs no forward pass beyond its context.
-Two ways to run the tails:
-  - packed (default with SDPA or eager attention): all tails of a context side by side in ONE
-    row, with a 4D mask that lets each tail token see the prefix and the earlier tokens of its
-    own tail only, and position ids that restart after the prefix for every tail. No padding, and
-    the prefix's keys are not copied per continuation, which is what dominates on a CPU;
-  - expanded (any attention kernel): tails as rows of a batch over the prefix cache expanded to
-    the batch (a view until the first layer appends), sorted by length and cut into batches
-    that waste at most `max_padding_share` on padding. Padding goes on the right, where causal
-    attention never lets a real token see it.
-Either way the numbers do not depend on which continuations share a forward pass.
-
-Nested contexts (EIC-LKE, where each context extends the one before): inside
-`reusing_prefixes()`, a context is encoded in fixed blocks of `prefix_block` tokens, each block
-on top of the keys and values of the blocks before it, and the blocks are kept (by their token
-prefix) until the `with` ends; a later context that starts with the same tokens runs only its new
-blocks and its last partial one. Block boundaries are token positions, never "where the previous
-context ended", so a context's numbers do not depend on what was scored before it. They differ
-from a one-pass encoding in the last digits only (other floating-point summation order).
-
-Memory: log-softmax is never taken over a whole batch (Gemma's 262k vocabulary makes that
-gigabytes): the prefix keeps one position's logits, and a tail pass is sized so its logits and
-cache fit the memory budget. If the device still runs out, the pass is halved and retried, and the
-smaller size kept.
+"""Causal LM backend (HFCausalScorer): `loglikelihood` encodes every context once and shares its
+KV cache among all its continuations, whose tails run packed in one row or as a batch over the
+expanded cache; inside `reusing_prefixes()` nested contexts reuse the blocks already encoded;
+`label_paths` scores names as token paths in right-padded passes; `generate` comes from
+hf_generation.py. Passes are sized to a memory budget and halved when the device runs out.
+The numbers do not depend on which requests share a pass. Design notes: docs/design-notes.md.
 """
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,7 +17,11 @@ import torch
 from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
-from .requests import ContinuationScore, Generation, GenerateRequest, LoglikelihoodRequest
+from .hf_cache import _cache_bytes, _copied, _expanded, _log_softmax_row, _reordered  # noqa: F401
+from .hf_generation import CausalGeneration, _first_stop, _next_tokens, _settled, eos_ids  # noqa: F401
+from .label_trie import label_end_id, label_tokens, prompt_ids
+from .requests import (ContinuationScore, Generation, GenerateRequest, LabelPathRequest,  # noqa: F401
+                       LabelPathScore, LoglikelihoodRequest)
 from .scorer import Scorer, ScoringError
 from .tokens import Split, split_at_context
 
@@ -60,7 +38,7 @@ class _Member:
     scored_from: int  # tail[scored_from:] belong to the continuation (earlier ones to the context)
 
 
-class HFCausalScorer(Scorer):
+class HFCausalScorer(CausalGeneration, Scorer):
     def __init__(self, model, tokenizer, *, identity: str, device: torch.device,
                  batch_size: int = 64, memory_budget: int | None = None,
                  max_padding_share: float = 0.10, tail_mode: str = "auto") -> None:
@@ -87,12 +65,13 @@ class HFCausalScorer(Scorer):
         self.tail_mode = tail_mode
         self._additive_mask = attention == "eager"
         self.prefix_block = 32  # tokens per reusable block inside reusing_prefixes()
+        self.label_batch = 32  # label paths per forward pass: names are short, and Gemma's head is 262k wide
         self._blocks: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] | None = None
 
     @contextmanager
     def reusing_prefixes(self):
         """Within the `with`, contexts are encoded block by block and blocks already seen are reused
-        (see the module docstring); the blocks are dropped at the end."""
+        (see docs/design-notes.md, probes/scoring/hf_causal.py); the blocks are dropped at the end."""
         self._blocks = {}
         try:
             yield self
@@ -336,181 +315,53 @@ class HFCausalScorer(Scorer):
         self.work.tokens_forwarded += tokens
         self.work.padding_tokens += padding
 
-    # -- generation ----------------------------------------------------------------------------
+    # -- label paths ---------------------------------------------------------------------------
 
     @torch.inference_mode()
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        return [self._beam_one(r) if r.beams > 1 else self._generate_one(r) for r in requests]
+    def label_paths(self, requests: Sequence[LabelPathRequest]) -> list[list[LabelPathScore]]:
+        end = label_end_id(self) if any(r.eos for r in requests) else None
+        answers = []
+        for request in requests:
+            ids = prompt_ids(self, request.prompt)
+            paths = [(*tokens, end) if request.eos else tokens for tokens in label_tokens(self.tokenizer, request.names)]
+            if not all(paths):
+                empty = next(n for n, p in zip(request.names, paths) if not p)
+                raise ScoringError(f"{self.identity}: the name {empty!r} has no tokens to score")
+            logprobs: list[float] = []
+            for start in range(0, len(paths), self.label_batch):
+                logprobs += self.path_logprobs(ids, paths[start:start + self.label_batch])
+            first: dict[tuple[int, ...], int] = {}
+            scores = []
+            for k, (path, logprob) in enumerate(zip(paths, logprobs)):
+                scores.append(LabelPathScore(logprob, len(path), first.get(path)))
+                first.setdefault(path, k)
+            answers.append(scores)
+            self.work.continuations += len(paths)
+            self.work.min_tokens += len(ids) + sum(map(len, paths))
+        self.work.requests += len(requests)
+        return answers
 
-    def _generate_one(self, request: GenerateRequest) -> Generation:
-        """Prefill the prompt once, expand its cache to the n samples, decode token by token."""
-        ids = self.encode(request.prompt) or [self.start_id]
-        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
-        self._count(len(ids), 0)
-        n = request.n
-        cache = _expanded(out.past_key_values, n)
-        logits = out.logits[:, -1].float().expand(n, -1)
-        generator = torch.Generator(device=self.device).manual_seed(request.seed)
-        eos = set(eos_ids(self.tokenizer, self.model))
-        tokens: list[list[int]] = [[] for _ in range(n)]
-        reasons: list[str | None] = [None] * n
-        texts = [""] * n
-        for _ in range(request.max_tokens):
-            chosen = _next_tokens(logits, request, generator)
-            for row, token in enumerate(chosen.tolist()):
-                if reasons[row] is not None:
-                    continue
-                if token in eos:
-                    reasons[row] = "eos"
-                    continue
-                tokens[row].append(token)
-                texts[row] = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
-                cut = _first_stop(texts[row], request.stop)
-                if cut is not None:
-                    texts[row], reasons[row] = texts[row][:cut], "stop"
-            if all(r is not None for r in reasons):
-                break
-            out = self.model(input_ids=chosen[:, None], past_key_values=cache, use_cache=True)
-            self._count(n, 0)
-            cache = out.past_key_values
-            logits = out.logits[:, -1].float()
-        self.work.requests += 1
-        return Generation(tuple(texts), tuple(r or "length" for r in reasons))
-
-    def _beam_one(self, request: GenerateRequest) -> Generation:
-        """Beam search with `request.beams` beams over summed log-probabilities, no length penalty.
-
-        The prompt is prefilled once; each step runs the live beams as one batch over their KV
-        cache, whose rows are reordered to follow the beams' parents. A candidate that picks an
-        end-of-sequence token or completes a stop string is finished (the stop string cut off);
-        the best `beams` of the others stay live. Since adding a token never raises a score, the
-        search ends as soon as `n` finished hypotheses score at least as high as the best live
-        beam: nothing left could enter the top n. Live beams left after `max_tokens` finish with
-        reason "length". Returns the `n` best, best first (ties: the one finished first).
-        """
-        width, eos = request.beams, set(eos_ids(self.tokenizer, self.model))
-        ids = self.encode(request.prompt) or [self.start_id]
-        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
-        self._count(len(ids), 0)
-        cache = out.past_key_values
-        live: list[tuple[tuple[int, ...], float]] = [((), 0.0)]  # (tokens, summed log-prob) per cache row
-        done: list[tuple[float, str, str]] = []  # (score, text, finish reason), in the order found
-        logprobs = _log_softmax_row(out.logits[:, -1])
-        for step in range(request.max_tokens):
-            scores = torch.tensor([s for _, s in live], device=logprobs.device, dtype=torch.float64)[:, None] + logprobs
-            # 2 x width candidates leave `width` live ones even if every beam's best token ends it.
-            top_scores, top_index = scores.flatten().topk(min(2 * width, scores.numel()))
-            parents, chosen, kept = [], [], []
-            for score, index in zip(top_scores.tolist(), top_index.tolist()):
-                parent, token = divmod(index, logprobs.shape[-1])
-                tokens = live[parent][0]
-                if token in eos:
-                    done.append((score, self.tokenizer.decode(tokens, skip_special_tokens=True), "eos"))
-                    continue
-                text = self.tokenizer.decode((*tokens, token), skip_special_tokens=True)
-                cut = _first_stop(text, request.stop)
-                if cut is not None:
-                    done.append((score, text[:cut], "stop"))
-                    continue
-                parents.append(parent)
-                chosen.append(token)
-                kept.append(((*tokens, token), score))
-                if len(kept) == width:
-                    break
-            live = kept
-            if not live or _settled(done, live[0][1], request.n):
-                break
-            if step + 1 == request.max_tokens:
-                done += [(score, self.tokenizer.decode(tokens, skip_special_tokens=True), "length")
-                         for tokens, score in live]
-                break
-            cache = _reordered(cache, torch.tensor(parents, device=self.device))
-            out = self.model(input_ids=torch.tensor(chosen, device=self.device)[:, None], past_key_values=cache,
-                             use_cache=True)
-            self._count(len(chosen), 0)
-            cache = out.past_key_values
-            logprobs = _log_softmax_row(out.logits[:, -1])
-        best = sorted(range(len(done)), key=lambda k: (-done[k][0], k))[:request.n]
-        self.work.requests += 1
-        return Generation(tuple(done[k][1] for k in best), tuple(done[k][2] for k in best))
+    @torch.inference_mode()
+    def path_logprobs(self, ids: Sequence[int], paths: Sequence[Sequence[int]]) -> list[float]:
+        """log P(path | ids) for every token path, all in one forward pass (no cache). Shorter paths
+        are padded on the right, which a causal model never sees from the positions that are
+        scored; the head and the log-softmax run only over the positions that predict path tokens.
+        One path runs unmasked: the plain causal pass of the exhaustive reference."""
+        longest = max(len(p) for p in paths)
+        rows = torch.tensor([[*ids, *p, *[self.pad_id] * (longest - len(p))] for p in paths], device=self.device)
+        # No mask when nothing is padded: the single-path reference runs the plain causal kernel.
+        mask = None if all(len(p) == longest for p in paths) else torch.tensor(
+            [[1] * (len(ids) + len(p)) + [0] * (longest - len(p)) for p in paths], device=self.device)
+        logits = self.model(input_ids=rows, attention_mask=mask, use_cache=False, logits_to_keep=longest + 1).logits
+        scores = _log_softmax_row(logits[:, :-1])
+        self._count(rows.numel(), sum(longest - len(p) for p in paths))
+        # Summed in double, as the trie search sums its per-step float32 log-probs in Python floats.
+        return [float(scores[k, torch.arange(len(p)), torch.tensor(p, device=scores.device)].double().sum())
+                for k, p in enumerate(paths)]
 
     def close(self) -> None:
         self.model = None
         release_memory(self.device)
-
-
-def _settled(done: list[tuple[float, str, str]], best_live: float, n: int) -> bool:
-    """True when n finished hypotheses score at least `best_live`: no live beam can overtake them."""
-    return len(done) >= n and sorted((d[0] for d in done), reverse=True)[n - 1] >= best_live
-
-
-def _reordered(cache, rows: torch.Tensor):
-    """A cache whose batch rows are `rows` of the given one (beams follow their parents)."""
-    fresh = _copied(cache)
-    for layer in fresh.layers:
-        if getattr(layer, "keys", None) is not None and layer.keys.numel():
-            layer.keys = layer.keys.index_select(0, rows)
-            layer.values = layer.values.index_select(0, rows)
-    return fresh
-
-
-def _next_tokens(logits: torch.Tensor, request: GenerateRequest, generator: torch.Generator) -> torch.Tensor:
-    if request.greedy:
-        return logits.argmax(dim=-1)
-    probs = torch.softmax(logits / request.temperature, dim=-1)
-    if request.top_p < 1.0:
-        sorted_probs, order = probs.sort(dim=-1, descending=True)
-        keep = sorted_probs.cumsum(dim=-1) - sorted_probs < request.top_p
-        sorted_probs = sorted_probs * keep
-        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-
-
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
-    hits = [text.find(s) for s in stops if s and s in text]
-    return min(hits) if hits else None
-
-
-def eos_ids(tokenizer, model) -> list[int]:
-    """Every token that ends a text for this model: the generation config's and the tokenizer's,
-    each once, in that order."""
-    found = model.generation_config.eos_token_id if model.generation_config is not None else None
-    ids = [*(found if isinstance(found, list) else [found]), tokenizer.eos_token_id]
-    return list(dict.fromkeys(int(i) for i in ids if i is not None))
-
-
-def _log_softmax_row(logits: torch.Tensor) -> torch.Tensor:
-    return torch.log_softmax(logits.float(), dim=-1)
-
-
-def _expanded(cache, batch: int):
-    """A fresh cache whose layers view the prefix's keys/values across `batch` rows, no copy.
-
-    Each forward appends to (and so replaces) a layer's tensors, so the prefix's own cache stays
-    untouched and serves the next batch.
-    """
-    fresh = _copied(cache)
-    for layer in fresh.layers:
-        if getattr(layer, "keys", None) is not None and layer.keys.numel():
-            layer.keys = layer.keys.expand(batch, *layer.keys.shape[1:])
-            layer.values = layer.values.expand(batch, *layer.values.shape[1:])
-    return fresh
-
-
-def _copied(cache):
-    """A fresh cache over the prefix's tensors: the next forward appends to the copy only."""
-    fresh = copy.copy(cache)
-    fresh.layers = [copy.copy(layer) for layer in cache.layers]
-    return fresh
-
-
-def _cache_bytes(cache) -> int:
-    total = 0
-    for layer in cache.layers:
-        for t in (getattr(layer, "keys", None), getattr(layer, "values", None)):
-            if t is not None:
-                total += t.numel() * t.element_size()
-    return total
 
 
 def _default_budget(device: torch.device) -> int:

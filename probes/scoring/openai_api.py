@@ -17,7 +17,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from .requests import ContinuationScore, Generation, GenerateRequest, LoglikelihoodRequest
+from .requests import (ContinuationScore, Generation, GenerateRequest, LabelPathRequest, LabelPathScore,
+                       LoglikelihoodRequest)
 from .scorer import Scorer, ScoringError, Unsupported
 
 ALIGNMENT_PROBE = "The capital of France is"
@@ -95,6 +96,27 @@ class OpenAIScorer(Scorer):
         self.work.requests += len(requests)
         self.work.continuations += len(pairs)
         return [[next(flat) for _ in r.continuations] for r in requests]
+
+    def label_paths(self, requests: Sequence[LabelPathRequest]) -> list[list[LabelPathScore]]:
+        """Without EOS, a name's path is " " + name echoed after the prompt (the server tokenizes
+        them together, which the label path definition assumes changes nothing). With EOS it cannot
+        be asked: the API takes text, and the model's end-of-sequence token has no text a server
+        is bound to read as that token."""
+        if any(r.eos for r in requests):
+            raise Unsupported(f"{self.identity}: an OpenAI-compatible server cannot score a name followed by the "
+                              "end-of-sequence token (label paths with EOS); use a local causal model (hf:...)")
+        asked = [LoglikelihoodRequest(r.prompt, tuple(" " + n for n in r.names)) for r in requests if r.names]
+        found = iter(self.loglikelihood(asked))
+        answers = []
+        for request in requests:
+            scores = next(found) if request.names else []
+            first: dict[str, int] = {}  # one text, one path; other spellings alike are not known here
+            answer = []
+            for k, (name, score) in enumerate(zip(request.names, scores)):
+                answer.append(LabelPathScore(score.logprob, score.n_tokens, first.get(name)))
+                first.setdefault(name, k)
+            answers.append(answer)
+        return answers
 
     def check_alignment(self) -> None:
         if self._aligned:

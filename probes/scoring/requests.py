@@ -38,6 +38,47 @@ class ContinuationScore:
 
 
 @dataclass(frozen=True)
+class LabelPathRequest:
+    """Score each name as the whole answer after a prompt: log P(" " + name [+ EOS] | prompt).
+
+    A name's path is the tokens of " " + name, tokenized on its own (no special tokens), then the
+    model's end-of-sequence token when `eos` (the default: the name is complete, "Paris" and not
+    the start of "Paris Hilton"). The prompt is the text before " " + name; a trailing space is
+    dropped, since every path brings its own. The paths do not depend on the prompt, which is what
+    lets ApprOpt's trie search over them (probes/scoring/label_trie.py), and they are the tokens the
+    prompt continues with under the byte-level BPE and SentencePiece vocabularies we run.
+
+    Names are stripped; the same name may appear twice (two entities called "Santiago"). A request
+    is the unit of batching: its answer never depends on the other requests of a call.
+    """
+
+    prompt: str
+    names: tuple[str, ...]
+    eos: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.names, str):
+            raise TypeError("names must be a sequence of strings, not one string")
+        names = tuple(n.strip() for n in self.names)
+        if not all(names):
+            raise ValueError("a name must not be blank: there is nothing to score")
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "prompt", self.prompt.rstrip(" "))
+
+
+@dataclass(frozen=True)
+class LabelPathScore:
+    """log P(path | prompt) in nats, summed over the path's tokens (EOS included when asked)."""
+
+    logprob: float
+    n_tokens: int
+    # The first earlier name of the same request whose path is the same token sequence (two
+    # strings the tokenizer spells alike are one string to the model), else None: a sum of
+    # probabilities over names counts such a path once.
+    same_as: int | None = None
+
+
+@dataclass(frozen=True)
 class GenerateRequest:
     """Generate `n` continuations of a prompt.
 

@@ -1,8 +1,10 @@
 """The one interface every model backend implements, after lm-evaluation-harness.
 
-Three questions: how likely is this continuation after this context (`loglikelihood`), what does
-the model write (`generate`), what does it put in the mask (`fill_mask`). A backend that cannot
-answer one raises `Unsupported` with a sentence naming the model and what to use instead.
+Four questions: how likely is this continuation after this context (`loglikelihood`), how likely
+is each of these names as the whole answer after this prompt (`label_paths`: log P(" " + name +
+EOS | prompt), the plausibility the distractor measure and the probability baseline use), what
+does the model write (`generate`), what does it put in the mask (`fill_mask`). A backend that
+cannot answer one raises `Unsupported` with a sentence naming the model and what to use instead.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from .requests import (
     FillMaskRequest,
     Generation,
     GenerateRequest,
+    LabelPathRequest,
+    LabelPathScore,
     LoglikelihoodRequest,
     MaskCandidate,
 )
@@ -50,6 +54,10 @@ class Scorer(ABC):
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[list[ContinuationScore]]:
         raise Unsupported(f"{self.identity} does not score continuations")
+
+    def label_paths(self, requests: Sequence[LabelPathRequest]) -> list[list[LabelPathScore]]:
+        """Per request, per name: log P(" " + name [+ EOS] | prompt) (see LabelPathRequest)."""
+        raise Unsupported(f"{self.identity} does not score label paths; use a causal LM (hf:... or a GGUF model)")
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         raise Unsupported(f"{self.identity} does not generate text")

@@ -1,17 +1,7 @@
-"""A token trie of candidate object names, the search space of ApprOpt (index/appropt.py).
-
-Each candidate name becomes one path: the tokens of " " + name, tokenized on its own without
-special tokens, then the model's EOS token. The trie therefore does not depend on the prompt and
-is built once per (model, candidate set), e.g. per object type. That rests on one assumption:
-the prompt is the cloze text before " [Y]" with no trailing space, and the tokenizer does not
-merge across a space (true of the byte-level BPE and SentencePiece vocabularies we run: " Paris"
-is its own token after "is" in both SmolLM2 and Gemma 3). The search strips a trailing space
-from the prompt for that reason.
-
-The EOS node of a path is its terminal and carries the entities having that name (a name may
-belong to several entities; two names of one entity that tokenize alike keep the smaller name).
-Every node counts the terminal entries below it, so a search given banned entities can tell in
-O(banned paths x depth) which subtrees hold banned entities only and never expand them.
+"""Label paths and the token trie of candidate object names, the search space of ApprOpt
+(probes/scoring/appropt.py). A path is the tokens of " " + name, then EOS; the trie does not
+depend on the prompt, so it is built once per (model, candidate set), which assumes the tokenizer
+does not merge across the space before a name (why that holds: docs/design-notes.md).
 """
 
 from __future__ import annotations
@@ -92,7 +82,7 @@ class LabelTrie:
         """`tokenize` maps texts to token ids without special tokens; each name is given as " " + name."""
         pairs = sorted({(entity, name.strip()) for entity, names in candidates.items()
                         for name in names if name and name.strip()})
-        token_lists = tokenize([" " + name for _, name in pairs]) if pairs else []
+        token_lists = tokenize(label_texts(name for _, name in pairs)) if pairs else []
         paths = [LabelPath(e, n, tuple(t)) for (e, n), t in zip(pairs, token_lists)]
         return cls.from_paths(paths, eos_id, model)
 
@@ -175,19 +165,48 @@ class LabelTrie:
         return out
 
 
-def label_end_id(scorer) -> int:
+# -- the path of a name ---------------------------------------------------------------------------
+
+
+def label_texts(names: Iterable[str]) -> list[str]:
+    """What each name's path spells: " " + the name, stripped."""
+    return [" " + name.strip() for name in names]
+
+
+def label_tokens(tokenizer, names: Sequence[str]) -> list[tuple[int, ...]]:
+    """Each name's path without EOS: the tokens of " " + name on its own, no special tokens."""
+    return [tuple(ids) for ids in _tokenize(tokenizer, label_texts(names))] if names else []
+
+
+def prompt_tokens(encode: Callable[[str], list[int]], prompt: str, start_id: int) -> list[int]:
+    """The prompt's tokens as the engine encodes a context. A trailing space is dropped: every
+    label path starts with its own space token. An empty prompt is the start token."""
+    return encode(prompt.rstrip(" ")) or [start_id]
+
+
+def prompt_ids(scorer, prompt: str) -> list[int]:
+    """`prompt_tokens` with a causal scorer's encoding and start token."""
+    return prompt_tokens(scorer.encode, prompt, scorer.start_id)
+
+
+def end_of_label(tokenizer, model, identity: str = "the model") -> int:
     """The one EOS token that ends a label. The tokenizer's EOS is what the model was trained to end
     its text with; a generation config may list more (chat turn ends), and any one of them would
     do, but the trie needs a single deterministic id."""
-    from factprobe.probes.scoring.hf_causal import eos_ids
-
-    tokenizer_eos = scorer.tokenizer.eos_token_id
+    tokenizer_eos = tokenizer.eos_token_id
     if tokenizer_eos is not None:
         return int(tokenizer_eos)
-    ids = eos_ids(scorer.tokenizer, scorer.model)
+    from .hf_causal import eos_ids
+
+    ids = eos_ids(tokenizer, model)
     if not ids:
-        raise ValueError(f"{scorer.identity}: the model names no EOS token to end a label with")
+        raise ValueError(f"{identity}: the model names no EOS token to end a label with")
     return int(min(ids))
+
+
+def label_end_id(scorer) -> int:
+    """`end_of_label` for a causal scorer."""
+    return end_of_label(scorer.tokenizer, scorer.model, scorer.identity)
 
 
 def _tokenize(tokenizer, texts: Sequence[str]) -> list[list[int]]:
@@ -212,7 +231,7 @@ class TrieCache:
 
     def __init__(self, directory: str | Path | None = None, *, on_disk: bool = True, max_tries: int = 256) -> None:
         if on_disk and directory is None:
-            from factprobe.probes.scoring.gguf_cache import default_cache_dir
+            from .gguf_cache import default_cache_dir
 
             directory = default_cache_dir() / "tries"
         self.directory = Path(directory) if on_disk and directory is not None else None

@@ -1,56 +1,19 @@
-"""ApprOpt distractors (Ammar Khodja et al. 2025): the n candidate labels a causal LM finds most
-plausible after a cloze prompt, by beam search constrained to a token trie of the labels + EOS.
-
-The score of a label is log P(" " + label tokens, EOS | prompt) (see index/label_trie.py for how
-labels become token paths and why the prompt must not end with a space).
-
-Search (`appropt`): the prompt runs through the model once; then each step feeds only the one
-token each live beam just took, batched over the beams, on top of the KV cache, whose rows are
-reordered (and duplicated) to follow the beams' parents. Log-softmax is taken only at those
-positions. Every step scores the children of each live beam:
-  - an EOS child completes its label at once (the log-prob is already there, so every completion
-    a live beam offers is kept, not only those that would rank among the top n);
-  - the other children compete for the n live beams of the next step.
-A live prefix that already scores below the n-th best completed entity is dropped: log-probs only
-fall as tokens are added, so it could not enter the answer. The search ends when no beam is left.
-A subtree whose terminals all belong to banned entities is never entered. Where the trie leaves
-a beam only one way to go, the cached search feeds those known tokens in the same pass as the
-token the beam chose, and serves the later steps along them from it (same steps, same decisions,
-fewer passes).
-
-`appropt_many` runs many searches in lockstep (one per fact of a probe set): each forward pass
-serves the beams of every search in the batch, so the model's weights are read once for all of
-them. The results are those of one search at a time.
-
-The answer is the top n distinct entities by log-prob (an entity keeps its best name), ties
-broken by name then entity id; fewer when fewer complete, never padded.
-
-Beam search is approximate: a prefix left behind for lack of room may lead to a label better
-than those found. Log-probs only fall along a path, so the best prefix left behind bounds every
-label never seen; when it is below the n-th best entity found, the answer is provably the exact
-top n (`stats.certified`). With `exact=True` a search that is not certified runs again with a
-beam twice as wide until it is, which on a small pool costs a few searches and on a large one
-can cost a hundred times more (the bound is loose: short prefixes are cheap).
-
-`appropt_uncached` is the same search with a full forward pass of prompt + prefix for each beam
-at each step and no cache, as the paper's code does (the benchmark's baseline); `exhaustive`
-scores every path exactly, one full forward pass each, and is the reference both are checked
-against.
+"""ApprOpt's trie beam search, the machinery behind probes/scoring/appropt.py: the search as a
+coroutine (`_beam_search`), driven many at a time in lockstep over one KV cache (`_CachedBatch`,
+`_run_cached`) or with a full forward pass per beam and no cache (`_FullPasses`, `_run_uncached`,
+the benchmark's baseline), and the ranking of hits (an entity keeps its best name; ties by name,
+then entity id). How the search works and why: docs/design-notes.md, probes/scoring/appropt.py.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import torch
 
-from .label_trie import ROOT, LabelTrie, LabelPath, Terminal, TrieCache
-
-__all__ = ["ApprOptHit", "ApprOptQuery", "ApprOptResult", "SearchStats", "LabelTrie", "LabelPath", "Terminal",
-           "TrieCache", "appropt", "appropt_many", "appropt_search", "appropt_uncached", "exhaustive",
-           "path_logprob", "path_logprobs", "prompt_ids"]
+from .label_trie import ROOT, LabelTrie
 
 
 @dataclass(frozen=True)
@@ -58,42 +21,6 @@ class ApprOptHit:
     entity: str
     name: str
     logprob: float  # log P(" " + name, EOS | prompt), natural log
-
-
-@dataclass(frozen=True)
-class SearchStats:
-    steps: int  # search steps after the prompt (the cached search may serve some without a pass)
-    forward_passes: int  # the passes this search took part in (a batched pass serves many searches)
-    tokens_forwarded: int  # its own tokens in them, padding excluded
-    completed: int  # label completions seen (EOS children of live beams, banned entities excluded)
-    visited: frozenset[int]  # trie nodes entered: live beams' nodes and EOS nodes taken
-    certified: bool = False  # the hits are provably the exact top n (see _beam_search)
-    width: int = 0  # the beam's width in the last search (n, or wider when exact=True widened it)
-
-
-@dataclass(frozen=True)
-class ApprOptResult:
-    hits: tuple[ApprOptHit, ...]
-    stats: SearchStats
-
-
-def prompt_ids(scorer, prompt: str) -> list[int]:
-    """The prompt's tokens as the engine encodes them. A trailing space is dropped: every label
-    path starts with its own space token."""
-    return scorer.encode(prompt.rstrip(" ")) or [scorer.start_id]
-
-
-# -- the search ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ApprOptQuery:
-    """One search: the n most plausible unbanned entities of `trie` after `prompt`."""
-
-    prompt: str
-    trie: LabelTrie
-    n: int
-    banned: frozenset[str] = frozenset()
 
 
 _START = None  # what a search yields first: "the prompt's log-probs, please"
@@ -370,128 +297,6 @@ def _run_uncached(scorer, job: _Job) -> _Outcome:
         rows = steps.advance(parents, tokens, nodes)
 
 
-def _job(scorer, query: ApprOptQuery) -> _Job:
-    if query.n < 1:
-        raise ValueError(f"n must be at least 1, not {query.n}")
-    query.trie.check_model(scorer)
-    banned = frozenset(query.banned)
-    return _Job(prompt_ids(scorer, query.prompt), query.trie, query.n, query.n, banned,
-                query.trie.blocked(banned))
-
-
-@torch.inference_mode()
-def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True, exact: bool = False,
-                 batch_size: int = 16) -> list[ApprOptResult]:
-    """ApprOpt for many prompts. Cached, `batch_size` searches share each forward pass; the
-    results are those of searching one prompt at a time (up to float rounding).
-
-    exact=False is ApprOpt as published: a beam of width n, approximate. exact=True widens the
-    beam (2n, 4n, ...) of every search whose answer is not certified, until it is: the answer is
-    then the exact top n of an exhaustive scoring. `stats.certified` tells either way."""
-    jobs = [_job(scorer, q) for q in queries]
-    results: list[ApprOptResult | None] = [None] * len(jobs)
-    todo = list(range(len(jobs)))
-    spent: dict[int, tuple[int, int, int, frozenset[int]]] = {}  # passes, tokens, steps, visited so far
-    while todo:
-        outcomes = _run_all(scorer, [jobs[k] for k in todo], cached, batch_size)
-        again = []
-        for key, outcome in zip(todo, outcomes):
-            job = jobs[key]
-            passes, tokens, steps, visited = spent.get(key, (0, 0, 0, frozenset()))
-            passes, tokens = passes + job.forward_passes, tokens + job.tokens_forwarded
-            steps, visited = steps + outcome.steps, visited | outcome.visited
-            if exact and not outcome.certified:
-                spent[key] = (passes, tokens, steps, visited)
-                job.width *= 2
-                job.forward_passes = job.tokens_forwarded = 0
-                again.append(key)
-                continue
-            stats = SearchStats(steps, passes, tokens, outcome.completed, visited, outcome.certified, job.width)
-            results[key] = ApprOptResult(outcome.hits, stats)
-        todo = again
-    return results
-
-
-def _run_all(scorer, jobs: list[_Job], cached: bool, batch_size: int) -> list[_Outcome]:
-    if not cached:
-        outcomes = [_run_uncached(scorer, job) for job in jobs]
-        _record_work(scorer, sum(j.forward_passes for j in jobs), sum(j.tokens_forwarded for j in jobs))
-        return outcomes
-    outcomes = []
-    for lo in range(0, len(jobs), max(1, batch_size)):
-        found, passes, tokens = _run_cached(scorer, jobs[lo:lo + batch_size])
-        _record_work(scorer, passes, tokens)
-        outcomes += found
-    return outcomes
-
-
-def appropt_search(scorer, prompt: str, trie: LabelTrie, n: int, *, banned: Iterable[str] = frozenset(),
-                   cached: bool = True, exact: bool = False) -> ApprOptResult:
-    """One search, with what it cost; `appropt` and `appropt_uncached` return its hits."""
-    return appropt_many(scorer, [ApprOptQuery(prompt, trie, n, frozenset(banned))], cached=cached, exact=exact)[0]
-
-
-def appropt(scorer, prompt: str, trie: LabelTrie, n: int, *, banned: Iterable[str] = frozenset(),
-            exact: bool = False) -> list[ApprOptHit]:
-    """The n most plausible distinct candidate entities after `prompt` (KV-cached beam search)."""
-    return list(appropt_search(scorer, prompt, trie, n, banned=banned, exact=exact).hits)
-
-
-def appropt_uncached(scorer, prompt: str, trie: LabelTrie, n: int, *,
-                     banned: Iterable[str] = frozenset()) -> list[ApprOptHit]:
-    """The same search with one full forward pass per beam per step and no cache (the baseline)."""
-    return list(appropt_search(scorer, prompt, trie, n, banned=banned, cached=False).hits)
-
-
-# -- the reference ---------------------------------------------------------------------------
-
-
-@torch.inference_mode()
-def exhaustive(scorer, prompt: str, trie: LabelTrie, n: int, *,
-               banned: Iterable[str] = frozenset()) -> list[ApprOptHit]:
-    """Every unbanned label scored exactly (one full forward pass of prompt + label + EOS each);
-    the top n distinct entities, ranked as the search ranks them."""
-    if n < 1:
-        raise ValueError(f"n must be at least 1, not {n}")
-    trie.check_model(scorer)
-    banned = frozenset(banned)
-    ids = prompt_ids(scorer, prompt)
-    best: dict[str, ApprOptHit] = {}
-    for node in sorted(trie.terminals):
-        alive = [t for t in trie.terminals[node] if t.entity not in banned]
-        if not alive:
-            continue
-        path = trie.tokens_to(node)
-        logprob = path_logprob(scorer, ids, path)
-        for terminal in alive:
-            _keep_best(best, ApprOptHit(terminal.entity, terminal.name, logprob))
-    return list(_top(best, n))
-
-
-def path_logprob(scorer, ids: Sequence[int], path: Sequence[int]) -> float:
-    """log P(path | ids) from one full forward pass, log-softmax only where path tokens are predicted."""
-    return path_logprobs(scorer, ids, [path])[0]
-
-
-@torch.inference_mode()
-def path_logprobs(scorer, ids: Sequence[int], paths: Sequence[Sequence[int]]) -> list[float]:
-    """log P(path | ids) for every path, all in one forward pass (no cache). Shorter paths are
-    padded on the right, which a causal model never sees from the positions that are scored; the
-    head and the log-softmax run only over the positions that predict path tokens."""
-    longest = max(len(p) for p in paths)
-    rows = torch.tensor([[*ids, *p, *[scorer.pad_id] * (longest - len(p))] for p in paths], device=scorer.device)
-    # No mask when nothing is padded: the single-path reference runs the plain causal kernel.
-    mask = None if all(len(p) == longest for p in paths) else torch.tensor(
-        [[1] * (len(ids) + len(p)) + [0] * (longest - len(p)) for p in paths], device=scorer.device)
-    logits = scorer.model(input_ids=rows, attention_mask=mask, use_cache=False, logits_to_keep=longest + 1).logits
-    scores = _log_softmax(logits[:, :-1])
-    scorer.work.forward_passes += 1
-    scorer.work.tokens_forwarded += rows.numel()
-    # Summed in double, as the search sums its per-step float32 log-probs in Python floats.
-    return [float(scores[k, torch.arange(len(p)), torch.tensor(p, device=scores.device)].double().sum())
-            for k, p in enumerate(paths)]
-
-
 # -- ranking ---------------------------------------------------------------------------------
 
 
@@ -517,11 +322,3 @@ def _nth_best(best: dict[str, ApprOptHit], n: int) -> float:
 
 def _log_softmax(logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.float(), dim=-1)
-
-
-def _record_work(scorer, passes: int, tokens: int) -> None:
-    """The scorer's Work counts everything its model computed, searches included."""
-    work = getattr(scorer, "work", None)
-    if work is not None:
-        work.forward_passes += passes
-        work.tokens_forwarded += tokens

@@ -1,0 +1,55 @@
+"""KV-cache views the causal scorer (hf_causal.py) shares between its scoring passes and its
+generation (hf_generation.py): a cache copied so a forward appends to the copy only, expanded
+across rows without copying, reordered to follow beams, its size in bytes; and the float32
+log-softmax every pass takes.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+
+def _log_softmax_row(logits: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(logits.float(), dim=-1)
+
+
+def _expanded(cache, batch: int):
+    """A fresh cache whose layers view the prefix's keys/values across `batch` rows, no copy.
+
+    Each forward appends to (and so replaces) a layer's tensors, so the prefix's own cache stays
+    untouched and serves the next batch.
+    """
+    fresh = _copied(cache)
+    for layer in fresh.layers:
+        if getattr(layer, "keys", None) is not None and layer.keys.numel():
+            layer.keys = layer.keys.expand(batch, *layer.keys.shape[1:])
+            layer.values = layer.values.expand(batch, *layer.values.shape[1:])
+    return fresh
+
+
+def _copied(cache):
+    """A fresh cache over the prefix's tensors: the next forward appends to the copy only."""
+    fresh = copy.copy(cache)
+    fresh.layers = [copy.copy(layer) for layer in cache.layers]
+    return fresh
+
+
+def _reordered(cache, rows: torch.Tensor):
+    """A cache whose batch rows are `rows` of the given one (beams follow their parents)."""
+    fresh = _copied(cache)
+    for layer in fresh.layers:
+        if getattr(layer, "keys", None) is not None and layer.keys.numel():
+            layer.keys = layer.keys.index_select(0, rows)
+            layer.values = layer.values.index_select(0, rows)
+    return fresh
+
+
+def _cache_bytes(cache) -> int:
+    total = 0
+    for layer in cache.layers:
+        for t in (getattr(layer, "keys", None), getattr(layer, "values", None)):
+            if t is not None:
+                total += t.numel() * t.element_size()
+    return total

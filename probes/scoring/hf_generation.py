@@ -1,0 +1,146 @@
+"""Text generation for the causal LM backend: `CausalGeneration`, mixed into HFCausalScorer
+(hf_causal.py), answers `generate` requests by greedy or sampled decoding over a KV cache
+expanded to the n samples, or by beam search over summed log-probabilities (no length penalty,
+stopped early once nothing live can enter the top n). Stop strings are cut off; `eos_ids` are
+the tokens that end a text.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from .hf_cache import _expanded, _log_softmax_row, _reordered
+from .requests import Generation, GenerateRequest
+
+
+class CausalGeneration:
+    """`generate` for HFCausalScorer: uses its model, tokenizer, device, start_id, encode, work
+    and _count."""
+
+    @torch.inference_mode()
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        return [self._beam_one(r) if r.beams > 1 else self._generate_one(r) for r in requests]
+
+    def _generate_one(self, request: GenerateRequest) -> Generation:
+        """Prefill the prompt once, expand its cache to the n samples, decode token by token."""
+        ids = self.encode(request.prompt) or [self.start_id]
+        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
+        self._count(len(ids), 0)
+        n = request.n
+        cache = _expanded(out.past_key_values, n)
+        logits = out.logits[:, -1].float().expand(n, -1)
+        generator = torch.Generator(device=self.device).manual_seed(request.seed)
+        eos = set(eos_ids(self.tokenizer, self.model))
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        reasons: list[str | None] = [None] * n
+        texts = [""] * n
+        for _ in range(request.max_tokens):
+            chosen = _next_tokens(logits, request, generator)
+            for row, token in enumerate(chosen.tolist()):
+                if reasons[row] is not None:
+                    continue
+                if token in eos:
+                    reasons[row] = "eos"
+                    continue
+                tokens[row].append(token)
+                texts[row] = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
+                cut = _first_stop(texts[row], request.stop)
+                if cut is not None:
+                    texts[row], reasons[row] = texts[row][:cut], "stop"
+            if all(r is not None for r in reasons):
+                break
+            out = self.model(input_ids=chosen[:, None], past_key_values=cache, use_cache=True)
+            self._count(n, 0)
+            cache = out.past_key_values
+            logits = out.logits[:, -1].float()
+        self.work.requests += 1
+        return Generation(tuple(texts), tuple(r or "length" for r in reasons))
+
+    def _beam_one(self, request: GenerateRequest) -> Generation:
+        """Beam search with `request.beams` beams over summed log-probabilities, no length penalty.
+
+        The prompt is prefilled once; each step runs the live beams as one batch over their KV
+        cache, whose rows are reordered to follow the beams' parents. A candidate that picks an
+        end-of-sequence token or completes a stop string is finished (the stop string cut off);
+        the best `beams` of the others stay live. Since adding a token never raises a score, the
+        search ends as soon as `n` finished hypotheses score at least as high as the best live
+        beam: nothing left could enter the top n. Live beams left after `max_tokens` finish with
+        reason "length". Returns the `n` best, best first (ties: the one finished first).
+        """
+        width, eos = request.beams, set(eos_ids(self.tokenizer, self.model))
+        ids = self.encode(request.prompt) or [self.start_id]
+        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
+        self._count(len(ids), 0)
+        cache = out.past_key_values
+        live: list[tuple[tuple[int, ...], float]] = [((), 0.0)]  # (tokens, summed log-prob) per cache row
+        done: list[tuple[float, str, str]] = []  # (score, text, finish reason), in the order found
+        logprobs = _log_softmax_row(out.logits[:, -1])
+        for step in range(request.max_tokens):
+            scores = torch.tensor([s for _, s in live], device=logprobs.device, dtype=torch.float64)[:, None] + logprobs
+            # 2 x width candidates leave `width` live ones even if every beam's best token ends it.
+            top_scores, top_index = scores.flatten().topk(min(2 * width, scores.numel()))
+            parents, chosen, kept = [], [], []
+            for score, index in zip(top_scores.tolist(), top_index.tolist()):
+                parent, token = divmod(index, logprobs.shape[-1])
+                tokens = live[parent][0]
+                if token in eos:
+                    done.append((score, self.tokenizer.decode(tokens, skip_special_tokens=True), "eos"))
+                    continue
+                text = self.tokenizer.decode((*tokens, token), skip_special_tokens=True)
+                cut = _first_stop(text, request.stop)
+                if cut is not None:
+                    done.append((score, text[:cut], "stop"))
+                    continue
+                parents.append(parent)
+                chosen.append(token)
+                kept.append(((*tokens, token), score))
+                if len(kept) == width:
+                    break
+            live = kept
+            if not live or _settled(done, live[0][1], request.n):
+                break
+            if step + 1 == request.max_tokens:
+                done += [(score, self.tokenizer.decode(tokens, skip_special_tokens=True), "length")
+                         for tokens, score in live]
+                break
+            cache = _reordered(cache, torch.tensor(parents, device=self.device))
+            out = self.model(input_ids=torch.tensor(chosen, device=self.device)[:, None], past_key_values=cache,
+                             use_cache=True)
+            self._count(len(chosen), 0)
+            cache = out.past_key_values
+            logprobs = _log_softmax_row(out.logits[:, -1])
+        best = sorted(range(len(done)), key=lambda k: (-done[k][0], k))[:request.n]
+        self.work.requests += 1
+        return Generation(tuple(done[k][1] for k in best), tuple(done[k][2] for k in best))
+
+
+def _settled(done: list[tuple[float, str, str]], best_live: float, n: int) -> bool:
+    """True when n finished hypotheses score at least `best_live`: no live beam can overtake them."""
+    return len(done) >= n and sorted((d[0] for d in done), reverse=True)[n - 1] >= best_live
+
+
+def _next_tokens(logits: torch.Tensor, request: GenerateRequest, generator: torch.Generator) -> torch.Tensor:
+    if request.greedy:
+        return logits.argmax(dim=-1)
+    probs = torch.softmax(logits / request.temperature, dim=-1)
+    if request.top_p < 1.0:
+        sorted_probs, order = probs.sort(dim=-1, descending=True)
+        keep = sorted_probs.cumsum(dim=-1) - sorted_probs < request.top_p
+        sorted_probs = sorted_probs * keep
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    hits = [text.find(s) for s in stops if s and s in text]
+    return min(hits) if hits else None
+
+
+def eos_ids(tokenizer, model) -> list[int]:
+    """Every token that ends a text for this model: the generation config's and the tokenizer's,
+    each once, in that order."""
+    found = model.generation_config.eos_token_id if model.generation_config is not None else None
+    ids = [*(found if isinstance(found, list) else [found]), tokenizer.eos_token_id]
+    return list(dict.fromkeys(int(i) for i in ids if i is not None))
