@@ -7,7 +7,44 @@ import sys
 
 import click
 
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import json_option
+
+
+class MethodChoice(click.Choice):
+    """--method's choices: the method registry (probes/methods/__init__.py) as it is when the
+    command runs, so methods registered in-process or named by FACTPROBE_PLUGINS are offered."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from ..probes.methods import registered  # imported when asked: the CLI starts fast
+
+        try:
+            return tuple(registered())
+        except ImportError as error:  # a module FACTPROBE_PLUGINS names
+            raise click.ClickException(str(error)) from error
+
+    @choices.setter
+    def choices(self, value) -> None:  # click.Choice.__init__ sets it; the registry is the source
+        pass
+
+
+class MethodOption(click.Option):
+    """--method's help: each registered method's name, the probe-set kinds it reads and its
+    `summary`, written when help is asked for."""
+
+    def get_help_record(self, ctx):
+        self.help = method_help()
+        return super().get_help_record(ctx)
+
+
+def method_help() -> str:
+    from ..probes.methods import registered
+
+    return "; ".join(f"{name} ({'/'.join(cls.kinds)} sets): {cls.summary}" for name, cls in registered().items()) + "."
 
 
 def _option_value(text: str):
@@ -19,15 +56,8 @@ def _option_value(text: str):
 
 @click.command("eval")
 @click.option("--model", "spec", required=True, help="Model spec (see `factprobe model --help`).")
-@click.option("--method", required=True,
-              type=click.Choice(["ic-lke", "eic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines"]),
-              help="ic-lke: icl-mc sets, 'subject object' demonstrations, argmax over choices; eic-lke: the same "
-                   "sets and scoring, each relation's test facts chained in seeded windows of examples+1, every "
-                   "fact after the ones before it with their gold objects; kdf: A-D letters; "
-                   "belief: masked-LM top-1 over every prompt of cloze sets; belief-icl: causal-LM Q/A answers of "
-                   "belief-icl sets per ICL setting, confidence from samples (options settings, samples); "
-                   "distractor: Min@n / Avg@n; baselines: probability, Precision@n, ROUGE-L and an LLM judge "
-                   "(options judge_model, judge_base_url).")
+@click.option("--method", cls=MethodOption, required=True, type=MethodChoice(),
+              help="Registered methods (FACTPROBE_PLUGINS adds more).")
 @click.option("--probes", required=True, type=click.Path(dir_okay=False, exists=True), help="A probe-set JSONL.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Results folder: run.json, items.jsonl, aggregate.json. A rerun continues there.")
@@ -59,14 +89,12 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, dev
     for option in options:
         key, sep, value = option.partition("=")
         if not sep or not key:
-            click.echo(f"error: --option {option!r}: write KEY=VALUE", err=True)
-            sys.exit(2)
+            fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
         parsed[key.strip()] = _option_value(value)
     try:
         scorer = load_scorer(spec, device=device, dtype=dtype)
     except (SpecError, ValueError, FileNotFoundError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
     bar = tqdm(unit=" items", disable=quiet or as_json, dynamic_ncols=True)
 
     def progress(done: int, total: int) -> None:
@@ -78,8 +106,7 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, dev
         summary = evaluate(scorer, method, probes, out_dir, options=parsed, limit=limit, batch=batch, seed=seed,
                            progress=progress)
     except (ValueError, ScoringError, Unsupported) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
     finally:
         bar.close()
     for line in summary.rejected:
@@ -93,4 +120,4 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, dev
         click.echo(f"{method} on {summary.items:,} items ({summary.new:,} new): accuracy "
                    f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {summary.out}/aggregate.json")
     if summary.rejected:
-        sys.exit(3)
+        sys.exit(EXIT_PARTIAL)

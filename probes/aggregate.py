@@ -1,13 +1,17 @@
-"""From per-item records to the numbers a paper reports: one function per method, built from the
-pure metrics of probes/metrics.py. Every aggregate has `accuracy` (the mean of the records'
-`correct`), breakdowns by relation and frequency bucket, and the method's own measures."""
+"""From per-item records to the numbers a paper reports, built from the pure metrics of
+probes/metrics/. Every aggregate has `accuracy` (the mean of the records' `correct`),
+breakdowns by relation and frequency bucket, and the method's own measures: what its class's
+`aggregate_extra` returns (probes/methods/base.py). The built-in methods' measures are the public
+functions below (`icl_measures`, `belief_measures`, `belief_icl_measures`,
+`distractor_measures`, `baseline_measures`), each (records, options) -> dict, named by the
+method classes; this module does not import the methods, the registry is asked at run time."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 from . import metrics
-from .methods.base import answer_key
+from .metrics import answer_key
 
 
 def aggregate(method: str, records: Sequence[dict], options: dict | None = None) -> dict:
@@ -20,12 +24,11 @@ def aggregate(method: str, records: Sequence[dict], options: dict | None = None)
     # `correct` is a share for multi-prompt and multi-cloze methods: breakdowns average it as is.
     out["by_relation"] = _share_breakdown(records, "relation")
     out["by_bucket"] = _share_breakdown(records, "bucket")
-    if method in ("belief", "belief-icl"):
-        out.update((_belief_and_bias if method == "belief" else _belief_icl)(records, options))
-        return out
-    extra = {"ic-lke": _icl, "eic-lke": _icl, "distractor": _distractor, "baselines": _baselines}.get(method)
-    if extra:
-        out.update(extra(records))
+    from .methods import registered  # the methods import this module for their measures
+
+    cls = registered().get(method)  # a method no longer registered: the shared measures only
+    if cls is not None:
+        out.update(cls.aggregate_extra(records, options))
     return out
 
 
@@ -79,7 +82,7 @@ def _belief(records: Sequence[dict], options: dict) -> dict:
                             for b in metrics.reliability_bins(flat_confidence, flat_correct, bins)]}
 
 
-def _belief_and_bias(records: Sequence[dict], options: dict) -> dict:
+def belief_measures(records: Sequence[dict], options: dict) -> dict:
     """BELIEF's measures and its bias level by the run's `bias` option; without one (a run from
     before the option) by what the records hold: the older runs recorded top-1 content-free
     answers."""
@@ -127,7 +130,7 @@ def _bias(rows: Sequence[tuple]) -> dict:
     return {"bias_level": metrics.bias_level(answers, free, groups), "bias_level_by_relation": by_relation}
 
 
-def _belief_icl(records: Sequence[dict], options: dict) -> dict:
+def belief_icl_measures(records: Sequence[dict], options: dict) -> dict:
     """Per ICL setting (`by_setting`): accuracy, Acc@1 over `acc_draws` one-template-per-fact
     draws, Consist
     (pairs of a fact's answers that are the same answer by lemmas, probes/answers.py), Ovconf and
@@ -189,7 +192,8 @@ def _share_breakdown(records: Sequence[dict], key: str) -> dict:
     return {name: {"accuracy": sum(v) / len(v), "correct": sum(v), "total": len(v)} for name, v in groups.items()}
 
 
-def _icl(records: Sequence[dict]) -> dict:
+def icl_measures(records: Sequence[dict], options: dict | None = None) -> dict:
+    """IC-LKE and EIC-LKE: accuracy over the items whose normalized choice probability is at least k."""
     probability = [r["probability"] for r in records]
     correct = [bool(r["correct"]) for r in records]
     at_k = {}
@@ -199,7 +203,7 @@ def _icl(records: Sequence[dict]) -> dict:
     return {"accuracy_at_k": at_k}
 
 
-def _distractor(records: Sequence[dict]) -> dict:
+def distractor_measures(records: Sequence[dict], options: dict | None = None) -> dict:
     """Min@n and Avg@n per strategy, each with its own breakdowns by relation and bucket: a
     record's `correct` speaks for one strategy at most, so the top-level breakdowns cannot."""
     strategies = sorted({s for r in records for s in r["by_strategy"]})
@@ -231,7 +235,7 @@ def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
     return {name: _min_avg(group) for name, group in groups.items()}
 
 
-def _baselines(records: Sequence[dict]) -> dict:
+def baseline_measures(records: Sequence[dict], options: dict | None = None) -> dict:
     """Each baseline's mean verdict over facts (the probability's mean value too); the judge when
     it ran. A record's values are already means over its clozes (see methods/baselines.py)."""
     def over_facts(key: str) -> float | None:

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-KINDS = ("cloze", "icl-mc", "kdf", "distractor", "belief-icl")
+# The probe-set kinds, their one home: the builders (probes/build.py), `probeset build --kind`
+# (its choices and help), the pipeline config, the service and the methods' `kinds` read this.
+PROBESET_KINDS: dict[str, str] = {
+    "cloze": "MyriadLAMA-style templates x subject names",
+    "icl-mc": "IC-LKE 100-way choices with a demonstration pool",
+    "kdf": "A-D questions with 5-shot demonstrations",
+    "distractor": "strategy x n distractors per fact",
+    "belief-icl": "per (fact, template) demonstrations for zero-shot / x-random / x-relation / x-template",
+}
+KINDS: tuple[str, ...] = tuple(PROBESET_KINDS)
 FORMAT_VERSION = 1
 
 

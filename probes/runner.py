@@ -1,13 +1,7 @@
-"""The evaluation runner: a method over a probe set with one model, to a results folder.
-
-OUT/run.json      what ran: model identity, method, options, seed, the probe set and its SHA-256
-OUT/items.jsonl   one record per test item, appended a batch at a time
-OUT/aggregate.json  metric values and breakdowns, recomputed from items.jsonl at the end
-
-Items are computed in the method's order (the probe set's, or EIC-LKE's windows). A rerun with
-the same configuration continues after the items already in items.jsonl (a torn last line from a
-kill is cut off); a rerun with another configuration is refused rather than mixed in. A probe
-record that is not JSON or lacks what the method reads is reported with its line and skipped.
+"""The evaluation runner: a method over a probe set with one model, to a results folder
+(run.json: what ran; items.jsonl: one record per test item; aggregate.json: the measures,
+recomputed from items.jsonl). A rerun with the same configuration resumes after the items
+written; another configuration is refused. Files and resuming in detail: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -19,14 +13,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .aggregate import aggregate
-from .methods import METHODS, MethodContext
+from .methods import MethodContext, get_method
 from .probeset import read_meta, sidecar_path
-
-REQUIRED = {"ic-lke": ("subject_label", "choices", "answer_index"),
-            "eic-lke": ("subject_label", "choices", "answer_index"), "kdf": ("question", "options", "answer"),
-            "belief": ("prompts", "gold"), "belief-icl": ("prompt", "gold", "demonstrations"),
-            "baselines": ("relation", "subject_label", "object", "object_label", "gold"),
-            "distractor": ("distractors", "object", "object_label", "subject_label")}
 
 
 @dataclass
@@ -43,9 +31,7 @@ class EvalSummary:
 def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
              limit: int | None = None, batch: int = 16, seed: int = 0,
              progress: Callable[[int, int], None] | None = None) -> EvalSummary:
-    if method not in METHODS:
-        raise ValueError(f"method {method!r}: use one of {', '.join(sorted(METHODS))}")
-    cls = METHODS[method]
+    cls = get_method(method)  # the registry: built-ins and registered plugins (probes/methods/__init__.py)
     probes, out = Path(probes), Path(out)
     kind, digest = _kind(probes)
     if kind not in cls.kinds:
@@ -56,7 +42,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
         if item.get("split") == "demo":
             demos[item.get("relation")].append(item)
             continue
-        missing = [k for k in REQUIRED[method] if k not in item]
+        missing = [k for k in cls.reads if k not in item]
         if missing:
             rejected.append(f"{probes}:{number}: missing {', '.join(missing)}")
             continue

@@ -1,13 +1,17 @@
 """Probing methods: each turns probe-set items into per-item records through a scorer.
 
-A method names the probe-set kinds it reads and the scorer call it needs; `run` takes a batch
-of items (and the whole probe set, for demonstrations) and returns one JSON-ready record per
-item, with at least `id`, `relation`, `bucket` and `correct`. Aggregates are computed from the
-records by the runner (probes/runner.py) with the pure functions of probes/metrics.py.
+The registry below is the one list of methods; the runner, the aggregator, the CLI, the pipeline
+and the service all read `registered()`. A new method is one `Method` subclass (base.py), added
+by `register`, or for other processes by a module named in FACTPROBE_PLUGINS (docs/design-notes.md).
 """
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
+
+from ..probeset import KINDS
 from .base import Method, MethodContext
 from .baselines import Baselines
 from .belief import Belief
@@ -17,7 +21,84 @@ from .eic_lke import EICLKE
 from .icl_mc import ICLKE
 from .kdf import KDF
 
-METHODS: dict[str, type[Method]] = {m.name: m for m in (ICLKE, EICLKE, KDF, Belief, BeliefICL,
-                                                                  DistractorMeasure, Baselines)}
+PLUGINS_ENV = "FACTPROBE_PLUGINS"
 
-__all__ = ["METHODS", "Method", "MethodContext"]
+# name -> method class; filled by register() only (the built-ins just below, plugins later).
+METHODS: dict[str, type[Method]] = {}
+
+
+def register(method: type[Method], *, replace: bool = False) -> type[Method]:
+    """Add a method class to the registry (and return it, so this works as a class decorator).
+    Its declarations are checked here, so a mistake shows at registration, not mid-run.
+    Registering the same class twice is a no-op; another class under a taken name is refused
+    unless `replace`."""
+    if not (isinstance(method, type) and issubclass(method, Method)):
+        raise TypeError(f"register: {method!r} is not a Method subclass")
+    where = f"method class {method.__module__}.{method.__qualname__}"
+    name = getattr(method, "name", None)
+    if not isinstance(name, str) or not name or name != name.strip() or "," in name:
+        raise ValueError(f"{where}: `name` must be a non-empty string without spaces at its ends or commas")
+    summary = getattr(method, "summary", None)
+    if not isinstance(summary, str) or not summary.strip() or "\n" in summary:
+        raise ValueError(f"{where}: `summary` must be one line of text (it is the method's --help entry)")
+    kinds = getattr(method, "kinds", None)
+    if not isinstance(kinds, tuple) or not kinds or any(k not in KINDS for k in kinds):
+        raise ValueError(f"{where}: `kinds` must be a non-empty tuple of probe-set kinds "
+                         f"({', '.join(KINDS)}); got {kinds!r}")
+    reads = getattr(method, "reads", None)
+    if not isinstance(reads, tuple) or not all(isinstance(f, str) and f for f in reads):
+        raise ValueError(f"{where}: `reads` must be a tuple of item field names; got {reads!r}")
+    if not isinstance(getattr(method, "defaults", None), dict):
+        raise ValueError(f"{where}: `defaults` must be a dict of option -> default")
+    if not callable(getattr(method, "aggregate_extra", None)):
+        raise ValueError(f"{where}: `aggregate_extra` must be callable (records, options) -> dict")
+    held = METHODS.get(name)
+    if held is not None and held is not method and not replace:
+        raise ValueError(f"method {name!r} is registered already ({held.__module__}.{held.__qualname__}); "
+                         "pass replace=True to override it")
+    METHODS[name] = method
+    return method
+
+
+def unregister(name: str) -> type[Method] | None:
+    """Remove a method from the registry (tests, a plugin that replaces itself); returns it."""
+    return METHODS.pop(name, None)
+
+
+def load_plugins(modules: str | None = None) -> list[str]:
+    """Import the modules named in FACTPROBE_PLUGINS (or `modules`), comma-separated; each
+    registers its methods when imported. A module imported before is not imported again.
+    Returns the names imported now."""
+    spec = os.environ.get(PLUGINS_ENV, "") if modules is None else modules
+    imported = []
+    for module in (m.strip() for m in spec.split(",")):
+        if not module or module in sys.modules:
+            continue
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ImportError(f"{PLUGINS_ENV}: cannot import {module!r}: {error}") from error
+        imported.append(module)
+    return imported
+
+
+def registered() -> dict[str, type[Method]]:
+    """The registry, plugins included: what every caller reads (name -> method class)."""
+    load_plugins()
+    return METHODS
+
+
+def get_method(name: str) -> type[Method]:
+    """The method registered under `name`; ValueError naming the registered ones otherwise."""
+    methods = registered()
+    if name not in methods:
+        raise ValueError(f"method {name!r}: use one of {', '.join(sorted(methods))}")
+    return methods[name]
+
+
+for _method in (ICLKE, EICLKE, KDF, Belief, BeliefICL, DistractorMeasure, Baselines):
+    register(_method)
+del _method
+
+__all__ = ["METHODS", "Method", "MethodContext", "get_method", "load_plugins", "register", "registered",
+           "unregister"]

@@ -7,6 +7,8 @@ import random
 from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
+from ..metrics import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
+
 
 @dataclass
 class MethodContext:
@@ -22,9 +24,22 @@ class MethodContext:
 
 
 class Method:
-    name: ClassVar[str]
-    kinds: ClassVar[tuple[str, ...]]  # probe-set kinds it reads
-    defaults: ClassVar[dict] = {}
+    """A probing method, declared in one class: the registry (probes/methods/__init__.py) and
+    through it the runner, the aggregator, `factprobe eval`, the pipeline and the service read
+    these declarations and nothing else."""
+
+    name: ClassVar[str]  # what --method, the pipeline config and the service call it
+    summary: ClassVar[str]  # one line: the method's entry in `factprobe eval --help`
+    kinds: ClassVar[tuple[str, ...]]  # probe-set kinds it reads (probes/probeset.py KINDS)
+    reads: ClassVar[tuple[str, ...]] = ()  # item fields every test item must have; the runner skips others
+    defaults: ClassVar[dict] = {}  # its options and their defaults
+
+    @classmethod
+    def aggregate_extra(cls, records: Sequence[dict], options: dict) -> dict:
+        """The method's own measures over its records, added to what probes/aggregate.py computes
+        for every method (accuracy, breakdowns by relation and bucket) and overriding those keys
+        where it returns them. `options` are the run's (run.json). None by default."""
+        return {}
 
     def __init__(self, context: MethodContext) -> None:
         unknown = set(context.options) - set(self.defaults)
@@ -47,9 +62,3 @@ def base_record(item: dict, **fields) -> dict:
     return {"id": item["id"], "fact": item.get("fact"), "relation": item.get("relation"),
             "subject_label": item.get("subject_label"), "object_label": item.get("object_label"),
             "bucket": item.get("bucket"), "frequency": item.get("frequency"), **fields}
-
-
-def answer_key(text: str) -> str:
-    """How answers are compared when no lemmatizer is involved: casefolded, spaces collapsed,
-    surrounding punctuation dropped."""
-    return " ".join(text.casefold().split()).strip(" .,;:!?\"'()")

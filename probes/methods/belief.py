@@ -1,34 +1,8 @@
 """BELIEF on masked LMs (Zhao et al.): every prompt of a multi-prompt cloze item is filled at the
 mask; the prediction is the top-1 token, its probability the confidence, and it is correct when
-it equals one of the gold names (casefolded). Records keep every prompt's answer, so the runner
-can report Acc@1 over one-prompt-per-item draws, consistency, overconfidence and coverage. An
-item is a subject-relation pair in probe sets built with the paper's unit (`unit` in the record;
-probes/builders.py `build_cloze`).
-
-Bias level (`content_free`, default on), by the definition named in `bias`:
-
-- "entropy" (default, the paper's): per relation, each of its templates is filled with each
-  content-free subject of `content_free_subjects` (default "N/A", "" and "?"). The mask
-  distribution of each such prompt is restricted to the relation's candidate objects and
-  renormalized; the distributions are averaged (ensembling the subjects, then over templates)
-  and the bias level is 1 - H/H_max with H_max = log(#candidates) (probes/metrics.py
-  `entropy_bias_level`). The candidates are the distinct gold names (casefolded, `answer_key`) of
-  every test item of the relation in the probe set (the runner's `context.tests`, so neither
-  --limit nor batching changes them; the batch's items when a caller gives no such pool), less
-  those no vocabulary entry reads as: a masked LM fills one token. A candidate's probability is
-  the sum over the vocabulary entries that read as it. This needs the whole distribution at the
-  mask, so those prompts ask fill_mask for every vocabulary entry; each relation is computed once
-  per run and each record carries its relation's value (`content_free_bias`).
-- "top1" (factprobe's older definition): every prompt's template is also filled with
-  `content_free_token` (default "N/A") and its top-1 answer is recorded beside the real one
-  (`content_free_predictions`, None for a prompt without a template); the aggregate's
-  `bias_level` is the share of prompts answered as their content-free version is, averaged over
-  relations (probes/metrics.py `bias_level`).
-
-Aggregation options, written to run.json with the others and read by probes/aggregate.py:
-`acc_draws` (one-prompt-per-item draws behind Acc@1 and its fluctuation, default the paper's
-50,000) and `coverage_maximum` ("best-subject", the paper's: per template the prompt with the
-best subject expression; "mean": the mean over a template's subject expressions, the older one).
+it equals one of the gold names (casefolded). The bias level is by default the paper's entropy
+over the relation's candidate objects (`bias=top1`: factprobe's older top-1 agreement); both
+definitions and the aggregation options: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -36,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ..aggregate import belief_measures
 from ..metrics import BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
@@ -49,7 +24,10 @@ CONTENT_FREE_CHUNK = 8  # content-free prompts per fill_mask call: each answer i
 
 class Belief(Method):
     name = "belief"
+    summary = "masked-LM top-1 over every prompt of an item: Acc@1, Consist, Ovconf, coverage, bias level"
     kinds = ("cloze",)
+    reads = ("prompts", "gold")
+    aggregate_extra = staticmethod(belief_measures)
     # Lists, not tuples: options are compared with run.json's JSON when a run resumes.
     defaults = {"top_k": 1, "content_free": True, "bias": "entropy",
                 "content_free_subjects": list(PAPER_CONTENT_FREE), "content_free_token": "N/A",

@@ -1,52 +1,15 @@
 """BELIEF-ICL on causal LMs (Zhao et al.): the model fills a cloze written as a Q/A exchange,
-after an instruction and, depending on the setting, a few solved examples.
-
-    Predict the [MASK] in each sentence in one word.
-    Q: The capital of Japan is [MASK].
-    A: Tokyo
-    Q: The capital of France is [MASK].
-    A:
-
-Settings (the demonstrations come with each belief-icl item, see probes/builders.py):
-zero-shot (no example), x-random (examples of any relation and template), x-relation (same
-relation, any of its templates), x-template (same relation and template).
-
-Per item and setting: the greedy continuation, cut at the first newline and stripped, is the
-answer; it is correct when it contains a gold name (probes/answers.py `matches`: lemmas,
-gold-in-prediction). Its confidence is the share of `samples` multinomial samples of the same
-prompt (at `temperature`, seeded per item and setting from the run's seed) that give the same
-answer as the greedy one (`same_answer`: lemmas, either contained in the other), so a model that
-answers the same way whatever it samples is confident. `one_word` uses whitespace words, as
-probes/metrics.py `one_word_ratio` does ("Mexico City" is two words, "Paris." one).
-
-Options: `settings` (a list, or one name, or a comma-separated string; default all four),
-`samples` (N, default 100), `max_tokens` (default 8), `temperature` (of the samples, default
-1.0), `instruction` (default the paper's).
-
-Bias level (`content_free`, default off; `bias`, only "top1" so far): per setting, the same
-prompt is also answered greedily
-with the item's subject replaced by `content_free_token` (default "N/A") in its question, and
-the answer is kept as `content_free_prediction`; the aggregate reports, per setting, the share
-of answers that equal their content-free answer (probes/metrics.py `bias_level`, compared after
-`answer_key`: casefolded, outer punctuation dropped), averaged over relations. It costs one more
-greedy generation per item and setting (identical prompts, as zero-shot ones of one template,
-are asked once per batch), which is why it is off unless asked for. This is factprobe's top-1
-agreement share, not the paper's 1 - H/H_max over the candidate objects (BELIEF on masked LMs has
-that, methods/belief.py): for decoders it would need log P(candidate | content-free prompt) for
-every candidate object of the relation, and is not implemented; `bias=entropy` is refused.
-
-`acc_draws` (default the paper's 50,000): the one-template-per-fact draws behind Acc@1 and its
-fluctuation (probes/aggregate.py).
-
-One record per item (one per (fact, template)), with the results of every setting under
-`by_setting`; the runner resumes by item id, so settings of one item are computed together.
-The record's own `correct` is the share of the settings whose answer is correct.
+after an instruction and, per setting (zero-shot, x-random, x-relation, x-template), a few solved
+examples. The greedy answer is correct when it contains a gold name; its confidence is the share
+of sampled answers that agree with it. Prompt layout, options and the (top-1 only) bias level:
+docs/design-notes.md.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from ..aggregate import belief_icl_measures
 from ..answers import matches_any, same_answer
 from ..metrics import PAPER_ACC_DRAWS
 from ..scoring.requests import GenerateRequest
@@ -61,7 +24,10 @@ STOP = ("\n",)  # an answer is one line; the next "Q:" would follow it
 
 class BeliefICL(Method):
     name = "belief-icl"
+    summary = "causal-LM Q/A answers per ICL setting, confidence from samples (options settings, samples)"
     kinds = ("belief-icl",)
+    reads = ("prompt", "gold", "demonstrations")
+    aggregate_extra = staticmethod(belief_icl_measures)
     # A list, not a tuple: options are compared with run.json's JSON when a run resumes.
     defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": 8, "temperature": 1.0,
                 "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A",

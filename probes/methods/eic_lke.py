@@ -1,67 +1,8 @@
 """EIC-LKE (Wu et al. 2024), the efficient variant of IC-LKE: many test facts are asked in one
-prompt instead of one prompt per fact. Two constructions, `construction=paper` (default) and
-`construction=chain` (factprobe's earlier one).
-
-paper -- our reading of the paper's construction. The paper "starts from at least 50 training
-examples and intersperses each test fact with all its choices every 5 examples", tuples separated
-by commas. Precisely, per relation:
-
-- training examples are the relation's demonstration-split items ("subject object" with their
-  own object); test facts are the relation's test items in a seeded order (sorted by id, then
-  shuffled with the run's seed);
-- a window is `examples` training examples (default 50; a relation with fewer demonstrations is
-  refused, naming the counts) drawn by a seeded sample per window, with a test slot after every
-  `every`-th of them (default 5): examples // every test facts per window (10 by default). The
-  next test facts go to the next window, with a fresh draw of training examples;
-- "with all its choices": the window is one sequence per choice rank k. In sequence k every test
-  slot holds its fact's k-th choice (the choice lists are shuffled at build, so the gold object
-  sits at a random rank), and choice k of a test fact is scored as the continuation of
-  everything before it in sequence k. A test fact therefore sees the training examples before
-  its slot and the earlier test facts of its window paired with their k-th choice, never their
-  gold object unless it is the k-th choice. One pass per rank over a window scores every test
-  fact of the window: that is what makes the estimator cheaper than IC-LKE (100 passes for 10
-  facts instead of 100 per fact). A test fact with fewer choices than k + 1 (a set built with
-  --allow-fewer-choices) shows its choice k modulo its number of choices;
-- tuples are "subject{separator}object" (default " "), joined by `line_separator` (", " for this
-  construction unless given), and a choice is scored as `separator` + choice after its subject:
-
-      France Paris, Japan Tokyo, ..., Chile Santiago, Peru Cusco, Spain Madrid, ..., Egypt| Cairo
-
-  (Peru's slot holds its k-th choice, Cusco; Egypt's k-th choice is scored after "Egypt").
-Records carry `examples_seen` (training examples before the slot) and `tests_before` (test slots
-before it in its window).
-
-chain -- a relation's test items in the seeded order above are cut into windows of `examples` + 1
-items; an item's context is the items before it in its window as "subject{separator}object"
-lines (gold objects), joined by `line_separator` ("\\n" unless given), then its own subject and
-the separator; the first item of a window sees no example (`examples_seen`). Choices are scored
-without a leading separator (the context ends with it). No demonstrations are needed.
-
-Either way choices are scored as whole continuations (all their tokens), the prediction is the
-argmax and the records carry IC-LKE's fields, so both aggregate the same way. The windows are
-built from every test item of the probe set (MethodContext.tests), so an item's prompt does not
-depend on --limit, the batch size or where a killed run resumed.
-
-Options: `construction` ("paper" | "chain", default "paper"), `examples` (default 50), `every`
-(default 5, paper only), `separator` (default " "), `line_separator` (default: ", " for paper,
-"\\n" for chain; run.json records the value used), `reuse_prefix` (default True).
-
-Efficiency: the contexts of one window are nested prefixes of each other (per rank for paper).
-The runner computes items window by window (`order`), and with `reuse_prefix` a scorer that can
-(the HF causal backend, `reusing_prefixes`) keeps the keys and values of fixed-size token blocks
-of the contexts it has encoded and runs only the blocks it has not seen, plus the context's last
-partial block. The blocks' boundaries depend on the token positions alone, so a context is
-computed the same way whatever was scored before it: the numbers do not depend on batch or
-resume. They are not bit-identical to encoding each context in one pass (floating-point sums in
-another order; the difference is in the last digits), which is why the option is recorded with
-the run. Other scorers (an OpenAI-compatible server, the result cache's hits) encode each
-context as usual.
-
-Measured for the chain (bench/eic_lke.py, SmolLM2 on the 2-core CPU, one window of 51 facts,
-batch 16): the reuse forwards 4,858 instead of 12,218 tokens with 20 choices (13.6 s instead of
-18.0 s, 1.32x) but 23,840 instead of 31,200 with 100 choices, where the choices' own tokens
-dominate (47.6 s instead of 49.5 s, 1.04x); same predictions, gold log-probabilities within
-3.5e-5 of one pass.
+prompt instead of one prompt per fact: `construction=paper` (default; test facts interspersed
+among training examples, one sequence per choice rank) or `construction=chain` (factprobe's
+earlier one; test facts as each other's examples). Prompts do not depend on --limit, batching or
+resume. The constructions, options and measured prefix reuse: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -69,6 +10,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Sequence
 
+from ..aggregate import icl_measures
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method
 from .icl_mc import choice_record
@@ -76,7 +18,11 @@ from .icl_mc import choice_record
 
 class EICLKE(Method):
     name = "eic-lke"
+    summary = ("IC-LKE's scoring with many test facts per prompt (construction paper: interspersed among "
+               "examples; chain: seeded windows of test facts)")
     kinds = ("icl-mc",)
+    reads = ("subject_label", "choices", "answer_index")
+    aggregate_extra = staticmethod(icl_measures)
     defaults = {"construction": "paper", "examples": 50, "every": 5, "separator": " ", "line_separator": None,
                 "reuse_prefix": True}
     line_separators = {"paper": ", ", "chain": "\n"}

@@ -1,28 +1,7 @@
 """IC-LKE (Wu et al. 2024): the model sees n "subject object" lines of the same relation, then the
 test subject, and the answer is the choice with the highest probability as a continuation
-(all its tokens). No relation words appear anywhere in the prompt.
-
-Options:
-- `examples` (n, default 50), `separator` between subject and object (default " "),
-  `line_separator` between pairs (default "\\n");
-- `preset`: "factprobe" (default) or "paper". The paper writes the whole prompt with spaces,
-  "s1 o1 s2 o2 ... s", so `preset=paper` makes both separators " " (an option given explicitly
-  still wins; run.json records the values used). factprobe keeps a newline between pairs by
-  default because tiny models cannot find the pairs' boundaries in a run of spaces (multi-word
-  names run together); measured in the README (SmolLM2 on capitals);
-- `fixed_examples`: one seeded example set per relation shared by every test item instead of a
-  fresh draw per item (default False). Every item's prompt still ends with its own subject, so
-  the scorer encodes each prompt in full: nothing is computed once for the relation. The paper's
-  efficient variant, test facts chained as each other's examples, is the `eic-lke` method
-  (probes/methods/eic_lke.py);
-- the paper's design-space study: `order_seed` reorders the drawn examples (same examples, other
-  order); `replace` = k examples replaced by `replace_with` "unknown" (fictitious subject and
-  object) or "incorrect" (the subject kept, the object of another example), at
-  `replace_positions` "random" or "contiguous" (a seeded run of k lines);
-  `record_positions` = True records, for every example line, the log-probability of its object
-  given the lines before it and its subject (how the model follows the pattern along the prompt).
-Demonstrations come from the probe set's demo split of the same relation; a relation with fewer
-demos uses what it has.
+(all its tokens). No relation words appear anywhere in the prompt. Options (separators and
+presets, fixed examples, the paper's design-space study): docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -30,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import metrics
+from ..aggregate import icl_measures
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method, base_record
 
@@ -43,7 +23,10 @@ def fictitious_name(rng, words: int = 1) -> str:
 
 class ICLKE(Method):
     name = "ic-lke"
+    summary = "'subject object' demonstrations of the relation, then the subject; argmax over the choices"
     kinds = ("icl-mc",)
+    reads = ("subject_label", "choices", "answer_index")
+    aggregate_extra = staticmethod(icl_measures)
     defaults = {"preset": "factprobe", "examples": 50, "separator": " ", "line_separator": "\n",
                 "fixed_examples": False, "order_seed": None, "replace": 0, "replace_with": "unknown",
                 "replace_positions": "random", "record_positions": False}

@@ -26,7 +26,9 @@ def render(question: dict, with_answer: bool) -> str:
 
 class KDF(Method):
     name = "kdf"
+    summary = "A-D questions after the item's demonstrations, the letter with the most probable first token"
     kinds = ("kdf",)
+    reads = ("question", "options", "answer")
     defaults = {"shots": None}  # None: every demonstration the item carries (5 by default)
 
     def prompt(self, item: dict) -> str:
