@@ -1,15 +1,17 @@
-"""`factprobe corpus index` and `factprobe frequency ...`: how often entities and facts occur."""
+"""`factprobe corpus index` and `factprobe frequency ...`: how often entities and facts occur.
+
+Thin commands over index/corpus_jobs.py (`index_corpus`, `annotate`, `count_documents`): options
+in, progress bars and one-line errors out."""
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import click
 
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import json_option, store_option, with_options
 
 index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default="frequency.sqlite",
@@ -28,10 +30,6 @@ backend_options = [
 ]
 
 
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
-
 
 def _backend(backend: str, index_path: str, es_url: str, es_index: str):
     from ..index.backend import Backend
@@ -40,28 +38,18 @@ def _backend(backend: str, index_path: str, es_url: str, es_index: str):
 
 
 @contextmanager
-def _index_errors():
-    """Whatever goes wrong with an index or its server is one line naming it, and exit code 2."""
+def _job_errors():
+    """Whatever goes wrong with an index, its server or the job's inputs is one line naming it,
+    and exit code 2."""
     from ..index.backend import NoIndex
+    from ..index.corpus_jobs import CorpusJobError, MissingInput
     from ..index.elastic import BackendUnavailable
     from ..index.embedded import IndexSettingsError
 
     try:
         yield
-    except (NoIndex, BackendUnavailable, IndexSettingsError) as error:
-        _fail(str(error))
-
-
-@contextmanager
-def _counting_index(backend, store):
-    from ..index.backend import open_for_counting
-
-    with _index_errors():
-        index = open_for_counting(backend, store)
-        try:
-            yield index
-        finally:
-            index.close()
+    except (NoIndex, BackendUnavailable, IndexSettingsError, MissingInput, CorpusJobError) as error:
+        fail(str(error), EXIT_USAGE)
 
 
 @click.group("corpus")
@@ -103,77 +91,73 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
     factprobe corpus index re-nlg_*.json --format trex --links --index trex-links.sqlite
     factprobe corpus index wiki.jsonl.gz --backend elasticsearch --es-url http://127.0.0.1:9200 --es-index wiki
     """
-    from tqdm import tqdm
-
-    from ..index.backend import open_for_indexing
-    from ..index.corpus_files import ReadReport, corpus_documents, store_documents
-    from ..index.settings import IndexSettings
+    from ..index.corpus_jobs import IndexOptions, index_corpus
 
     if not files and not from_store:
         raise click.UsageError("give corpus files, --from-store, or both")
     if links and files and fmt != "trex":
         raise click.UsageError("--links counts a corpus's own entity links: only T-REx files (--format trex) "
                                "or --from-store have them")
-    where = _backend(backend, index_path, es_url, es_index)
-    needs_store = from_store or (not links and backend == "embedded") or fmt == "wikidata5m" or count_facts
-    if needs_store and not Path(store).is_file():
-        _fail(f"no knowledge-graph store at {store}")
-    for f in files:
-        if not Path(f).is_file():
-            _fail(f"{f}: no such file")
-    langs = tuple(x.strip() for x in languages.split(",") if x.strip())
-    settings = IndexSettings("links" if links else "names", langs, min_alias_length, tuple(exclude_alias))
-    started = time.perf_counter()
-    report = ReadReport()
-    added = 0
-    with _index_errors():
-        index = open_for_indexing(where, settings, store)
-        tracked = index.track_pairs(_fact_pairs(store, count_facts)) if count_facts else 0
-        sources = [corpus_documents(f, fmt, report, labels_from=store) for f in files]
-        if from_store:
-            sources.append(store_documents(store))
-        try:
-            with tqdm(desc="indexing", unit=" docs", disable=quiet, dynamic_ncols=True) as bar:
-                for documents in sources:
-                    for taken in index.add_documents(_counting(documents, bar)):
-                        added += taken
-            total = index.document_count()
-        finally:
-            index.close()
-    seconds = time.perf_counter() - started
-    finder = getattr(index, "mentions", None)
-    summary = {"backend": backend, "index": where.describe(), "method": settings.method, "added": added,
-               "tracked_pairs": tracked,
-               "documents": total, "rejected": len(report.rejects), "seconds": round(seconds, 2)}
-    if hasattr(finder, "names"):
-        summary.update(names=finder.names, entities=finder.entities)
-    for reject in report.rejects:
+    options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
+                           tuple(exclude_alias), tuple(count_facts))
+    with _job_errors(), document_progress("indexing", disable=quiet) as progress:
+        result = index_corpus(_backend(backend, index_path, es_url, es_index), store, options, progress=progress)
+    for reject in result.rejects:
         click.echo(f"rejected {reject.file}:{reject.line}: {reject.reason}", err=True)
-    if as_json:
-        click.echo(json.dumps(summary))
-    else:
-        how = ("entity links" if links else f"{finder.names:,} names of {finder.entities:,} entities"
-               if hasattr(finder, "names") else "names matched at query time")
-        click.echo(f"{added:,} documents added ({total:,} in {where.describe()}), {how}, "
-                   f"{seconds:.1f} s; {len(report.rejects)} rejected"
-                   + (f"; {tracked:,} new fact pairs counted while linking" if tracked else ""))
-    if report.rejects:
-        sys.exit(3)
+    click.echo(json.dumps(result.to_dict()) if as_json else result.summary())
+    if result.rejects:
+        sys.exit(EXIT_PARTIAL)
 
 
-def _fact_pairs(store, relations):
-    from ..kg.graph import KnowledgeGraph
-
-    with KnowledgeGraph(store) as kg:
-        for relation in (None,) if "all" in relations else relations:
-            for fact in kg.facts(relation, entity_objects_only=True):
-                yield fact.subject, fact.object
+def _languages(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
-def _counting(documents, bar):
-    for document in documents:
-        bar.update(1)
-        yield document
+@contextmanager
+def document_progress(label: str, *, disable: bool = False):
+    """A bar counting documents read; yields the callback `index_corpus` takes (None when off)."""
+    if disable:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bars: list = []  # opened at the first document: a job that fails to start prints no bar
+
+    def update(read: int) -> None:
+        if not bars:
+            bars.append(tqdm(desc=label, unit=" docs", dynamic_ncols=True))
+        bars[0].update(read - bars[0].n)
+
+    try:
+        yield update
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+@contextmanager
+def fact_progress(*, disable: bool = False):
+    """One bar per relation counting facts; yields the callback `annotate` takes (None when off)."""
+    if disable:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bars: dict = {}
+
+    def update(relation: str, done: int) -> None:
+        if relation not in bars:
+            for bar in bars.values():
+                bar.close()
+            bars[relation] = tqdm(desc=relation, unit=" facts", dynamic_ncols=True)
+        bar = bars[relation]
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        for bar in bars.values():
+            bar.close()
 
 
 @click.group("frequency")
@@ -191,46 +175,14 @@ scan_options = [
 
 
 def _count(terms, where, corpus_files, corpus_from_store, languages, store) -> tuple[int, str]:
-    """QIDs only: from the index. Any raw string: a scan of the corpus (QIDs there stand for
-    their names in the store), since no index holds arbitrary strings."""
-    if all(_is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
-        with _counting_index(where, store) as index:
-            if len(terms) == 1:
-                return index.entity_frequency(terms[0]), where.kind
-            return index.pair_frequency(*terms), where.kind
-    from itertools import chain
+    """QIDs only: from the index. Any raw string: a scan of the corpus (see count_documents)."""
+    from ..index.corpus_jobs import count_documents, is_qid
 
-    from ..index.corpus_files import ReadReport, jsonl_documents, store_documents
-    from ..index.scan import scan_count
-    from ..index.text import AliasFilter, name_key
-    from ..kg.graph import KnowledgeGraph
-
-    if not corpus_files and not corpus_from_store:
+    if not all(is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
         raise click.UsageError("raw strings are counted by reading a corpus: give --corpus FILE or --corpus-from-store")
-    names = []
-    langs = tuple(x.strip() for x in languages.split(",") if x.strip())
-    for term in terms:
-        if _is_qid(term):
-            if not Path(store).is_file():
-                _fail(f"no knowledge-graph store at {store} to look up the names of {term}")
-            with KnowledgeGraph(store) as kg:
-                labels = [kg.labels(term, lang) for lang in langs]
-            keep = AliasFilter()  # the index's default: a QID's one-letter names do not count
-            found = [n for lab in labels for n in (lab.label, *lab.aliases) if n and keep.keeps(name_key(n))]
-            if not found:
-                _fail(f"{term} has no names in {langs} in {store}")
-            names.append(found)
-        else:
-            names.append([term])
-    report = ReadReport()
-    sources = [jsonl_documents(f, report) for f in corpus_files]
-    if corpus_from_store:
-        sources.append(store_documents(store))
-    return scan_count(chain(*sources), names), "scan"
-
-
-def _is_qid(text: str) -> bool:
-    return len(text) > 1 and text[0] == "Q" and text[1:].isdigit()
+    with _job_errors():
+        return count_documents(terms, where, store, corpus_files=corpus_files, corpus_from_store=corpus_from_store,
+                               languages=_languages(languages))
 
 
 @frequency_group.command("entity")
@@ -295,70 +247,19 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
     \b
     factprobe frequency annotate --relation P36 --relation P19 --out counts.jsonl --to-store
     """
-    from collections import Counter
-
-    from tqdm import tqdm
-
-    from ..index.corpus import bucket_of
-    from ..kg.graph import KnowledgeGraph
-    from ..kg.store import Store
+    from ..index.corpus_jobs import AnnotateOptions, CorpusJobError, annotate, parse_buckets
 
     if not out_path and not to_store:
         raise click.UsageError("say where the counts go: --out FILE, --to-store, or both")
     try:
-        edges = tuple(int(x) for x in buckets.split(","))
-        if not edges or edges[0] < 1 or list(edges) != sorted(set(edges)):
-            raise ValueError
-    except ValueError:
+        edges = parse_buckets(buckets)
+    except CorpusJobError:
         raise click.UsageError(f"--buckets {buckets!r}: give increasing positive integers, e.g. 1,10,100") from None
-    if not Path(store).is_file():
-        _fail(f"no knowledge-graph store at {store}")
-    where = _backend(backend, index_path, es_url, es_index)
-    corpus_name = corpus_name or (Path(index_path).stem if backend == "embedded" else es_index)
-    per_bucket: Counter = Counter()
-    facts = 0
-    writer = Store(store) if to_store else None
-    out = open(out_path, "w") if out_path else None
-    try:
-        with _counting_index(where, store) as index, KnowledgeGraph(store) as kg:
-            for relation in relations:
-                bar = tqdm(desc=relation, unit=" facts", disable=quiet, dynamic_ncols=True)
-                for chunk in _chunks(kg.facts(relation, entity_objects_only=True), 50_000):
-                    counts = index.pair_frequencies([(f.subject, f.object) for f in chunk])
-                    buckets_of = [bucket_of(n, edges) for n in counts]
-                    for fact, count, bucket in zip(chunk, counts, buckets_of):
-                        per_bucket[(relation, bucket)] += 1
-                        if out:
-                            out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
-                                                  "object": fact.object, "documents": count, "bucket": bucket}) + "\n")
-                    if writer:
-                        writer.write_fact_frequencies(corpus_name, edges, [
-                            (f.id, n, b) for f, n, b in zip(chunk, counts, buckets_of)])
-                    facts += len(chunk)
-                    bar.update(len(chunk))
-                bar.close()
-    finally:
-        if out:
-            out.close()
-        if writer:
-            writer.close()
-    summary = {"facts": facts, "out": out_path, "store_corpus": corpus_name if to_store else None,
-               "buckets": {f"{r} {b}": n for (r, b), n in sorted(per_bucket.items())}}
+    options = AnnotateOptions(tuple(relations), out_path, to_store, corpus_name, edges)
+    with _job_errors(), fact_progress(disable=quiet) as progress:
+        result = annotate(_backend(backend, index_path, es_url, es_index), store, options, progress=progress)
     if as_json:
-        click.echo(json.dumps(summary))
+        click.echo(json.dumps(result.to_dict()))
     else:
-        where_to = " and ".join(x for x in (out_path, f"{store} (corpus {corpus_name})" if to_store else None) if x)
-        click.echo(f"{facts:,} facts counted -> {where_to}")
-        for (relation, bucket), n in sorted(per_bucket.items()):
-            click.echo(f"  {relation} {bucket:>10}  {n:,}")
-
-
-def _chunks(items, size):
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+        for line in result.summary_lines(store):
+            click.echo(line)

@@ -1,6 +1,7 @@
-"""`factprobe run CONFIG.yaml`: the whole job from one file, each step the CLI command a
-researcher would type, in order: ingest the graph, index the corpus and count the facts, build
-the semantic index, build probe sets, evaluate every model with every method, write a report.
+"""`factprobe run CONFIG.yaml`: the whole job from one file, in order: ingest the graph, index
+the corpus and count the facts, build the semantic index, build probe sets, evaluate every model
+with every method, write a report. Every step is a library call in this process
+(pipeline_steps.py); before it runs, the command a researcher would type for it is printed.
 
 Every step resumes: the ingest and the corpus index continue where a killed run stopped, probe
 sets are rebuilt byte for byte from their seed, and evaluations continue after their finished
@@ -13,15 +14,18 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 import time
+import traceback
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Callable
+
+from ..probes.probeset import KINDS
+from .pipeline_steps import PROBESET_KEYS, WIKIDATA5M_KINDS, probeset_request
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
 SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
-KINDS = ("cloze", "icl-mc", "kdf", "distractor", "belief-icl")
 TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "models", "evaluations", "report"}
 
 
@@ -53,8 +57,9 @@ class Pipeline:
 def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     import yaml
 
-    from ..probes.methods import METHODS
+    from ..probes.methods import registered
 
+    methods = registered()  # the built-in methods and those FACTPROBE_PLUGINS registers
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -82,25 +87,40 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         if not isinstance(source, dict) or source.get("format") not in ("wikidata", "trex", "rdf", "wikidata5m"):
             raise ConfigError(f"{path}: graph.sources[{k}]: needs `format` (wikidata, trex, rdf or wikidata5m) and `path`")
         need(source, "path", f"graph.sources[{k}]", str)
+        if source["format"] == "wikidata5m" and source.get("part", "triples") not in WIKIDATA5M_KINDS:
+            raise ConfigError(f"{path}: graph.sources[{k}].part: one of {', '.join(WIKIDATA5M_KINDS)} (Wikidata5M "
+                              f"files: `ingest wikidata5m --triples/--entity-aliases/--relation-aliases/--corpus`)")
     probesets = need(data, "probesets", "top level", dict)
     for name, spec in probesets.items():
         if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
             raise ConfigError(f"{path}: probesets.{name}: `kind` must be one of {', '.join(KINDS)}")
+        unknown = set(spec) - set(PROBESET_KEYS) - {"kind", "with_corpus"}
+        if unknown:
+            raise ConfigError(f"{path}: probesets.{name}: unknown keys {', '.join(sorted(unknown))} (allowed: kind, "
+                              f"with_corpus, {', '.join(sorted(PROBESET_KEYS))})")
+        try:
+            probeset_request(spec["kind"], {k: v for k, v in spec.items() if k not in ("kind", "with_corpus")}, 0)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{path}: probesets.{name}: {error}") from None
     models = need(data, "models", "top level", list)
     evaluations = need(data, "evaluations", "top level", list)
     for k, ev in enumerate(evaluations):
-        if not isinstance(ev, dict) or ev.get("method") not in METHODS:
-            raise ConfigError(f"{path}: evaluations[{k}]: `method` must be one of {', '.join(METHODS)}")
+        if not isinstance(ev, dict) or ev.get("method") not in methods:
+            raise ConfigError(f"{path}: evaluations[{k}]: `method` must be one of {', '.join(methods)}")
         if ev.get("probeset") not in probesets:
             raise ConfigError(f"{path}: evaluations[{k}]: `probeset` must name one of: {', '.join(probesets)}")
+        method, kind = methods[ev["method"]], probesets[ev["probeset"]]["kind"]
+        if kind not in method.kinds:
+            raise ConfigError(f"{path}: evaluations[{k}]: method {method.name} reads {' or '.join(method.kinds)} "
+                              f"probe sets; {ev['probeset']} is {kind}")
+        limit = ev.get("limit")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ConfigError(f"{path}: evaluations[{k}].limit: a positive whole number of items")
+        if not isinstance(ev.get("options") or {}, dict):
+            raise ConfigError(f"{path}: evaluations[{k}].options: a mapping of method options")
     return Pipeline(str(data.get("name", path.stem)), Path(out) if out else path.parent / data.get("out", "runs"),
                     int(data.get("seed", 0)), graph, data.get("corpus"), bool(data.get("semantic", False)),
                     probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent)
-
-
-def _cli() -> list[str]:
-    script = Path(sys.executable).with_name("factprobe")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "factprobe.cli.main"]
 
 
 def _flags(options: dict) -> list[str]:
@@ -110,7 +130,9 @@ def _flags(options: dict) -> list[str]:
     flags = []
     for key, value in options.items():
         flag = "--" + renamed.get(key, key).replace("_", "-")
-        if isinstance(value, bool):
+        if key == "languages" and isinstance(value, list):  # one comma-separated option
+            flags += [flag, ",".join(str(v) for v in value)]
+        elif isinstance(value, bool):
             flags += [flag] if value else []
         elif isinstance(value, list):
             for v in value:
@@ -120,45 +142,72 @@ def _flags(options: dict) -> list[str]:
     return flags
 
 
+# Errors a step reports in one line; anything else also prints its traceback.
+EXPECTED_ERRORS = (ValueError, OSError, RuntimeError, LookupError)
+
+
 class Runner:
+    """Runs a pipeline's steps in order, in this process; a rerun resumes (see the module's doc)."""
+
     def __init__(self, pipeline: Pipeline, quiet: bool) -> None:
+        from .pipeline_steps import Models
+
         self.p, self.quiet = pipeline, quiet
         self.store = pipeline.out / "graph.sqlite"
         self.started = time.perf_counter()
+        self.models = Models()
 
-    def step(self, title: str, *args: str, has_quiet: bool = True) -> None:
+    def step(self, title: str, args: list[str], action: Callable[..., None]) -> None:
+        """Print the step and the equivalent command (`factprobe ARGS`), then run `action`."""
+        from ..kg.readers import InputError
+        from ..kg.store import StoreError
+
         print(f"\n[{time.perf_counter() - self.started:6.1f} s] {title}", flush=True)
         print(f"  $ factprobe {shlex.join(args)}", flush=True)
-        quiet = ["--quiet"] if self.quiet and has_quiet else []
-        proc = subprocess.run([*_cli(), *args, *quiet])
-        if proc.returncode not in (0, 3):  # 3: finished, with rejected records reported above
-            raise RuntimeError(f"step failed ({title}): exit {proc.returncode}")
+        try:
+            action()
+        except Exception as error:
+            if not isinstance(error, (*EXPECTED_ERRORS, InputError, StoreError)):
+                traceback.print_exc()
+            raise RuntimeError(f"step failed ({title}): {error}") from error
 
     def run(self) -> dict:
-        p = self.p
+        from . import pipeline_steps as steps
+
+        p, quiet, store = self.p, self.quiet, self.store
         p.out.mkdir(parents=True, exist_ok=True)
         languages = p.graph.get("languages")
         for source in p.graph["sources"]:
-            extra = ["--lang", ",".join(languages)] if languages and source["format"] == "wikidata" else []
-            self.step(f"graph: {source['path']}", "ingest", source["format"], str(p.path(source["path"])),
-                      "--store", str(self.store), *extra)
+            fmt, path = source["format"], p.path(source["path"])
+            langs = tuple(languages) if languages and fmt == "wikidata" else ("en",)
+            extra = ["--lang", ",".join(languages)] if languages and fmt == "wikidata" else []
+            part = source.get("part", "triples")
+            where = [f"--{part}", str(path)] if fmt == "wikidata5m" else [str(path)]
+            self.step(f"graph: {source['path']}", ["ingest", fmt, *where, "--store", str(store), *extra],
+                      partial(steps.ingest_source, store, fmt, path, langs, part=part, quiet=quiet))
         corpus_name = None
         if p.corpus:
             corpus_name = p.corpus.get("name", "corpus")
             index = p.out / f"{corpus_name}.index.sqlite"
             files = [str(p.path(f)) for f in p.corpus.get("files", [])]
             relations = p.corpus.get("relations", [])
+            fmt = p.corpus.get("format", "jsonl")
             counts = [x for r in relations for x in ("--count-facts", r)]
-            self.step(f"corpus: index {len(files)} file(s)", "corpus", "index", *files, "--format",
-                      p.corpus.get("format", "jsonl"), "--store", str(self.store), "--index", str(index), *counts)
+            self.step(f"corpus: index {len(files)} file(s)",
+                      ["corpus", "index", *files, "--format", fmt, "--store", str(store), "--index", str(index),
+                       *counts],
+                      partial(steps.index_corpus_step, store, index, files, fmt, relations, quiet=quiet))
             for relation in relations:
-                self.step(f"corpus: count the facts of {relation}", "frequency", "annotate", "--relation", relation,
-                          "--to-store", "--corpus-name", corpus_name, "--store", str(self.store), "--index", str(index),
-                          "--out", str(p.out / f"frequency-{relation}.jsonl"))
+                counted = p.out / f"frequency-{relation}.jsonl"
+                self.step(f"corpus: count the facts of {relation}",
+                          ["frequency", "annotate", "--relation", relation, "--to-store", "--corpus-name",
+                           corpus_name, "--store", str(store), "--index", str(index), "--out", str(counted)],
+                          partial(steps.annotate_step, store, index, relation, corpus_name, counted, quiet=quiet))
         semantic = p.out / "semantic-index"
         if p.semantic:
-            self.step("semantic index (TF-IDF, self-checked)", "distractors", "build", "--store", str(self.store),
-                      "--out", str(semantic))
+            self.step("semantic index (TF-IDF, self-checked)",
+                      ["distractors", "build", "--store", str(store), "--out", str(semantic)],
+                      partial(steps.semantic_step, store, semantic, quiet=quiet))
         built = {}
         for name, spec in p.probesets.items():
             options = {k: v for k, v in spec.items() if k != "kind"}
@@ -167,22 +216,28 @@ class Runner:
             if spec["kind"] == "distractor" and p.semantic:
                 options.setdefault("semantic", str(semantic))
             built[name] = p.out / "probesets" / f"{name}.jsonl"
-            self.step(f"probe set {name} ({spec['kind']})", "probeset", "build", "--kind", spec["kind"], "--store",
-                      str(self.store), "--out", str(built[name]), "--seed", str(p.seed), *_flags(options))
+            self.step(f"probe set {name} ({spec['kind']})",
+                      ["probeset", "build", "--kind", spec["kind"], "--store", str(store), "--out", str(built[name]),
+                       "--seed", str(p.seed), *_flags(options)],
+                      partial(steps.probeset_step, store, built[name], spec["kind"], options, p.seed, quiet=quiet))
         runs = []
         for model in p.models:
             for ev in p.evaluations:
                 folder = p.out / "runs" / f"{_safe(model)}--{ev['method']}--{ev['probeset']}"
-                options = [x for k, v in (ev.get("options") or {}).items() for x in ("--option", f"{k}={_json(v)}")]
+                options = ev.get("options") or {}
+                flags = [x for k, v in options.items() for x in ("--option", f"{k}={_json(v)}")]
                 limit = ["--limit", str(ev["limit"])] if ev.get("limit") else []
-                self.step(f"eval {model}: {ev['method']} on {ev['probeset']}", "eval", "--model", model, "--method",
-                          ev["method"], "--probes", str(built[ev["probeset"]]), "--out", str(folder),
-                          "--seed", str(p.seed), *options, *limit)
+                self.step(f"eval {model}: {ev['method']} on {ev['probeset']}",
+                          ["eval", "--model", model, "--method", ev["method"], "--probes", str(built[ev["probeset"]]),
+                           "--out", str(folder), "--seed", str(p.seed), *flags, *limit],
+                          partial(steps.eval_step, self.models, model, ev["method"], built[ev["probeset"]], folder,
+                                  p.seed, options, int(ev["limit"]) if ev.get("limit") else None, quiet=quiet))
                 runs.append((folder, built[ev["probeset"]]))
         report = p.out / "report"
         if p.report and runs:
-            self.step("report", "report", *(str(f) for f, _ in runs), "--out", str(report), "--title", f"factprobe: {p.name}",
-                      has_quiet=False)
+            title = f"factprobe: {p.name}"
+            self.step("report", ["report", *(str(f) for f, _ in runs), "--out", str(report), "--title", title],
+                      partial(steps.report_step, [f for f, _ in runs], report, title))
         return {"out": str(p.out), "report": str(report / "report.html") if p.report else None,
                 "runs": [str(f) for f, _ in runs], "seconds": round(time.perf_counter() - self.started, 1),
                 "headline": _headline(runs)}

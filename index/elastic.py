@@ -1,18 +1,8 @@
 """The Elasticsearch frequency backend: one index per corpus, counts by phrase queries.
 
-Agreeing with the embedded backend to the document is the whole point, so the analysis is done
-here, in Python, with the same `normalize` the embedded backend uses, and Elasticsearch only
-splits on white space. A document's text becomes a sequence of tokens:
-- every maximal run of letters and digits is one token ("parisian" stays "parisian");
-- every other character is a token of its own, spelled from its code point and from whether a
-  letter or digit touches it on the left and on the right ("," after a word and before a space
-  is `_wb2c`).
-A name is turned into tokens the same way, so a phrase match of its tokens is exactly an
-occurrence of its normalized form with no letter or digit glued to either side: a run token
-must equal a whole run of the text, and a name that starts or ends with punctuation ("(foo)",
-".net") carries "nothing glued here" in its edge tokens. Neither case folding by Lucene filters
-(lowercase is not casefold) nor a plugin (ICU) is needed, so a stock single-node image serves.
-Runs longer than `LONG_RUN` characters are replaced by a digest, below any token-length limit.
+Text is tokenized here, in Python, with the embedded backend's `normalize` (Elasticsearch only
+splits on white space), so both backends count the same documents and a stock single-node image
+serves. The token scheme and why it matches exactly: docs/design-notes.md.
 """
 
 from __future__ import annotations

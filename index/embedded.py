@@ -1,16 +1,8 @@
 """The embedded frequency index: one SQLite file of per-entity document bitmaps.
 
-Documents are linked once (MentionFinder) and each gets an ordinal; an entity's postings are the
-roaring bitmap of the ordinals of the documents that mention it. Entity frequency is a bitmap's
-cardinality, pair co-occurrence an intersection's cardinality: no text is read at query time.
-Documents are added in committed batches, a document id already indexed is skipped, so adding
-the same corpus twice, or more documents later, keeps every count exact.
-
-Tracked pairs: when the pairs that will be asked about are known before the corpus is read (the
-graph's facts, for `frequency annotate`), `track_pairs` registers them and linking counts them as
-it goes, in the same transaction as the documents, so annotating is a table read rather than one
-intersection per fact. A pair registered after documents were added starts from its bitmap
-intersection; a pair never registered is intersected when asked. Every path gives the same count.
+An entity's postings are the roaring bitmap of the documents that mention it: a frequency is a
+cardinality, a pair's co-occurrence an intersection's, and no text is read at query time. A
+document id already indexed is skipped, so counts stay exact. Tracked pairs: docs/design-notes.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Which entities a document mentions: one Aho-Corasick pass over the text for all names at once.
 
-The automaton does not run over the normalized text itself but over a same-length copy in which
-every non-alphanumeric character is a \\x01 mark; each name is marked the same way and padded with
-one mark at each end. A hit then sits on word boundaries by construction, so the names found glued
-inside longer words (most raw hits: "par" in "parisian") are never reported at all. Marking can
-only over-report (names that differ in punctuation alone look alike), so every hit is confirmed
-against the normalized text.
-
-Documents are linked a batch at a time: their normalized texts are joined with marks between
-them, marked in one vectorized pass (a byte table for ASCII, a code-point table for the rest),
-and scanned by the automaton in one call; per-document work in Python is what made linking slow.
+Names are matched on a copy of the text with every non-alphanumeric character marked, so a hit
+sits on word boundaries by construction, and each hit is confirmed against the normalized text;
+documents are scanned a batch at a time. Why: docs/design-notes.md.
 """
 
 from __future__ import annotations

@@ -54,6 +54,32 @@ def test_index_count_and_annotate(sample):
     assert summary["facts"] == len(rows) and summary["buckets"]["P36 [1,10)"] == 3
 
 
+def test_the_library_calls_count_what_the_commands_count(sample, tmp_path):
+    """index_corpus / annotate / count_documents (index/corpus_jobs.py), called from Python: the
+    numbers of the commands above, progress through callbacks, problems as exceptions."""
+    from factprobe.index.backend import Backend
+    from factprobe.index.corpus_jobs import (AnnotateOptions, CorpusJobError, IndexOptions, MissingInput, annotate,
+                                             count_documents, index_corpus)
+
+    store, backend = sample / "graph.sqlite", Backend("embedded", str(tmp_path / "lib.sqlite"))
+    read = []
+    result = index_corpus(backend, store, IndexOptions((str(sample / "docs.jsonl"),)), progress=read.append)
+    assert (result.added, result.documents, len(result.rejects), read[-1]) == (3, 3, 2, 3)
+    assert result.to_dict()["rejected"] == 2 and not result.complete and "3 documents added" in result.summary()
+    assert count_documents(["Q183", "Q64"], backend, store) == (1, "embedded")
+    assert count_documents(["capital", "GERMANY"], backend, store, corpus_files=[str(sample / "docs.jsonl")]) == \
+        (2, "scan")
+    heard = []
+    counted = annotate(backend, store, AnnotateOptions(("P36",), out=str(tmp_path / "p36.jsonl")),
+                       progress=lambda relation, done: heard.append((relation, done)))
+    assert counted.per_bucket[("P36", "[1,10)")] == 3 and counted.store_corpus is None
+    assert heard[0] == ("P36", 0) and heard[-1] == ("P36", counted.facts)
+    with pytest.raises(CorpusJobError):
+        annotate(backend, store, AnnotateOptions(("P36",)))  # neither a file nor the store
+    with pytest.raises(MissingInput):
+        index_corpus(backend, tmp_path / "none.sqlite", IndexOptions((str(sample / "docs.jsonl"),)))
+
+
 def test_settings_mismatch_and_missing_index(sample):
     store, index = str(sample / "graph.sqlite"), str(sample / "g.sqlite")
     run_cli("corpus", "index", str(sample / "docs.jsonl"), "--store", store, "--index", index, "--quiet")

@@ -37,10 +37,7 @@ report: true
 
 @pytest.mark.slow
 def test_a_pipeline_runs_every_step_and_resumes(tmp_path):
-    write_dump(tmp_path / "capitals.json", capital_graph())
-    docs = [{"id": f"d{k}", "title": "", "text": f"{a} and {b}"} for k, (a, b) in
-            enumerate([("France", "Paris")] * 3 + [("Japan", "Tokyo")] * 12 + [("Italy", "Rome")])]
-    (tmp_path / "news.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    _tiny_inputs(tmp_path)
     (tmp_path / "tiny.yaml").write_text(CONFIG)
     proc = run_cli("run", str(tmp_path / "tiny.yaml"), "--quiet", "--json", timeout=900)
     assert proc.returncode == 0, proc.stderr + proc.stdout
@@ -58,6 +55,72 @@ def test_a_pipeline_runs_every_step_and_resumes(tmp_path):
     assert again.returncode == 0
     assert "(0 new)" in again.stdout  # every evaluation resumed with nothing left to do
     assert (out / "probesets" / "mc.jsonl").read_bytes() == first_mc  # rebuilt byte for byte from its seed
+
+
+def _tiny_inputs(folder) -> None:
+    write_dump(folder / "capitals.json", capital_graph())
+    docs = [{"id": f"d{k}", "title": "", "text": f"{a} and {b}"} for k, (a, b) in
+            enumerate([("France", "Paris")] * 3 + [("Japan", "Tokyo")] * 12 + [("Italy", "Rome")])]
+    (folder / "news.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+
+
+# What `factprobe run tiny.yaml` printed for each step when every step was a `factprobe` subprocess.
+COMMANDS = [
+    "ingest wikidata capitals.json --store out/graph.sqlite",
+    "corpus index news.jsonl --format jsonl --store out/graph.sqlite --index out/news.index.sqlite --count-facts P36",
+    "frequency annotate --relation P36 --to-store --corpus-name news --store out/graph.sqlite "
+    "--index out/news.index.sqlite --out out/frequency-P36.jsonl",
+    "distractors build --store out/graph.sqlite --out out/semantic-index",
+    "probeset build --kind icl-mc --store out/graph.sqlite --out out/probesets/mc.jsonl --seed 1 --relation P36 "
+    "--choices 5 --demo-fraction 0.5 --per-relation 12",
+    "probeset build --kind kdf --store out/graph.sqlite --out out/probesets/kdf.jsonl --seed 1 --relation P36 "
+    "--shots 2 --kdf-demonstrations same-relation --corpus news",
+    "probeset build --kind distractor --store out/graph.sqlite --out out/probesets/d.jsonl --seed 1 --relation P36 "
+    "--per-relation 2 --strategy random --strategy temp+sem --n 2 --semantic out/semantic-index",
+    "eval --model {model} --method ic-lke --probes out/probesets/mc.jsonl --out out/runs/{safe}--ic-lke--mc --seed 1 "
+    "--option 'separator=: ' --option examples=4",
+    "eval --model {model} --method kdf --probes out/probesets/kdf.jsonl --out out/runs/{safe}--kdf--kdf --seed 1 "
+    "--limit 4",
+    "eval --model {model} --method distractor --probes out/probesets/d.jsonl --out out/runs/{safe}--distractor--d "
+    "--seed 1 --option clozes=1",
+    "report out/runs/{safe}--ic-lke--mc out/runs/{safe}--kdf--kdf out/runs/{safe}--distractor--d --out out/report "
+    "--title 'factprobe: tiny'",
+]
+
+
+@pytest.mark.slow
+def test_the_pipeline_runs_in_process_and_prints_each_command(tmp_path, monkeypatch):
+    """No step starts a `factprobe` subprocess any more; each still prints the command a user
+    could type, the same as before, and a rerun resumes with nothing left to do."""
+    import shlex
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from factprobe.cli.main import main
+    from factprobe.cli.pipeline import _safe
+    from scoring_models import tiny_llama
+
+    model = f"hf:{tiny_llama(tmp_path / 'tiny-llama')}"  # random and small: fast; its numbers do not matter
+    _tiny_inputs(tmp_path)
+    (tmp_path / "tiny.yaml").write_text(CONFIG.replace("models: [smollm2-135m-instruct]", f"models: ['{model}']"))
+    monkeypatch.chdir(tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the pipeline started a subprocess: {args}")
+
+    for name in ("run", "Popen", "call", "check_call", "check_output"):
+        monkeypatch.setattr(subprocess, name, refuse)
+    result = CliRunner().invoke(main, ["run", "tiny.yaml", "--quiet"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    printed = [line.removeprefix("  $ factprobe ") for line in result.stdout.splitlines()
+               if line.startswith("  $ factprobe ")]
+    assert printed == [c.format(model=shlex.quote(model), safe=shlex.quote(_safe(model))) for c in COMMANDS]
+    assert "16 documents added" in result.stdout and "Headline numbers:" in result.stdout
+    assert (tmp_path / "out" / "report" / "report.html").is_file()
+    again = CliRunner().invoke(main, ["run", "tiny.yaml", "--quiet"])
+    assert again.exit_code == 0 and again.stdout.count("(0 new)") == 3
+    assert "already ingested" in again.stderr
 
 
 @pytest.mark.parametrize("change, message", [

@@ -1,0 +1,317 @@
+"""Corpus jobs as library calls: index a corpus for co-occurrence frequency (`index_corpus`),
+count the facts of relations against that index (`annotate`), and count any term, QID or raw
+string (`count_documents`).
+
+`factprobe corpus index`, `factprobe frequency ...`, the pipeline runner and Python users call
+these. Options and results are dataclasses; progress goes to an optional callback (no progress
+bar, no printing here); problems raise `MissingInput` or `CorpusJobError`, and an index that is
+unbuilt, unreachable or built with other settings raises the backend's own error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from .backend import Backend, open_for_counting, open_for_indexing
+from .corpus import DEFAULT_BUCKETS, Document, bucket_of
+from .corpus_files import FORMATS, ReadReport, Reject, corpus_documents, jsonl_documents, store_documents
+from .settings import IndexSettings
+
+ANNOTATE_CHUNK = 50_000  # facts counted per backend call
+
+
+class CorpusJobError(ValueError):
+    """Options that cannot work together, or a term that cannot be counted."""
+
+
+class MissingInput(FileNotFoundError):
+    """A store or corpus file the job needs is not there."""
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """What to index and how names count as mentions (recorded in the index at its first build;
+    every later run must match)."""
+    files: tuple[str, ...] = ()
+    format: str = "jsonl"  # of `files`: jsonl, trex or wikidata5m (see corpus_files.FORMATS)
+    from_store: bool = False  # also the documents the store holds (T-REx / Wikidata5M ingests)
+    links: bool = False  # count the corpus's own entity links instead of names in the text
+    languages: tuple[str, ...] = ("en",)
+    min_alias_length: int = 2
+    exclude_aliases: tuple[str, ...] = ()
+    count_facts: tuple[str, ...] = ()  # relations (or "all") whose fact pairs are counted while linking
+
+    def settings(self) -> IndexSettings:
+        return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
+                             tuple(self.exclude_aliases))
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    backend: str  # embedded or elasticsearch
+    index: str  # the index file, or the cluster and index name
+    method: str  # names or links
+    added: int  # documents added by this run (documents already indexed are skipped)
+    tracked_pairs: int  # fact pairs newly counted while linking
+    documents: int  # documents in the index now
+    rejects: tuple[Reject, ...]  # records skipped, with file and line
+    seconds: float
+    names: int | None = None  # embedded, by names: names and entities of the automaton
+    entities: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        return not self.rejects
+
+    def to_dict(self) -> dict:
+        out = {"backend": self.backend, "index": self.index, "method": self.method, "added": self.added,
+               "tracked_pairs": self.tracked_pairs, "documents": self.documents, "rejected": len(self.rejects),
+               "seconds": round(self.seconds, 2)}
+        if self.names is not None:
+            out.update(names=self.names, entities=self.entities)
+        return out
+
+    def summary(self) -> str:
+        how = ("entity links" if self.method == "links" else f"{self.names:,} names of {self.entities:,} entities"
+               if self.names is not None else "names matched at query time")
+        return (f"{self.added:,} documents added ({self.documents:,} in {self.index}), {how}, "
+                f"{self.seconds:.1f} s; {len(self.rejects)} rejected"
+                + (f"; {self.tracked_pairs:,} new fact pairs counted while linking" if self.tracked_pairs else ""))
+
+
+def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptions, *,
+                 progress: Callable[[int], None] | None = None) -> IndexResult:
+    """Add the documents of `options.files` (and/or the store's) to the frequency index of
+    `backend`. A rerun skips documents already indexed, so an interrupted run resumes and every
+    count stays exact. `progress(n)` is called with the documents read so far."""
+    if not options.files and not options.from_store:
+        raise CorpusJobError("nothing to index: give corpus files, the store's documents, or both")
+    if options.format not in FORMATS:
+        raise CorpusJobError(f"corpus format {options.format!r}: use one of {', '.join(FORMATS)}")
+    if options.links and options.files and options.format != "trex":
+        raise CorpusJobError("link-based counting reads a corpus's own entity links: only T-REx files "
+                             "or the store's documents have them")
+    needs_store = (options.from_store or (not options.links and backend.kind == "embedded")
+                   or options.format == "wikidata5m" or options.count_facts)
+    if needs_store and (store is None or not Path(store).is_file()):
+        raise MissingInput(f"no knowledge-graph store at {store}")
+    for f in options.files:
+        if not Path(f).is_file():
+            raise MissingInput(f"{f}: no such file")
+    settings = options.settings()
+    started = time.perf_counter()
+    report = ReadReport()
+    added = 0
+    index = open_for_indexing(backend, settings, store)
+    try:
+        tracked = index.track_pairs(fact_pairs(store, options.count_facts)) if options.count_facts else 0
+        sources = [corpus_documents(f, options.format, report, labels_from=str(store) if store else None)
+                   for f in options.files]
+        if options.from_store:
+            sources.append(store_documents(store))
+        read = [0]
+        for documents in sources:
+            for taken in index.add_documents(_counted(documents, progress, read)):
+                added += taken
+        total = index.document_count()
+    finally:
+        index.close()
+    finder = getattr(index, "mentions", None)
+    counted = hasattr(finder, "names")
+    return IndexResult(backend.kind, backend.describe(), settings.method, added, tracked, total,
+                       tuple(report.rejects), time.perf_counter() - started,
+                       finder.names if counted else None, finder.entities if counted else None)
+
+
+def fact_pairs(store: str | Path, relations: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(subject, object) of every entity-valued fact of `relations` ("all": every relation)."""
+    from ..kg.graph import KnowledgeGraph
+
+    relations = tuple(relations)
+    with KnowledgeGraph(store) as kg:
+        for relation in (None,) if "all" in relations else relations:
+            for fact in kg.facts(relation, entity_objects_only=True):
+                yield fact.subject, fact.object
+
+
+def _counted(documents: Iterable[Document], progress: Callable[[int], None] | None,
+             read: list[int]) -> Iterator[Document]:
+    """The documents, passed on; `read[0]` counts them over all sources, `progress` hears it."""
+    for document in documents:
+        read[0] += 1
+        if progress is not None:
+            progress(read[0])
+        yield document
+
+
+# -- annotate -----------------------------------------------------------------------------------
+
+
+def parse_buckets(text: str) -> tuple[int, ...]:
+    """"1,10,100" -> (1, 10, 100): bucket edges, increasing positive integers."""
+    try:
+        edges = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        edges = ()
+    if not edges or edges[0] < 1 or list(edges) != sorted(set(edges)):
+        raise CorpusJobError(f"buckets {text!r}: give increasing positive integers, e.g. 1,10,100")
+    return edges
+
+
+@dataclass(frozen=True)
+class AnnotateOptions:
+    relations: tuple[str, ...]
+    out: str | None = None  # JSONL, one line per counted fact
+    to_store: bool = False  # write the counts into the store (where probe-set builders read them)
+    corpus_name: str | None = None  # the name they are stored under [default: see default_corpus_name]
+    buckets: tuple[int, ...] = DEFAULT_BUCKETS  # edges: (1, 10, 100) gives 0 | [1,10) | [10,100) | [100,inf)
+
+
+@dataclass(frozen=True)
+class AnnotateResult:
+    facts: int
+    out: str | None
+    store_corpus: str | None  # the corpus name the counts were stored under, when stored
+    per_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (relation, bucket) -> facts
+
+    def to_dict(self) -> dict:
+        return {"facts": self.facts, "out": self.out, "store_corpus": self.store_corpus,
+                "buckets": {f"{r} {b}": n for (r, b), n in sorted(self.per_bucket.items())}}
+
+    def summary_lines(self, store: str | Path) -> list[str]:
+        where = " and ".join(x for x in (self.out, f"{store} (corpus {self.store_corpus})"
+                                         if self.store_corpus else None) if x)
+        return [f"{self.facts:,} facts counted -> {where}",
+                *(f"  {relation} {bucket:>10}  {n:,}" for (relation, bucket), n in sorted(self.per_bucket.items()))]
+
+
+def default_corpus_name(backend: Backend) -> str:
+    """The index file's stem, or the Elasticsearch index name."""
+    return Path(backend.path).stem if backend.kind == "embedded" else backend.es_index
+
+
+def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
+             progress: Callable[[str, int], None] | None = None) -> AnnotateResult:
+    """Count every entity-valued fact of `options.relations` (documents that mention both head
+    and tail) and write the counts to `options.out` and/or the store. `progress(relation, n)` is
+    called with 0 when a relation starts and with its facts counted so far after each chunk."""
+    from ..kg.graph import KnowledgeGraph
+    from ..kg.store import Store
+
+    if not options.out and not options.to_store:
+        raise CorpusJobError("say where the counts go: an output file, the store, or both")
+    edges = tuple(options.buckets)
+    if not edges or edges[0] < 1 or list(edges) != sorted(set(edges)):
+        raise CorpusJobError(f"buckets {edges}: give increasing positive integers, e.g. (1, 10, 100)")
+    if not Path(store).is_file():
+        raise MissingInput(f"no knowledge-graph store at {store}")
+    corpus_name = options.corpus_name or default_corpus_name(backend)
+    per_bucket: Counter = Counter()
+    facts = 0
+    writer = Store(store) if options.to_store else None
+    out = open(options.out, "w") if options.out else None
+    try:
+        index = open_for_counting(backend, store)
+        try:
+            with KnowledgeGraph(store) as kg:
+                for relation in options.relations:
+                    done = 0
+                    if progress:
+                        progress(relation, 0)
+                    for chunk in _chunks(kg.facts(relation, entity_objects_only=True), ANNOTATE_CHUNK):
+                        counts = index.pair_frequencies([(f.subject, f.object) for f in chunk])
+                        buckets_of = [bucket_of(n, edges) for n in counts]
+                        for fact, count, bucket in zip(chunk, counts, buckets_of):
+                            per_bucket[(relation, bucket)] += 1
+                            if out:
+                                out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
+                                                      "object": fact.object, "documents": count,
+                                                      "bucket": bucket}) + "\n")
+                        if writer:
+                            writer.write_fact_frequencies(corpus_name, edges, [
+                                (f.id, n, b) for f, n, b in zip(chunk, counts, buckets_of)])
+                        facts += len(chunk)
+                        done += len(chunk)
+                        if progress:
+                            progress(relation, done)
+        finally:
+            index.close()
+    finally:
+        if out:
+            out.close()
+        if writer:
+            writer.close()
+    return AnnotateResult(facts, options.out, corpus_name if options.to_store else None, dict(per_bucket))
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+# -- one count ----------------------------------------------------------------------------------
+
+
+def is_qid(text: str) -> bool:
+    return len(text) > 1 and text[0] == "Q" and text[1:].isdigit()
+
+
+def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | None, *,
+                    corpus_files: Sequence[str] = (), corpus_from_store: bool = False,
+                    languages: Sequence[str] = ("en",)) -> tuple[int, str]:
+    """Documents that mention every one of `terms` (one or two), and how they were counted.
+
+    QIDs only, with no corpus given: from the index ("embedded" / "elasticsearch"). Any raw
+    string: a scan of the corpus files and/or the store's documents ("scan"), QIDs there standing
+    for their names in the store, since no index holds arbitrary strings."""
+    if not 1 <= len(terms) <= 2:
+        raise CorpusJobError("count one term, or a pair")
+    if all(is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
+        index = open_for_counting(backend, store)
+        try:
+            return (index.entity_frequency(terms[0]) if len(terms) == 1 else index.pair_frequency(*terms)), backend.kind
+        finally:
+            index.close()
+    from .scan import scan_count
+    from .text import AliasFilter, name_key
+
+    if not corpus_files and not corpus_from_store:
+        raise CorpusJobError("raw strings are counted by reading a corpus: give corpus files or the store's documents")
+    names = []
+    for term in terms:
+        if is_qid(term):
+            names.append(_names_of(term, store, tuple(languages), AliasFilter(), name_key))
+        else:
+            names.append([term])
+    report = ReadReport()
+    sources = [jsonl_documents(f, report) for f in corpus_files]
+    if corpus_from_store:
+        sources.append(store_documents(store))
+    return scan_count(chain(*sources), names), "scan"
+
+
+def _names_of(entity: str, store, languages: tuple[str, ...], keep, name_key) -> list[str]:
+    """An entity's names in `languages`, filtered as the index's default filter does (a QID's
+    one-letter names do not count)."""
+    from ..kg.graph import KnowledgeGraph
+
+    if store is None or not Path(store).is_file():
+        raise MissingInput(f"no knowledge-graph store at {store} to look up the names of {entity}")
+    with KnowledgeGraph(store) as kg:
+        labels = [kg.labels(entity, lang) for lang in languages]
+    found = [n for lab in labels for n in (lab.label, *lab.aliases) if n and keep.keeps(name_key(n))]
+    if not found:
+        raise CorpusJobError(f"{entity} has no names in {languages} in {store}")
+    return found
