@@ -8,12 +8,10 @@ from pathlib import Path
 
 import click
 
+from ..probes.probeset import KINDS, PROBESET_KINDS
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import json_option, store_option
 
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.group("probeset")
@@ -31,11 +29,8 @@ def probeset_group() -> None:
 
 
 @probeset_group.command("build")
-@click.option("--kind", type=click.Choice(["cloze", "icl-mc", "kdf", "distractor", "belief-icl"]), required=True,
-              help="cloze: MyriadLAMA-style templates x subject names; icl-mc: IC-LKE 100-way choices with a "
-                   "demonstration pool; kdf: A-D questions with 5-shot demonstrations; distractor: strategy x n "
-                   "per fact; belief-icl: per (fact, template) demonstrations for zero-shot / x-random / "
-                   "x-relation / x-template.")
+@click.option("--kind", type=click.Choice(KINDS), required=True,
+              help="; ".join(f"{kind}: {summary}" for kind, summary in PROBESET_KINDS.items()) + ".")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="The JSONL to write.")
 @store_option
 @click.option("--relation", "relations", multiple=True, help="Repeatable [default: every relation with entity objects].")
@@ -90,23 +85,27 @@ def build(kind, out_path, store, relations, per_relation, corpus, buckets, per_b
           demo_fraction, allow_fewer_choices, shots, kdf_demonstrations, kdf_options, strategies, n, semantic_dir,
           model, parquet, quiet, as_json):
     """Build a probe set from the store."""
-    from ..probes.build import BuildOptions, build_probeset
-    from ..probes.facts import FactSelection
+    from ..probes.build import build_probeset, request_from_mapping
 
     if not Path(store).is_file():
-        _fail(f"no knowledge-graph store at {store}")
-    selection = FactSelection(tuple(relations), per_relation, per_bucket, tuple(buckets), corpus, tuple(annotators),
-                              at, popularity_bins, seed)
+        fail(f"no knowledge-graph store at {store}", EXIT_USAGE)
     langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else ()
-    options = BuildOptions(kind, langs, tuple(template_dirs), manual_only, aliases_per_subject, single_token_model,
-                           choices, demo_fraction, shots, tuple(strategies), n, semantic_dir, model,
-                           allow_fewer_choices=allow_fewer_choices, kdf_demonstrations=kdf_demonstrations,
-                           kdf_options=kdf_options, cloze_unit=cloze_unit)
+    selection, options = request_from_mapping({
+        # the fact selection
+        "relations": relations, "per_relation": per_relation, "per_bucket": per_bucket, "buckets": buckets,
+        "corpus": corpus, "annotators": annotators, "at": at, "popularity_bins": popularity_bins, "seed": seed,
+        # the kind's options
+        "kind": kind, "languages": langs, "template_dirs": template_dirs, "manual_only": manual_only,
+        "aliases_per_subject": aliases_per_subject, "single_token_model": single_token_model, "choices": choices,
+        "demo_fraction": demo_fraction, "shots": shots, "strategies": strategies, "n": n,
+        "semantic_dir": semantic_dir, "model": model, "allow_fewer_choices": allow_fewer_choices,
+        "kdf_demonstrations": kdf_demonstrations, "kdf_options": kdf_options, "cloze_unit": cloze_unit,
+    })
     say = (lambda _: None) if quiet or as_json else (lambda text: click.echo(f"{text} ...", err=True))
     try:
         meta = build_probeset(store, out_path, selection, options, parquet=parquet, progress=say)
     except (ValueError, FileNotFoundError, RuntimeError) as error:
-        _fail(str(error))
+        fail(str(error), EXIT_USAGE)
     for warning in _warnings(meta.source):  # on stderr, so --json output stays one object
         click.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -147,7 +146,7 @@ def stats(path, as_json):
     try:
         counted = probeset_stats(read_items(path))
     except ValueError as error:
-        _fail(str(error))
+        fail(str(error), EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(counted.to_dict()))
         return
@@ -193,4 +192,4 @@ def import_(fmt, files, out_path, with_templates, parquet, as_json):
         click.echo(f"{meta.items:,} {kind} items from {report.rows:,} {fmt} rows -> {out_path}"
                    + (f"; {len(report.rejected)} rejected" if report.rejected else ""))
     if report.rejected:
-        sys.exit(3)
+        sys.exit(EXIT_PARTIAL)

@@ -20,7 +20,8 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..probes.methods import METHODS
+from ..probes.methods import registered
+from ..probes.probeset import KINDS
 
 log = logging.getLogger("factprobe.service")
 
@@ -39,7 +40,7 @@ class ProbesetRequest(BaseModel):
     """A probe-set build: the fact selection and the kind's options, paths left out."""
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["cloze", "icl-mc", "kdf", "distractor", "belief-icl"]
+    kind: Literal[KINDS]  # type: ignore[valid-type]  (probes/probeset.py, an enum in OpenAPI)
     relations: list[PropertyId] = Field(default_factory=list, max_length=50)
     per_relation: int | None = Field(None, ge=1, le=10_000)
     per_bucket: int | None = Field(None, ge=1, le=10_000)
@@ -67,7 +68,7 @@ class EvalRequest(BaseModel):
     """An evaluation run over the probe set a finished probeset job built."""
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal[tuple(METHODS)]  # type: ignore[valid-type]  (the registry's names, as an enum in OpenAPI)
+    method: Literal[tuple(registered())]  # type: ignore[valid-type]  (the registry's names, an enum in OpenAPI)
     probeset_job: str = Field(pattern=JOB_ID)
     model: str = Field(max_length=100)
     limit: int | None = Field(None, ge=1, le=10_000)
@@ -153,15 +154,11 @@ class JobQueue:
 
 
 def probeset_work(store: Path, semantic_dir: Path | None, request: ProbesetRequest) -> Callable[[Job], dict]:
-    from ..probes.build import BuildOptions, build_probeset
-    from ..probes.facts import FactSelection
+    from ..probes.build import build_probeset, request_from_mapping
 
-    selection = FactSelection(tuple(request.relations), request.per_relation, request.per_bucket,
-                              tuple(request.buckets), request.corpus, tuple(request.annotators), request.at,
-                              request.popularity_bins, request.seed)
-    options = BuildOptions(request.kind, tuple(request.languages), (), request.manual_only,
-                           request.aliases_per_subject, None, request.choices, request.demo_fraction, request.shots,
-                           tuple(request.strategies), request.n, str(semantic_dir) if semantic_dir else None, None)
+    # The request's fields are FactSelection / BuildOptions fields by name; the server adds the semantic index.
+    selection, options = request_from_mapping(
+        {**request.model_dump(), "semantic_dir": str(semantic_dir) if semantic_dir else None})
 
     def work(job: Job) -> dict:
         meta = build_probeset(store, job.probes, selection, options)

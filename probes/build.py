@@ -4,13 +4,13 @@ files. The CLI (`factprobe probeset build`) and the HTTP service both call `buil
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..kg.graph import KnowledgeGraph
 from . import builders
-from .facts import FactSelection, ProbeFact, select_facts
+from .facts import FactSelection, ProbeFact, keyword_arguments, select_facts
 from .probeset import KINDS, ProbeSetMeta, write_probeset
 
 
@@ -42,8 +42,26 @@ class BuildOptions:
     cloze_unit: str = "pair"
     extra: dict = field(default_factory=dict)
 
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> BuildOptions:
+        """Options from their fields by name (lists become tuples); ValueError on an unknown key."""
+        return cls(**keyword_arguments(cls, mapping))
+
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if k != "extra"}
+
+
+def request_from_mapping(mapping: Mapping[str, Any]) -> tuple[FactSelection, BuildOptions]:
+    """A build request, the fields of FactSelection and BuildOptions by name in one mapping (the
+    two share no name), as the two objects; lists become tuples, a key of neither raises ValueError."""
+    selection_names = {f.name for f in fields(FactSelection)}
+    option_names = {f.name for f in fields(BuildOptions)}
+    for key in mapping:
+        if key not in selection_names and key not in option_names:
+            raise ValueError(f"unknown key {key!r}: neither a FactSelection nor a BuildOptions field "
+                             f"(allowed: {', '.join(sorted(selection_names | option_names))})")
+    return (FactSelection.from_mapping({k: v for k, v in mapping.items() if k in selection_names}),
+            BuildOptions.from_mapping({k: v for k, v in mapping.items() if k in option_names}))
 
 
 def build_probeset(store: str | Path, out: str | Path, selection: FactSelection, options: BuildOptions, *,
@@ -196,7 +214,8 @@ def _paper_checks(kg: KnowledgeGraph, facts: list[ProbeFact], items: list[dict],
 
 
 def _questions(options: BuildOptions, relations: Sequence[str]) -> dict[str, str]:
-    """A question per relation: its first QA template, else its first cloze with a blank."""
+    """A question per relation: `RelationTemplates.question()` (its first QA template, else a cloze
+    with a blank)."""
     from .templates import load_templates
 
     loaded = load_templates([Path(d) for d in options.template_dirs] or None)
@@ -205,7 +224,7 @@ def _questions(options: BuildOptions, relations: Sequence[str]) -> dict[str, str
         entry = loaded.get(relation)
         if entry is None or not (entry.qa or entry.cloze):
             raise ValueError(f"no templates for {relation}: KDF questions are written from them")
-        out[relation] = entry.qa[0].text if entry.qa else entry.cloze[0].text.replace("[Y]", "___")
+        out[relation] = entry.question()
     return out
 
 
@@ -241,15 +260,17 @@ def _single_token(spec: str) -> Callable[[str], bool]:
 
 
 def _object_final(texts: Sequence[str]) -> str:
-    """ApprOpt scores object labels as continuations: the first template that ends with [Y]."""
+    """ApprOpt scores object labels as continuations: the first object-final template."""
+    from .templates import object_final
+
     for text in texts:
-        if text.rstrip(" .!?").endswith("[Y]") and not text.startswith("[Y]"):
+        if object_final(text):
             return text
     raise ValueError(f"appropt needs a template that ends with [Y]; none among {texts[:3]}...")
 
 
 def _distractor_items(kg, facts, selection, options) -> list[dict]:
-    from ..index.distractors import ApprOptRanker, DistractorFinder
+    from ..index.distractors import DistractorFinder
 
     semantic = ranker = None
     if {"sem", "temp+sem"} & set(options.strategies):
@@ -262,7 +283,8 @@ def _distractor_items(kg, facts, selection, options) -> list[dict]:
     if "appropt" in options.strategies:
         if not options.model:
             raise ValueError("appropt needs --model")
-        from ..probes.scoring.loader import load_scorer
+        from .scoring.appropt import ApprOptRanker
+        from .scoring.loader import load_scorer
 
         ranker = ApprOptRanker(load_scorer(options.model))
         from .templates import prompt_before_object

@@ -13,7 +13,7 @@ import yaml
 from factprobe.probes.paraphrase import (ParaphraseError, make_client, paraphrase, parse_lines, screen_lines,
                                          write_generated)
 from factprobe.probes.templates import (SHIPPED_DIR, RelationTemplates, Template, TemplateError, fill, load_file,
-                                        load_templates, normalize, prompt_before_object)
+                                        load_templates, normalize, object_final, prompt_before_object)
 from conftest import free_port, llama_server, run_cli
 
 LAMA_TREX = ("P17 P19 P20 P27 P30 P31 P36 P37 P39 P47 P101 P103 P106 P108 P127 P131 P136 P138 P140 P159 P176 "
@@ -174,6 +174,57 @@ def test_fill_and_prompt_before_object():
         fill(entry.qa[0], "France", "Paris")
     with pytest.raises(ValueError, match="no \\[Y\\] slot"):
         prompt_before_object(entry.qa[0], "France")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The capital of [X] is [Y].", True),
+    ("The capital of [X] is [Y]", True),
+    ("Is the capital of [X] [Y]?!", True),
+    ("[X]'s capital city is [Y] .", True),
+    ("[Y] is the capital of [X].", False),   # the object first: no prompt before it
+    ("[X] is ruled from [Y] today.", False),  # text after the object
+    ("[Y].", False),                          # only the object: nothing to continue
+    ("What is the capital of [X]?", False),   # a question has no object slot
+])
+def test_object_final(text, expected):
+    assert object_final(text) is expected
+    assert object_final(Template(text)) is expected
+    assert Template(text).object_final is expected
+
+
+def test_object_final_clozes_keep_file_order():
+    entry = RelationTemplates("P36", "capital", cloze=(
+        Template("[Y] is the capital of [X]."), Template("The capital of [X] is [Y]."),
+        Template("[X] is ruled from [Y] today."), Template("[X]'s capital city is [Y].")))
+    assert [t.text for t in entry.object_final_clozes()] == ["The capital of [X] is [Y].",
+                                                            "[X]'s capital city is [Y]."]
+    only_object_first = RelationTemplates("P36", "capital", cloze=(Template("[Y] is the capital of [X]."),))
+    assert only_object_first.object_final_clozes() == ()
+
+
+def test_question_prefers_qa_then_the_first_object_final_cloze_then_the_first_cloze():
+    qa = (Template("What is the capital of [X]?", kind="qa"), Template("Which city is the capital of [X]?", kind="qa"))
+    clozes = (Template("[Y] is the capital of [X]."), Template("The capital of [X] is [Y]."))
+    assert RelationTemplates("P36", "capital", cloze=clozes, qa=qa).question() == "What is the capital of [X]?"
+    # No QA template: the first object-final cloze, blanked, even when another cloze comes first.
+    assert RelationTemplates("P36", "capital", cloze=clozes).question() == "The capital of [X] is ___."
+    # No object-final cloze: the first cloze, blanked.
+    only = (Template("[Y] is the capital of [X]."), Template("[X] is ruled from [Y] today."))
+    assert RelationTemplates("P36", "capital", cloze=only).question() == "___ is the capital of [X]."
+    with pytest.raises(ValueError, match="P36: no QA or cloze template"):
+        RelationTemplates("P36", "capital").question()
+
+
+def test_shipped_questions_and_object_final_clozes():
+    """Every shipped relation has a QA template, so its question is that template whichever cloze the
+    fallback would blank; and its first cloze is object-final, so the distractor measure, the
+    baselines and ApprOpt all start from the same cloze."""
+    for relation, entry in load_templates([]).items():
+        assert entry.qa, relation
+        assert entry.question() == entry.qa[0].text
+        assert entry.cloze[0].object_final, relation
+        # For valid templates (one [X], one [Y]) the rule is the plain "ends with [Y]" one.
+        assert entry.object_final_clozes() == tuple(t for t in entry.cloze if t.text.rstrip(" .!?").endswith("[Y]"))
 
 
 def test_write_generated_appends_and_loads_back(tmp_path):

@@ -11,6 +11,9 @@ and QA templates (`[X]` only), each marked manual or generated.
 
 The shipped files live in `relations/`; user folders (arguments, or FACTPROBE_TEMPLATES) are read
 after them and their templates are added to the shipped ones of the same relation.
+
+The template rules the probes share live here, once: `object_final` (a cloze a causal LM can
+continue with the object) and `RelationTemplates.question()` (the question asked about a relation).
 """
 
 from __future__ import annotations
@@ -55,6 +58,11 @@ class Template:
     def prompt_before_object(self, subject_label: str) -> str:
         return prompt_before_object(self, subject_label)
 
+    @property
+    def object_final(self) -> bool:
+        """Whether the cloze ends in the object slot (see `object_final`)."""
+        return object_final(self)
+
 
 @dataclass(frozen=True)
 class RelationTemplates:
@@ -75,6 +83,23 @@ class RelationTemplates:
     @property
     def manual_qa(self) -> tuple[Template, ...]:
         return tuple(t for t in self.qa if t.source == "manual")
+
+    def object_final_clozes(self) -> tuple[Template, ...]:
+        """The clozes that end in the object slot, in file order: the ones a causal LM can be asked
+        to continue with the object (the distractor measure, the baselines, ApprOpt)."""
+        return tuple(t for t in self.cloze if t.object_final)
+
+    def question(self) -> str:
+        """The question asked about this relation, [X] unfilled: its first QA template, else a cloze
+        with [Y] replaced by a blank "___" -- the first object-final cloze (the blank then ends the
+        sentence, as a question's answer does), falling back to the first cloze. Every shipped
+        relation has a QA template, so the fallback only reaches user templates."""
+        if self.qa:
+            return self.qa[0].text
+        clozes = self.object_final_clozes() or self.cloze
+        if not clozes:
+            raise ValueError(f"{self.relation}: no QA or cloze template to write a question from")
+        return clozes[0].text.replace("[Y]", "___")
 
     def fill(self, template: Template | str, subject_label: str, object_label: str | None = None) -> str:
         return fill(template, subject_label, object_label)
@@ -110,6 +135,14 @@ def prompt_before_object(template: Template | str, subject_label: str) -> str:
     if "[Y]" not in text:
         raise ValueError(f"{text!r} has no [Y] slot (a QA template has no text before the object)")
     return text.split("[Y]", 1)[0].replace("[X]", subject_label).rstrip()
+
+
+def object_final(template: Template | str) -> bool:
+    """Whether a cloze ends in the object slot: it ends with [Y] once trailing " .!?" are stripped,
+    and does not start with [Y] (a template that is only "[Y]..." has no prompt before the object).
+    "The capital of [X] is [Y]." is object-final; "[Y] is the capital of [X]." is not."""
+    text = (template.text if isinstance(template, Template) else template).strip()
+    return text.rstrip(" .!?").endswith("[Y]") and not text.startswith("[Y]")
 
 
 def slot_problem(text: str, kind: Kind) -> str | None:

@@ -1,0 +1,26 @@
+"""Exit codes of the `factprobe` command, and `fail`, the one way a command stops on an error.
+
+Every command exits with one of the codes below; scripts and the pipeline (`factprobe run`)
+tell a finished-but-partial result (3) from bad input (2) and a failure (1) by them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+EXIT_OK = 0  # done, and complete
+EXIT_FAILURE = 1  # the command failed (also what an uncaught exception exits with)
+EXIT_USAGE = 2  # bad usage or unreadable input: click's own code for a usage error
+# Done but partial: the command finished and wrote its output, but some input records were
+# rejected (each reported on stderr or in the rejects file by file and line) or an input was
+# truncated; the output holds everything else. A rerun after fixing the input completes it.
+EXIT_PARTIAL = 3
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
+    """Print `error: MESSAGE` on stderr and exit with `code`."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
