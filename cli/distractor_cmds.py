@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import json_option, store_option, with_options
 
 semantic_option = click.option(
@@ -16,10 +17,6 @@ semantic_option = click.option(
 STRATEGY_CHOICE = click.Choice(["random", "sem", "temp+sem", "appropt"])
 DEFAULT_TEMPLATE = "[X]'s [R] is [Y]."
 
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.group("distractors")
@@ -53,7 +50,7 @@ def build(store, out_dir, min_df, check_queries, seed, quiet, as_json):
     from ..kg.graph import KnowledgeGraph
 
     if not Path(store).is_file():
-        _fail(f"no knowledge-graph store at {store}")
+        fail(f"no knowledge-graph store at {store}", EXIT_USAGE)
 
     def stage(text: str) -> None:
         if not quiet:
@@ -79,7 +76,7 @@ def _finder(store, semantic_dir, strategies, model, languages, exact=False, batc
     from ..kg.graph import KnowledgeGraph
 
     if not Path(store).is_file():
-        _fail(f"no knowledge-graph store at {store}")
+        fail(f"no knowledge-graph store at {store}", EXIT_USAGE)
     kg = KnowledgeGraph(store)
     semantic = None
     if {"sem", "temp+sem"} & set(strategies):
@@ -88,12 +85,12 @@ def _finder(store, semantic_dir, strategies, model, languages, exact=False, batc
         try:
             semantic = SemanticIndex.load(semantic_dir)
         except (FileNotFoundError, ValueError) as error:
-            _fail(str(error))
+            fail(str(error), EXIT_USAGE)
     ranker = None
     if "appropt" in strategies:
         if not model:
-            _fail("--strategy appropt needs --model SPEC (see `factprobe model --help`)")
-        from ..index.distractors import ApprOptRanker
+            fail("--strategy appropt needs --model SPEC (see `factprobe model --help`)", EXIT_USAGE)
+        from ..probes.scoring.appropt import ApprOptRanker
         from ..probes.scoring.loader import load_scorer
 
         ranker = ApprOptRanker(load_scorer(model), exact=exact, batch_size=batch)
@@ -150,7 +147,7 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
         try:
             results.append(finder.find(subject, relation, obj, strategy=strategy, n=n, at=at, seed=seed, prompt=prompt))
         except ValueError as error:
-            _fail(str(error))
+            fail(str(error), EXIT_USAGE)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict()))
         return
@@ -205,7 +202,7 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, l
                 try:
                     found = finder.find_many(keys, strategy=strategy, n=n, at=at, seed=seed)
                 except ValueError as error:
-                    _fail(str(error))
+                    fail(str(error), EXIT_USAGE)
                 for record, result in zip(facts, found):
                     record["distractors"][strategy] = [d.entity for d in result.distractors]
                     if result.shortfall:
@@ -222,7 +219,7 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, l
         click.echo(f"{written:,} facts given distractors -> {out_path}" + (f" (continued after {done:,})" if done else "")
                    + (f"; {short} strategy results short of {n}" if short else ""))
     if rejected:
-        sys.exit(3)
+        sys.exit(EXIT_PARTIAL)
 
 
 def _fact_record(line: str) -> dict | None:

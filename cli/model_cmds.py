@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import asdict
 
 import click
 
+from .errors import EXIT_USAGE, fail
 from .options import json_option, with_options
 
 
@@ -35,8 +35,7 @@ def _load(spec, device, dtype, batch_size, cache_path):
     try:
         scorer = load_scorer(spec, device=device, dtype=dtype, batch_size=batch_size)
     except (SpecError, ValueError, FileNotFoundError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
     click.echo(f"loaded {scorer.identity} in {time.perf_counter() - started:.1f} s", err=True)
     return CachedScorer(scorer, cache_path) if cache_path else scorer
 
@@ -47,8 +46,7 @@ def _run(call):
     try:
         return call()
     except (ScoringError, Unsupported) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
 
 
 @click.group("model")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
+from .errors import EXIT_USAGE, fail
 from .options import json_option
 
 # The choices are spelled out here so that `--help` works without importing the report module;
-# probes/report.py `Definitions` checks them too. The first of each is the paper's (IC-LKE).
+# probes/report/compute.py `Definitions` checks them too. The first of each is the paper's (IC-LKE).
 _KNOWN = ("per-template", "all-prompts")
 _SHARING = ("probed", "jaccard")
 
@@ -39,8 +39,7 @@ def _load(folders):
     try:
         return load_runs(folders)
     except (RunError, OSError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
 
 
 @click.command("report")
@@ -87,8 +86,7 @@ def compare_command(dir_a, dir_b, as_json, known, sharing):
     try:
         a, b = load_run(dir_a), load_run(dir_b)
     except (RunError, OSError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        fail(str(error), EXIT_USAGE)
     result = compare(a, b, _definitions(known, sharing))
     if not result.same_probe_set:
         click.echo(f"warning: {dir_a} and {dir_b} ran over different probe sets ({a.probe_set} vs {b.probe_set}); "

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
 
+from .errors import EXIT_USAGE, fail
 from .options import store_option
 
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.command("serve")
@@ -49,14 +45,14 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
 
         from .service import ServiceConfig, create_app
     except ImportError as error:
-        _fail(f"the service needs its extra: pip install 'factprobe[service]' ({error})")
+        fail(f"the service needs its extra: pip install 'factprobe[service]' ({error})", EXIT_USAGE)
 
     if not Path(store).is_file():
-        _fail(f"no knowledge-graph store at {store}")
+        fail(f"no knowledge-graph store at {store}", EXIT_USAGE)
     if index_path and not Path(index_path).is_file():
-        _fail(f"no frequency index at {index_path}")
+        fail(f"no frequency index at {index_path}", EXIT_USAGE)
     if semantic_dir and not Path(semantic_dir).is_dir():
-        _fail(f"no semantic index folder at {semantic_dir}")
+        fail(f"no semantic index folder at {semantic_dir}", EXIT_USAGE)
     allowed = tuple(m.strip() for m in models.split(",") if m.strip())
     token = os.environ.get(token_env) or None
     if token is None:

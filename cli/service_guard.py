@@ -78,19 +78,20 @@ async def _plain(send, status: int, detail: str) -> None:
 _bearer = HTTPBearer(auto_error=False, description="The token the server was started with (--token-env).")
 
 
-def token_guard(token: str | None):
-    """A dependency for mutating endpoints. No configured token means no writes at all (503),
-    never an open server."""
+def check_token(token: str | None, credentials: HTTPAuthorizationCredentials | None) -> None:
+    """No configured token means no writes at all (503), never an open server."""
+    if not token:
+        raise HTTPException(503, "no token configured: start the server with the token variable set")
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise HTTPException(401, "missing bearer token", headers={"WWW-Authenticate": "Bearer"})
+    if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
+        raise HTTPException(401, "wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
 
-    def check(credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> None:
-        if not token:
-            raise HTTPException(503, "no token configured: start the server with the token variable set")
-        if credentials is None or credentials.scheme.lower() != "bearer":
-            raise HTTPException(401, "missing bearer token", headers={"WWW-Authenticate": "Bearer"})
-        if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
-            raise HTTPException(401, "wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
 
-    return check
+def require_token(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> None:
+    """The dependency of mutating endpoints: the token of the app's configuration
+    (app.state.factprobe.config.token, see service_state.py)."""
+    check_token(request.app.state.factprobe.config.token, credentials)
 
 
 class ErrorCounter:

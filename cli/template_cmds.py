@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .errors import EXIT_USAGE, fail
 from .options import json_option
 
 templates_option = click.option(
@@ -17,10 +18,6 @@ templates_option = click.option(
     help="User template folder, merged after the shipped templates; repeatable "
          "[default: the folders in FACTPROBE_TEMPLATES, os.pathsep-separated].")
 
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 def _load(template_dirs, extra: tuple[Path, ...] = ()):
@@ -30,7 +27,7 @@ def _load(template_dirs, extra: tuple[Path, ...] = ()):
     try:
         return load_templates([*dirs, *extra])
     except TemplateError as error:
-        _fail(str(error))
+        fail(str(error), EXIT_USAGE)
         raise  # unreachable
 
 
@@ -76,7 +73,7 @@ def show(relation, template_dirs, as_json):
     """One relation's templates, in order (shipped first, then user folders)."""
     entry = _load(template_dirs).get(relation.strip().upper())
     if entry is None:
-        _fail(f"no templates for {relation} (see `factprobe templates list`)")
+        fail(f"no templates for {relation} (see `factprobe templates list`)", EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(asdict(entry), ensure_ascii=False))
         return
@@ -120,7 +117,7 @@ def check(dirs, as_json):
     for error in errors:
         click.echo(f"error: {error}", err=True)
     if errors:
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
 
 
 @templates_group.command("paraphrase")
@@ -157,9 +154,9 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
     wanted = [r.strip().upper() for r in relations]
     for relation in wanted:
         if relation not in loaded:
-            _fail(f"no templates for {relation} to rephrase (see `factprobe templates list`)")
+            fail(f"no templates for {relation} to rephrase (see `factprobe templates list`)", EXIT_USAGE)
         if not loaded[relation].manual_cloze:
-            _fail(f"{relation} has no manual cloze templates to rephrase")
+            fail(f"{relation} has no manual cloze templates to rephrase", EXIT_USAGE)
     results = []
     try:
         client = make_client(base_url)
@@ -171,7 +168,7 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
             path = write_generated(out, relation, result.added, label=entry.label) if result.added else None
             results.append((entry, result, path))
     except ParaphraseError as error:
-        _fail(str(error))
+        fail(str(error), EXIT_USAGE)
     if as_json:
         click.echo(json.dumps([{"relation": r.relation, "added": [t.text for t in r.added],
                                 "duplicates": len(r.duplicates), "lost_slot": len(r.lost_slot),

@@ -208,7 +208,6 @@ class Store:
     def _init_schema(self, languages: tuple[str, ...] | None) -> None:
         c = self.conn
         c.executescript(_SCHEMA)
-        c.executescript(_STAGING_SCHEMA)
         row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             with c:
@@ -258,7 +257,7 @@ class Store:
             if batch:
                 c.executemany(sql, batch)
         # Batches whose records arrive in pieces (RDF) finish here, in the same transaction:
-        # they stage their pieces and upsert what the pieces now assemble (see below).
+        # they stage their pieces and upsert what the pieces now assemble (kg/sources/rdf/assemble.py).
         finish = getattr(rows, "write_staged", None)
         if finish is not None:
             finish(self, c)
@@ -358,59 +357,6 @@ class Store:
         self.conn.execute("PRAGMA analysis_limit=1000")
         self.conn.execute("PRAGMA optimize")
 
-    # -- staged parts: records whose pieces arrive apart (used by kg/sources/rdf.py) ------
-    #
-    # In RDF one statement is many triples (its link from the subject, its value, rank,
-    # qualifiers, and value nodes shared between statements), in any order and possibly in
-    # different chunks. A source stages every piece in `staged_parts` and, in the same
-    # transaction, re-assembles the records whose pieces changed, so the assembled rows never
-    # depend on how the input was chunked or ordered and a resumed ingest stays exact.
-
-    def stage_parts(self, conn: sqlite3.Connection, parts: list[tuple[str, str, str, str]]) -> None:
-        """Keep (owner, part, key, value) pieces; a piece staged twice is kept once."""
-        if parts:
-            conn.executemany("INSERT OR IGNORE INTO staged_parts VALUES (?,?,?,?)", parts)
-
-    def unstage_parts(self, conn: sqlite3.Connection, owners: list[str], part: str) -> None:
-        """Forget the pieces `part` of these owners."""
-        if owners:
-            conn.executemany("DELETE FROM staged_parts WHERE owner=? AND part=?",
-                             [(owner, part) for owner in owners])
-
-    def staged_parts(
-        self, conn: sqlite3.Connection, owners: list[str] | set[str]
-    ) -> dict[str, list[tuple[str, str, str]]]:
-        """Every staged (part, key, value) of these owners, sorted."""
-        out: dict[str, list[tuple[str, str, str]]] = {}
-        owners = sorted(set(owners))
-        for i in range(0, len(owners), 500):
-            batch = owners[i:i + 500]
-            marks = ",".join("?" * len(batch))
-            for owner, part, key, value in conn.execute(
-                f"SELECT owner, part, key, value FROM staged_parts WHERE owner IN ({marks}) "
-                "ORDER BY owner, part, key, value",
-                batch,
-            ):
-                out.setdefault(owner, []).append((part, key, value))
-        return out
-
-    def staged_owners(
-        self, conn: sqlite3.Connection, part: str, key: str, value: str | None = None
-    ) -> list[str]:
-        """Owners holding a piece `part`/`key` (and `value`, when given)."""
-        if value is None:
-            rows = conn.execute(
-                "SELECT DISTINCT owner FROM staged_parts WHERE part=? AND key=? ORDER BY owner",
-                (part, key),
-            )
-        else:
-            rows = conn.execute(
-                "SELECT DISTINCT owner FROM staged_parts WHERE part=? AND key=? AND value=? "
-                "ORDER BY owner",
-                (part, key, value),
-            )
-        return [r[0] for r in rows]
-
     def merge_entities(self, conn: sqlite3.Connection, rows: list[tuple]) -> None:
         """Upsert entity rows field by field: a None label/description/datatype or sitelinks
         keeps what the store has (another source may have filled it); sitelinks keep the
@@ -441,19 +387,3 @@ class Store:
             if supported is None:
                 conn.execute("DELETE FROM types WHERE entity=? AND type=? AND via=?",
                              (entity, type_, via))
-
-
-# Pieces of records that arrive apart; `owner` is the record (a statement id, an entity id, a
-# value node), `part`/`key`/`value` what one piece says about it (the staging source defines
-# them). The second index finds owners by what they refer to (value nodes, subject-relation-
-# object keys).
-_STAGING_SCHEMA = """
-CREATE TABLE IF NOT EXISTS staged_parts (
-    owner TEXT NOT NULL,
-    part TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (owner, part, key, value)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS staged_parts_lookup ON staged_parts (part, key, value);
-"""

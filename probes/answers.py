@@ -1,22 +1,8 @@
 """Comparing free-text answers of generative models with gold names and with each other.
 
-A generated answer rarely equals a gold label character for character: "Paris.", "the city of
-Paris", "cities" for "city". BELIEF-ICL therefore compares answers as sequences of lemmas:
-
-- `answer_tokens(text)`: NFKC, casefold, word tokens (runs of letters and digits; punctuation,
-  underscores and whitespace separate tokens and are dropped), each lemmatized with simplemma
-  (a PyPI lemmatizer whose dictionaries ship inside the wheel), casefolded again.
-- `matches(prediction, gold)`, for accuracy, is ONE-directional: the gold's tokens must appear
-  as a contiguous run inside the prediction's. "the city of Paris" matches gold "Paris" (the
-  model named the right entity with extra words, as in LAMA-style containment), while "Paris"
-  does not match gold "Paris Hilton" (a part of a name is not the name).
-- `same_answer(a, b)`, for consistency and sampling confidence, is BI-directional: either
-  answer's tokens form a contiguous run inside the other's, so "Paris" and "Paris, France"
-  count as the same answer whichever came first.
-
-An answer with no word token (empty, blank, punctuation only) never matches a gold name; two
-such answers are the same answer (the model consistently says nothing), and such an answer
-differs from any answer that has words. All functions are pure; the tokenization is cached.
+Answers are compared as sequences of casefolded lemmas (NFKC, word tokens, simplemma): `matches`
+(accuracy) wants the gold's lemmas as a contiguous run in the prediction's, `same_answer`
+(consistency) either answer's inside the other's. Examples and edge cases: docs/design-notes.md.
 """
 
 from __future__ import annotations

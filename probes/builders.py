@@ -1,29 +1,8 @@
 """Probe-set builders: from selected facts (probes/facts.py) to the items each method needs.
 
-Every builder is deterministic for its inputs and seed: random draws come from a generator seeded
-with the seed and the fact (or relation), never from global state, and items come out in the
-order of the facts. Each returns plain dicts, the JSONL records (probes/probeset.py writes them).
-
-- cloze (MyriadLAMA / BELIEF): one item per subject-relation pair, BELIEF's unit T (`unit="pair"`,
-  the default), or one per (s, r, o) fact (`unit="fact"`, factprobe's older unit, under which a
-  subject with two true objects counts twice); prompts = templates x subject names, gold = all
-  names of the true objects; optionally only items with a single-token gold name (masked LMs).
-- icl-mc (T-REx-MC / IC-LKE): per relation, subjects are split between a demonstration pool and
-  the test split, so no test fact (nor its subject) appears among demonstrations; a test item's
-  choices are its object + 99 other objects of the relation that are not true for the subject,
-  are not the subject, and share no name with a gold answer nor with the subject's label,
-  shuffled; no two choices have the same normalized label (index/text.py). A relation with too
-  few such objects is refused (ChoiceShortfall) unless fewer choices are allowed explicitly; then
-  the short items carry `choices_requested`.
-- kdf: 4 options (A-D), the object + 3 wrong answers whose normalized labels differ from each
-  other and from every gold name, with `shots` answered demonstrations. As the KDF paper: the
-  wrong answers are random tails (objects) of the same relation (`relation_tails`) and the
-  demonstrations come from other relations; the callers may pass type-pool distractors and
-  same-relation demonstrations instead.
-- distractor: per fact, strategy x n distractors (index/distractors.py) for Min@n / Avg@n.
-- belief-icl: one item per (fact, template) with demonstration pools for zero-shot, x-random
-  (any relation, any template), x-relation (same relation, any template) and x-template (same
-  relation, same template); demonstrations never use the item's subject.
+One builder per probe-set kind (cloze, icl-mc, kdf, distractor, belief-icl), each deterministic
+for its inputs and seed (no global random state), returning the JSONL records in the order of the
+facts. What each kind's items hold: docs/design-notes.md.
 """
 
 from __future__ import annotations

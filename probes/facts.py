@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Mapping, Sequence
 
 from ..kg.graph import KnowledgeGraph
 
@@ -33,8 +33,23 @@ class FactSelection:
     popularity_bins: int = 0  # >0: label each fact with its subject's popularity bin (0 = least)
     seed: int = 0
 
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> FactSelection:
+        """A selection from its fields by name (lists become tuples); ValueError on an unknown key."""
+        return cls(**keyword_arguments(cls, mapping))
+
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+def keyword_arguments(cls: type, mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """`mapping` as keyword arguments of the dataclass `cls`: lists become tuples (the frozen
+    dataclasses hold tuples); a key that is none of its fields raises ValueError naming it."""
+    names = [f.name for f in fields(cls)]
+    unknown = [key for key in mapping if key not in names]
+    if unknown:
+        raise ValueError(f"{cls.__name__}: unknown key {unknown[0]!r} (allowed: {', '.join(names)})")
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in mapping.items()}
 
 
 @dataclass(frozen=True)

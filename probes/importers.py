@@ -1,20 +1,7 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
-- LAMA T-REx (one JSONL per relation): `sub_uri`, `sub_label`, `predicate_id`, `obj_uri`,
-  `obj_label` (and `uuid`) -> cloze items; prompts come from our templates for the relation when
-  given, else the item has none and the evaluator supplies them.
-- T-REx-MC (rows with `Relation_ID`, `Subject`, `Object`, `Multiple Choices`; JSONL or CSV; the
-  choices a list or its JSON / Python-literal text) -> icl-mc test items, answer = the index of
-  the object among the choices.
-- MyriadLAMA (rows `uuid`, `rel_uri`, `sub_ent`, `obj_ents`, `obj_aliases`, `template`; one row per
-  prompt) -> one cloze item per uuid with every row's prompt and all object names as gold. A
-  template's id is its position among the distinct templates of its relation, in the order the
-  rows first use them, so one template has one id in every item (coverage compares templates
-  across items).
-  Entities may be given as an id string, a label string, or an object with `uri`/`id` and
-  `label`/`name`.
-
-A row that does not fit is reported by file, line and field, counted and skipped.
+LAMA T-REx and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items; a row that does not
+fit is reported by file, line and field, counted and skipped. Fields read: docs/design-notes.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from factprobe.probes.methods import METHODS, MethodContext
 from factprobe.probes.methods.eic_lke import EICLKE
-from factprobe.probes.runner import REQUIRED, evaluate
+from factprobe.probes.runner import evaluate
 from factprobe.probes.scoring.requests import LoglikelihoodRequest
 
 SPEC = "smollm2-135m-instruct"
@@ -37,7 +37,7 @@ def _method(items=P36 + P30, **options) -> EICLKE:
 
 def test_registered_with_what_it_reads():
     assert METHODS["eic-lke"] is EICLKE and EICLKE.kinds == ("icl-mc",)
-    assert REQUIRED["eic-lke"] == REQUIRED["ic-lke"]
+    assert EICLKE.reads == METHODS["ic-lke"].reads
 
 
 def test_prompts_chain_the_window_before_each_item():

@@ -1,15 +1,8 @@
 #!/usr/bin/env python3
 """Build the shipped sample corpus, ``sample_corpus.jsonl``, from the sample graph.
 
-Every current fact of a few relations gets a target number of documents that mention its subject
-and object together, drawn (seeded) so that the KDF frequency buckets 0, [1,10), [10,100) and
-[100,inf) each hold about a quarter of the facts. Documents are short sentences written from
-hand-made patterns; some mention only the subject, so that single-entity counts differ from pair
-counts. Counts measured later by the corpus index can exceed the targets a little: a sentence
-about (France, Paris) also mentions France for every other pair with France. The output is
-byte-for-byte reproducible.
-
-Usage: python build_corpus.py [--out PATH]
+Facts are spread, seeded, over the KDF frequency buckets (how: docs/design-notes.md); the output
+is byte-for-byte reproducible. Usage: python build_corpus.py [--out PATH]
 """
 
 from __future__ import annotations

@@ -5,9 +5,8 @@ The sample is a small, closed world of real Wikidata entities (real Q/P ids)
 written in the exact layout of a Wikidata JSON dump: a line ``[``, one entity
 JSON object per line (every line but the last ending in ``,``), a line ``]``.
 
-Everything below is hand-written: the facts come from Wikidata and general
-knowledge, the descriptions are our own short wording.  Where a fact, a date or
-an id was not certain it was left out rather than guessed.
+Hand-written: facts from Wikidata and general knowledge, descriptions in our own
+words; a fact, date or id that was not certain was left out rather than guessed.
 
 Notes on the modelling:
 * Statement ids are ``<subject>$<UUID>`` with the UUID derived (uuid5) from the
@@ -17,9 +16,7 @@ Notes on the modelling:
   proxy).  Titles are the entity's label in that language where we have one
   (en/de/fr) and otherwise the English label; they are placeholders, not real
   article titles.
-* Dates before the Gregorian reform, or known only by baptism, are given with
-  year precision.
-
+* Dates before the Gregorian reform, or known only by baptism, have year precision.
 Usage: python build_sample.py [--out PATH]
 """
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """SPARQL endpoints via SPARQLWrapper: pull the facts of one relation, with the labels, aliases,
 descriptions and P31/P279 types of their entities, from a Wikidata-style endpoint.
 
-Pages: the *records* of relation P (truthy `?s wdt:P ?o` triples and `?s p:P ?statement`
-links) are listed with ORDER BY + LIMIT/OFFSET. For each page, follow-up queries (VALUES
-batches, so each stays small) fetch the statements' pieces (`ps:`, rank, `pq:` P580/P582/P585,
-their `psv:`/`pqv:` value nodes) and the entities' names, sitelinks and types. Every fetched
-triple goes through the RDF source's mapping and staged assembly (kg/sources/rdf.py), so an
-endpoint yields exactly the rows an RDF file with the same triples would, and a statement whose
-pieces come in different pages still assembles into one row. Types go to the types table only
-(they are not facts of the relation being pulled). The relation's own property entity gets its
-labels and datatype the same way.
-
-Resumable: the ingest key is `sparql:<endpoint>:<relation>`, the position the record offset;
-each page's rows commit with the checkpoint in one transaction, so a rerun continues at the
-first page not committed. `limit` caps the records pulled (across runs): a run that stops at
-the limit leaves the ingest open, so a later run without a limit continues from there.
-
-Requests are POSTed (queries with VALUES lists outgrow URLs) and retried on HTTP 429 and 5xx,
-timeouts and connection failures, with exponential backoff (`backoff` * 2^attempt seconds, at
-most 60 s), or after the server's `Retry-After` (seconds or an HTTP date, at most
-`MAX_RETRY_AFTER` s) when it gives one. Other HTTP errors (a bad query, 404) and retries that
-run out raise `SparqlError`, one line that names the endpoint URL.
+Fetched triples go through the RDF source's mapping (kg/sources/rdf/), so an endpoint yields
+the rows an RDF file with the same triples would. Paging, resuming, retries: docs/design-notes.md.
 """
 
 from __future__ import annotations

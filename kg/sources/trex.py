@@ -1,44 +1,8 @@
 """T-REx documents (Elsahar et al. 2018): aligned triples with their annotator, the document
-texts, and the entity links inside them.
-
-Input. A T-REx release file is ONE JSON array of documents, often on a single line, tens of MB.
-It is never loaded whole: `_Splitter` walks the bytes once (tracking strings, escapes and
-bracket depth with a regular expression that consumes whole string literals in C) and cuts out
-each top-level element, so memory stays bounded by one read block plus one document. The same
-walk also accepts JSON Lines / concatenated objects, and several arrays back to back. Records
-are numbered by their position in the file (1-based document index); a rejected document names
-that index. The resume position of a chunk is the decompressed byte offset after its last
-document, times two, plus one when that offset lies inside a top-level array (the splitter's
-only state between documents).
-
-A document whose brackets (outside strings) do not balance, or that opens a string it never
-closes, cannot be cut reliably; what follows it is then read as well as the bytes allow and
-turns into rejects, never an exception.
-
-Rows written per document (all keyed by natural or derived ids, so re-ingesting upserts):
-- `documents`: (docid, title, text, "trex"). A docid given as an entity URI
-  (`http://www.wikidata.org/entity/Q90`) is stored as the bare id (`Q90`).
-- `annotations`: one per entry of `entities` that links a Wikidata entity or property
-  (document, id, start, end, surface form, annotator as given, e.g.
-  `Wikidata_Spotlight_Entity_Linker`, `Simple_Coreference`, `Wikidata_Property_Linker`).
-  Date_Linker entries are literals, not entities: no annotation.
-- `facts`: one per distinct (subject, predicate, object) with id
-  `derived_fact_id("trex", s, p, o)`, rank normal, source "trex". Entity objects are stored
-  as entity facts (P31/P279 ones also as `types` rows, like every other source). Date
-  objects (Date_Linker URIs such as `1879-03-14T00:00:00Z^^http://www.w3.org/2001/XMLSchema#dateTime`)
-  are stored as time literals in Wikidata's form (`+1879-03-14T00:00:00Z`), with the
-  precision the zeros give (`1158-00-00` is a year, `1955-04-00` a month, else a day); a date
-  literal that does not parse, or a literal subject, skips that one triple.
-- `provenance`: (fact id, "trex", aligner, docid) per aligned triple. Aligner names are
-  normalized to the paper's: `NoSubject-Triple-aligner` -> NoSub, `Simple-Aligner` (aligns
-  every pair of entities in a sentence) -> AllEnt, `SPOAligner` -> SPO (matched ignoring case
-  and punctuation). Any other aligner name (e.g. `NosubSPOAligner`) is kept as given.
-- No `entities`/`names` rows: surface forms are mentions, not labels; labels come from the
-  Wikidata sources.
-
-A document is all or nothing: a missing docid or text, boundaries that are not two integers,
-an entity/predicate URI of an unknown form, or a non-object where an object belongs rejects
-the whole document (one reject naming its index and docid), and the others still ingest.
+texts, and the entity links inside them. The release's one big JSON array is cut into documents
+in a single streaming pass (memory bounded by one block plus one document); a bad document is
+rejected whole and the others still ingest. Rows written, dates, aligner names and resuming:
+docs/design-notes.md.
 """
 
 from __future__ import annotations

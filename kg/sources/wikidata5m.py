@@ -1,30 +1,8 @@
 """Wikidata5M (Wang et al. 2021): triples, entity/relation alias files, and the corpus.
 
-Formats (tab-separated, one record per line, optionally .gz/.bz2/.xz):
-- triples (`wikidata5m_transductive_train.txt`, ...): `Q29387131<TAB>P31<TAB>Q5`.
-- entity aliases (`wikidata5m_entity.txt`): `Q2<TAB>Earth<TAB>planet Earth<TAB>...`; the
-  first name is the label, the rest are aliases. Relation aliases (`wikidata5m_relation.txt`)
-  likewise with P ids.
-- corpus (`wikidata5m_text.txt`): `Q123<TAB>description text`.
-
-Rows:
-- triples -> `facts` with id `derived_fact_id("wikidata5m", h, r, t)`, entity object, rank
-  normal, source "wikidata5m"; P31/P279 triples also give `types` rows (as every source does).
-- aliases -> an `entities` row (kind item for Q, property for P; label = first name) and
-  `names` rows under "en" (Wikidata5M names are English). When "en" is not among the store's
-  languages the names are skipped (not rejected) and the entity row carries no label.
-  Aliases equal to the label and repeated names are dropped.
-- corpus -> `documents` with id `wikidata5m:Q123` (namespaced so that it never replaces the
-  T-REx document of the same entity, whose annotations point into a different text),
-  title = the entity's label in the store when `labels_from` names the store (the CLI does),
-  else the id, and source "wikidata5m".
-
-Blank lines are skipped. A line with the wrong number of columns, an id that is not a Q/P id
-(or the wrong one for the file: a P id in an entity alias file), invalid UTF-8, or no names/text
-is a reject with its line number; the rest of the file still ingests.
-
-Entity rows merge field by field (kg/store.py), so alias files ingested into a store that also
-holds a Wikidata JSON dump keep those entities' descriptions and sitelink counts.
+Tab-separated files (optionally compressed) become facts, entities with English names, and
+documents with ids `wikidata5m:Q...`, so they never replace T-REx's; a bad line is a reject with
+its line number. Formats and rows: docs/design-notes.md.
 """
 
 from __future__ import annotations

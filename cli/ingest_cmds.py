@@ -1,0 +1,242 @@
+"""`factprobe ingest`: load a knowledge graph (Wikidata JSON, RDF, T-REx, Wikidata5M, SPARQL)
+into the embedded store. Every source streams, upserts by stable ids, checkpoints, and rejects
+bad records to a rejects file; a run with rejected records or truncated input exits with
+EXIT_PARTIAL (cli/errors.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..kg.ingest import IngestReport, default_workers, ingest, write_rejects
+from ..kg.readers import InputError, check_readable
+from ..kg.store import Store, StoreError
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
+from .options import json_option, store_option, with_options
+from .progress import file_progress
+
+
+def _languages(value: str) -> tuple[str, ...]:
+    langs = tuple(x.strip() for x in value.split(",") if x.strip())
+    if not langs:
+        raise click.BadParameter("give at least one language code, e.g. en or en,de")
+    return langs
+
+
+lang_option = click.option(
+    "--lang", "languages", default="en", show_default=True, callback=lambda c, p, v: _languages(v),
+    help="Comma-separated label languages to keep; the first is the display language.",
+)
+workers_option = click.option(
+    "--workers", type=int, default=None,
+    help=f"Parsing processes (default: cores, here {default_workers()}; 0 = inline).")
+# Options of every ingest; file-based ingests add --workers (SPARQL has nothing to parse in parallel).
+common_ingest_options = [
+    store_option,
+    lang_option,
+    click.option("--restart", is_flag=True, help="Ignore an earlier partial run of the same input."),
+    click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), default=None,
+                 help="Where to write rejected records (default: STORE.rejects.jsonl)."),
+    click.option("--quiet", is_flag=True, help="No progress bar."),
+    json_option,
+]
+ingest_options = [workers_option, *common_ingest_options]
+
+
+@click.group("ingest")
+def ingest_group() -> None:
+    """Load a knowledge graph into the embedded store (idempotent, resumable).
+
+    Every source streams its input, upserts by stable ids (ingesting twice changes nothing),
+    checkpoints as it goes (rerun the same command after a crash to resume), and never stops
+    on a bad record: it is counted, skipped, and written to the rejects file with its line.
+    """
+
+
+def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path, quiet,
+                as_json, languages) -> None:
+    reports: list[IngestReport] = []
+    try:
+        with Store(store_path, languages=languages) as store:
+            for source, path in sources_and_paths:
+                check_readable(path)
+                with file_progress(path, disable=quiet, label=source.name) as progress:
+                    report = ingest(store, source, path, workers=workers, restart=restart,
+                                    progress=progress)
+                reports.append(report)
+                if not as_json:
+                    print_report(report)
+            store.optimize()
+    except (InputError, StoreError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    _finish(store_path, reports, rejects_path, as_json)
+
+
+def _finish(store_path, reports: list[IngestReport], rejects_path, as_json) -> None:
+    rejected = sum(r.rejected for r in reports)
+    target = rejects_path or f"{store_path}.rejects.jsonl"
+    if rejected:
+        write_rejects(target, reports)
+    if as_json:
+        click.echo(json.dumps({"store": str(store_path), "inputs": [r.as_dict() for r in reports],
+                               "rejects_file": target if rejected else None}, indent=2))
+    elif rejected:
+        click.echo(f"{rejected} rejected record(s) written to {target}", err=True)
+    if any(not r.complete for r in reports):
+        sys.exit(EXIT_PARTIAL)
+
+
+def print_report(r: IngestReport) -> None:
+    """One input's outcome, one line on stderr (also `factprobe sample`'s)."""
+    if r.already_done:
+        click.echo(f"{r.path}: already ingested ({r.lines_read} lines; use --restart to redo)", err=True)
+        return
+    state = "TRUNCATED" if r.truncated else "complete"
+    resumed = f", resumed after line {r.resumed_from}" if r.resumed_from else ""
+    rate = r.records / r.seconds if r.seconds else 0.0
+    click.echo(
+        f"{r.path}: {state}: {r.records} records in {r.seconds:.1f}s ({rate:,.0f}/s), "
+        f"{r.rejected} rejected{resumed}",
+        err=True,
+    )
+
+
+@ingest_group.command("wikidata")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--keep-external-ids", is_flag=True, help="Also keep external-id claims (skipped by default).")
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
+@with_options(ingest_options)
+def ingest_wikidata(files, keep_external_ids, chunk_size, store, languages, workers, restart,
+                    rejects_path, quiet, as_json):
+    """Ingest Wikidata JSON dumps (.json, .json.gz, .json.bz2, .json.xz).
+
+    Keeps labels, descriptions and aliases in --lang, sitelink counts, P31/P279 types, and
+    every statement with an entity, time, quantity, string, monolingual-text or coordinate
+    value, with rank and P580/P582/P585 qualifiers. External-id claims are skipped unless
+    --keep-external-ids.
+    """
+    from ..kg.sources.wikidata_json import WikidataJsonSource
+
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+    source = WikidataJsonSource(languages=languages, keep_external_ids=keep_external_ids, **options)
+    _run_ingest(store, [(source, f) for f in files], workers=workers, restart=restart,
+                rejects_path=rejects_path, quiet=quiet, as_json=as_json, languages=languages)
+
+
+@ingest_group.command("rdf")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["nt", "ttl"]), default=None,
+              help="RDF syntax (default: from the file extension).")
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
+@with_options(ingest_options)
+def ingest_rdf(files, fmt, chunk_size, store, languages, workers, restart, rejects_path, quiet,
+               as_json):
+    """Ingest Wikidata-style RDF: N-Triples (.nt, .nt.gz, .nt.bz2) or Turtle (.ttl, .ttl.gz),
+    truthy (wdt:) and full (p:/ps:/pq:) statements, labels, aliases, descriptions.
+
+    A statement spread over many triples is assembled whatever their order; one also in a
+    Wikidata JSON dump (same statement id) stays one fact. A malformed N-Triples line, or a
+    Turtle block that does not parse, is rejected by its (first) line number.
+    """
+    from ..kg.sources.rdf import RdfSource
+
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+    pairs = [(RdfSource(languages=languages, format=fmt, **options), f) for f in files]
+    _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
+                quiet=quiet, as_json=as_json, languages=languages)
+
+
+@ingest_group.command("trex")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) documents per parsing task and per committed checkpoint.")
+@with_options(ingest_options)
+def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_path, quiet, as_json):
+    """Ingest T-REx JSON documents (.json, .json.gz, .json.bz2, .json.xz; one JSON array of
+    documents per file, or one document per line).
+
+    Keeps each document (id, title, text), its entity links, and every aligned triple as a
+    fact with provenance (aligner normalized to NoSub / AllEnt / SPO, and the document id).
+    Date objects become time literals. A bad document is rejected by its index in the file.
+    """
+    from ..kg.sources.trex import TrexSource
+
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+    pairs = [(TrexSource(languages=languages, **options), f) for f in files]
+    _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
+                quiet=quiet, as_json=as_json, languages=languages)
+
+
+@ingest_group.command("wikidata5m")
+@click.option("--triples", "triples", multiple=True, type=click.Path(dir_okay=False),
+              help="Triples TSV (head, relation, tail); repeatable.")
+@click.option("--entity-aliases", multiple=True, type=click.Path(dir_okay=False),
+              help="Entity alias file (id, then names, tab-separated); repeatable.")
+@click.option("--relation-aliases", multiple=True, type=click.Path(dir_okay=False),
+              help="Relation alias file (id, then names, tab-separated); repeatable.")
+@click.option("--corpus", multiple=True, type=click.Path(dir_okay=False),
+              help="Corpus file (id, then the entity's text); repeatable. Stored as documents "
+                   "'wikidata5m:<id>' titled with the entity's label when known.")
+@click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
+              help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
+@with_options(ingest_options)
+def ingest_wikidata5m(triples, entity_aliases, relation_aliases, corpus, chunk_size, store,
+                      languages, workers, restart, rejects_path, quiet, as_json):
+    """Ingest Wikidata5M: triples TSV, entity/relation alias files, and the corpus.
+
+    Alias files go first, then triples, then the corpus (whose titles come from the labels).
+    Names are English: they are kept when --lang includes en.
+    """
+    from ..kg.sources.wikidata5m import Wikidata5mSource
+
+    options = {"chunk_bytes": chunk_size} if chunk_size else {}
+
+    def source(kind, **extra):
+        return Wikidata5mSource(kind=kind, languages=languages, **options, **extra)
+
+    pairs = [(source("entity-aliases"), f) for f in entity_aliases]
+    pairs += [(source("relation-aliases"), f) for f in relation_aliases]
+    pairs += [(source("triples"), f) for f in triples]
+    pairs += [(source("corpus", labels_from=str(store)), f) for f in corpus]
+    if not pairs:
+        raise click.UsageError(
+            "give at least one of --triples, --entity-aliases, --relation-aliases, --corpus")
+    _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
+                quiet=quiet, as_json=as_json, languages=languages)
+
+
+@ingest_group.command("sparql")
+@click.option("--endpoint", required=True, help="SPARQL endpoint URL (e.g. http://127.0.0.1:7878/query).")
+@click.option("--relation", "relations", multiple=True, required=True,
+              help="Property id whose facts to pull, e.g. P36; repeatable.")
+@click.option("--page-size", type=int, default=10_000, show_default=True, help="Rows per request.")
+@click.option("--limit", type=int, default=None, help="At most this many facts per relation.")
+@click.option("--retries", type=int, default=5, show_default=True,
+              help="Retries per request on 429/5xx/timeouts (exponential backoff, honours Retry-After).")
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request.")
+@with_options(common_ingest_options)
+def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store, languages,
+                  restart, rejects_path, quiet, as_json):
+    """Pull facts (with labels, aliases and types of their entities) of given relations from
+    a SPARQL endpoint, page by page; a rerun resumes at the last finished page."""
+    from ..kg.sources.sparql import SparqlError, ingest_sparql as run
+
+    reports: list[IngestReport] = []
+    try:
+        with Store(store, languages=languages) as st:
+            for relation in relations:
+                report = run(st, endpoint, relation, page_size=page_size, limit=limit,
+                             retries=retries, timeout=timeout, restart=restart, progress=not quiet)
+                reports.append(report)
+                if not as_json:
+                    print_report(report)
+            st.optimize()
+    except (InputError, StoreError, SparqlError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    _finish(store, reports, rejects_path, as_json)
+

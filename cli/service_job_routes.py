@@ -1,0 +1,100 @@
+"""The HTTP service's `jobs` routes (one APIRouter): start a probe-set build or an evaluation
+run (POST, bearer token), read a job's status and its result page by page. The queue, the
+request models and the work itself are in service_jobs.py."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Path as PathParam, Query
+
+from .service_guard import require_token
+from .service_jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
+from .service_state import ServiceState, State
+
+JobId = Annotated[str, PathParam(pattern=JOB_ID, description="A job id as POST /jobs/... returned it.")]
+
+jobs_router = APIRouter(tags=["jobs"])
+
+
+def started(job: Job | None) -> dict:
+    if job is None:
+        raise HTTPException(429, "too many jobs queued or running; try again later")
+    return {"job_id": job.id, "status": job.status}
+
+
+@jobs_router.post("/jobs/probeset", status_code=202, dependencies=[Depends(require_token)])
+def start_probeset(request: ProbesetRequest, state: State) -> dict:
+    config = state.config
+    if request.relations:
+        present = {r for r, _, _ in state.res.kg().relations()}
+        missing = [r for r in request.relations if r not in present]
+        if missing:
+            raise HTTPException(422, f"no entity-valued facts of {', '.join(missing)} in the store")
+    if set(request.strategies) - {"random"} and request.kind == "distractor" and config.semantic is None:
+        raise HTTPException(409, "strategies sem and temp+sem need a semantic index (--semantic DIR)")
+    return started(state.jobs.submit("probeset", request.model_dump(),
+                                     probeset_work(config.store, config.semantic, request)))
+
+
+@jobs_router.post("/jobs/eval", status_code=202, dependencies=[Depends(require_token)])
+def start_eval(request: EvalRequest, state: State) -> dict:
+    from ..probes.methods import registered
+
+    config, jobs = state.config, state.jobs
+    if request.model not in config.models:
+        raise HTTPException(422, f"model {request.model!r}: use one of {', '.join(config.models)}")
+    method = registered()[request.method]
+    unknown = set(request.options) - set(method.defaults)
+    if unknown:
+        raise HTTPException(422, f"method {request.method} has no option {', '.join(sorted(unknown))} "
+                                 f"(it takes {', '.join(sorted(method.defaults)) or 'none'})")
+    # options that would make the server call out to a client-chosen place are not served
+    remote = sorted(k for k in request.options if k.startswith("judge") or k.endswith(("_url", "_path", "_dir")))
+    if remote:
+        raise HTTPException(422, f"option(s) {', '.join(remote)} are not allowed over HTTP")
+    source = jobs.get(request.probeset_job)
+    if source is None or source.kind != "probeset":
+        raise HTTPException(404, f"no probeset job {request.probeset_job}")
+    if source.status != "done":
+        raise HTTPException(409, f"probeset job {source.id} is {source.status}, not done")
+    kind = source.params["kind"]
+    if kind not in method.kinds:
+        raise HTTPException(422, f"method {request.method} reads {' or '.join(method.kinds)} probe sets; "
+                                 f"job {source.id} built {kind}")
+    return started(jobs.submit("eval", request.model_dump(), eval_work(state.scorers, source.probes, request)))
+
+
+def job_of(state: ServiceState, job_id: str) -> Job:
+    job = state.jobs.get(job_id)
+    if job is None:
+        raise HTTPException(404, f"no job {job_id}")
+    return job
+
+
+@jobs_router.get("/jobs/{job_id}")
+def job_status(job_id: JobId, state: State) -> dict:
+    return job_of(state, job_id).view()
+
+
+@jobs_router.get("/jobs/{job_id}/result")
+def job_result(job_id: JobId, state: State, offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+               limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict:
+    job = job_of(state, job_id)
+    if job.status != "done":
+        raise HTTPException(409, f"job {job_id} is {job.status}" + (f": {job.error}" if job.error else ""))
+    if job.kind == "probeset":
+        from ..probes.probeset import sidecar_path
+
+        meta = read_json(sidecar_path(job.probes))
+        items = read_page(job.probes, offset, limit)
+        total = meta["items"] if meta else None
+        extra = {"meta": meta}
+    else:
+        aggregate = read_json(job.run_dir / "aggregate.json")
+        items = read_page(job.run_dir / "items.jsonl", offset, limit)
+        total = job.summary.get("items")
+        extra = {"aggregate": aggregate}
+    more = total is not None and offset + len(items) < total
+    return {"job_id": job.id, "kind": job.kind, "offset": offset, "limit": limit, "total": total,
+            "items": items, "next_offset": offset + limit if more else None, **extra}

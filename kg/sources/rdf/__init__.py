@@ -1,0 +1,17 @@
+"""Wikidata-style RDF (N-Triples and Turtle, as in Wikidata's RDF dumps and query service) into
+the store, via rdflib: terms.py (IRIs and literals to Wikidata's ids and values), collect.py
+(triples to staged pieces), staging.py (the pieces' table), assemble.py (pieces to rows, inside
+the chunk's transaction), read.py (Turtle in blocks), source.py (`RdfSource`). The mapping and
+the design of statement assembly across chunks: docs/design-notes.md, "kg/sources/rdf".
+"""
+
+from __future__ import annotations
+
+from .assemble import RdfRows, assemble
+from .collect import _Collector
+from .read import TurtleChunk, turtle_chunks
+from .source import RdfSource, _quiet_rdflib
+from .terms import SOURCE, _entity_of, entity_kind, statement_id, term_key, wikidata_time
+
+__all__ = ["RdfRows", "RdfSource", "SOURCE", "TurtleChunk", "assemble", "entity_kind", "statement_id", "term_key",
+           "turtle_chunks", "wikidata_time", "_Collector", "_entity_of", "_quiet_rdflib"]

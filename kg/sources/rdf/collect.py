@@ -1,0 +1,136 @@
+"""Triples to pieces: `_Collector` turns every parsed triple into a small staged piece
+`(owner, part, key, value)` (also as an rdflib sink). Parsing workers never build facts: a
+statement's triples may be chunks apart (see assemble.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rdflib import Literal, URIRef
+
+from ...model import (
+    derived_fact_id,
+)
+from .assemble import RdfRows
+from .terms import (_ALIAS, _DATATYPES, _DESCRIPTION, _ENTITY_ID, _LABELS, _NODE_FIELDS, _PROPERTY_ID, _RANK_IRIS,
+                    _TIME_QUALIFIERS, NOVALUE, RDF_TYPE, SOURCE, _classify, _node_value, _wikibase_name, statement_id,
+                    term_key)
+
+
+# -- triples -> pieces ------------------------------------------------------------------------
+
+
+class _Collector:
+    """Turns triples into staged pieces (owner, part, key, value); also an rdflib sink."""
+
+    def __init__(self, languages: Iterable[str]):
+        self.names = frozenset(lang.lower() for lang in languages)
+        self.label_langs = self.names | {"mul"}
+        self.parts: set[tuple[str, str, str, str]] = set()
+        self.used = 0
+
+    def triple(self, s, p, o) -> None:
+        if isinstance(s, URIRef):
+            c = _classify(str(s))
+            if c is not None and self._triple(c, str(p), o):
+                self.used += 1
+
+    def _triple(self, subject: tuple[str, str], p: str, o) -> bool:
+        kind, local = subject
+        add = self.parts.add
+        if kind == "entity":
+            if not _ENTITY_ID.match(local):
+                return False
+            x = local
+            if p in _LABELS or p == _DESCRIPTION or p == _ALIAS:
+                if not isinstance(o, Literal) or not o.language:
+                    return False
+                lang = o.language.lower()
+                if p == _ALIAS:
+                    if lang not in self.names:
+                        return False
+                    add((x, "alias", lang, str(o)))
+                elif lang in self.label_langs:
+                    add((x, "label" if p in _LABELS else "description", lang, str(o)))
+                else:
+                    return False
+                return True
+            if p == RDF_TYPE:
+                oc = _classify(str(o)) if isinstance(o, URIRef) else None
+                if oc is not None and oc[0] == "wdno" and _PROPERTY_ID.match(oc[1]):
+                    self._truthy(x, oc[1], NOVALUE)
+                    return True
+                if isinstance(o, URIRef) and _wikibase_name(str(o)) in ("Item", "Property", "Lexeme"):
+                    add((x, "entity", "", ""))
+                    return True
+                return False
+            name = _wikibase_name(p)
+            if name == "sitelinks":
+                add((x, "sitelinks", "", str(int(str(o)))))
+                return True
+            if name == "propertyType" and isinstance(o, URIRef):
+                local_type = _wikibase_name(str(o)) or str(o).rsplit("/", 1)[-1]
+                add((x, "datatype", "", _DATATYPES.get(local_type, local_type.lower())))
+                return True
+            pc = _classify(p)
+            if pc is None or not _PROPERTY_ID.match(pc[1]):
+                return False
+            if pc[0] == "wdt":
+                self._truthy(x, pc[1], term_key(o))
+                return True
+            if pc[0] == "p" and isinstance(o, URIRef):
+                oc = _classify(str(o))
+                owner = statement_id(oc[1])[0] if oc and oc[0] == "statement" else f"<{o}>"
+                add((x, "entity", "", ""))
+                add((owner, "link", pc[1], x))
+                return True
+            return False
+        if kind == "statement":
+            owner = statement_id(local)[0]
+            name = _wikibase_name(p)
+            if name == "rank":
+                rank = _RANK_IRIS.get(_wikibase_name(str(o)) or "")
+                if rank is None:
+                    raise ValueError(f"unknown rank {o}")
+                add((owner, "rank", "", str(rank)))
+                return True
+            if p == RDF_TYPE:
+                oc = _classify(str(o)) if isinstance(o, URIRef) else None
+                if oc is not None and oc[0] == "wdno" and _PROPERTY_ID.match(oc[1]):
+                    add((owner, "novalue", oc[1], ""))
+                    return True
+                return False
+            pc = _classify(p)
+            if pc is None or not _PROPERTY_ID.match(pc[1]):
+                return False
+            pkind, prop = pc
+            if pkind == "ps":
+                add((owner, "value", prop, term_key(o)))
+                return True
+            if pkind in ("psv", "pqv"):
+                if pkind == "pqv" and prop not in _TIME_QUALIFIERS:
+                    return False
+                oc = _classify(str(o)) if isinstance(o, URIRef) else None
+                if oc is None or oc[0] != "value":
+                    return False
+                add((owner, "ref", f"wdv:{oc[1]}", "value" if pkind == "psv" else prop))
+                return True
+            if pkind == "pq" and prop in _TIME_QUALIFIERS:
+                add((owner, "qual", prop, term_key(o)))
+                return True
+            return False
+        if kind == "value":
+            name = _wikibase_name(p)
+            if name in _NODE_FIELDS:
+                add((f"wdv:{local}", "node", name, _node_value(name, o)))
+                return True
+        return False
+
+    def _truthy(self, subject: str, relation: str, term: str) -> None:
+        self.parts.add((subject, "entity", "", ""))
+        owner = derived_fact_id(SOURCE, subject, relation, term)
+        self.parts.add((owner, "truthy", f"{subject}\t{relation}", term))
+
+    def rows(self) -> RdfRows:
+        return RdfRows(parts=sorted(self.parts))

@@ -1,0 +1,83 @@
+"""Turtle read in blocks: Wikidata's Turtle is a prefix header and one block per subject, so
+chunks end at a blank line and carry the directives seen before them; each parses on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from ...readers import CHUNK_BYTES, Chunk, InputError, line_chunks
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurtleChunk(Chunk):
+    """A chunk of Turtle blocks plus the directives (`@prefix`...) declared before it."""
+
+    header: bytes = b""
+
+
+_BLANK_LINE = re.compile(rb"\n[ \t\r]*\n")
+_DIRECTIVE = re.compile(
+    rb"^[ \t]*(?:(?:@prefix|prefix)[ \t]+([^ \t:]*:)|(@base|base)[ \t])[^\n]*", re.M | re.I)
+
+
+def _collect_directives(directives: dict[bytes, bytes], data: bytes) -> None:
+    if b"prefix" not in data.lower() and b"base" not in data.lower():
+        return
+    for m in _DIRECTIVE.finditer(data):
+        directives[m.group(1) or b"@base"] = m.group(0).rstrip(b"\r") + b"\n"
+
+
+def _last_blank_line(buf: bytes) -> int:
+    """Offset just after the last blank line of buf, or 0 if it has none."""
+    size = 1 << 16
+    while True:
+        start = max(0, len(buf) - size)
+        last = None
+        for last in _BLANK_LINE.finditer(buf, start):
+            pass
+        if last is not None:
+            return last.end()
+        if start == 0:
+            return 0
+        size <<= 2
+
+
+def turtle_chunks(path: str | Path, *, start_line: int = 0, start_position: int = 0,
+                  chunk_bytes: int = CHUNK_BYTES) -> Iterator[TurtleChunk]:
+    """Chunks of whole blank-line-separated Turtle blocks, each with the directives declared
+    before it. A resumed read re-reads the skipped part for its directives."""
+    directives: dict[bytes, bytes] = {}
+    pending = b""
+    first, position, progress = start_line + 1, start_position, 0
+    for lc in line_chunks(path, chunk_bytes=chunk_bytes):
+        data, progress = lc.data, lc.progress
+        begin = lc.position - len(data)
+        if begin < start_position:
+            skip = min(len(data), start_position - begin)
+            _collect_directives(directives, data[:skip])
+            data = data[skip:]
+            if not data:
+                continue
+        pending += data
+        cut = _last_blank_line(pending)
+        if cut:
+            piece, pending = pending[:cut], pending[cut:]
+            n = piece.count(b"\n")
+            yield TurtleChunk(first, n, piece, position + cut, progress,
+                              header=b"".join(directives.values()))
+            _collect_directives(directives, piece)
+            first, position = first + n, position + cut
+    if position < start_position:
+        raise InputError(f"{path}: shorter than the recorded resume position; use --restart")
+    if pending.strip():
+        n = pending.count(b"\n") + (0 if pending.endswith(b"\n") else 1)
+        yield TurtleChunk(first, n, pending, position + len(pending), progress,
+                          header=b"".join(directives.values()))

@@ -1,0 +1,39 @@
+"""Metrics of the probing methods, as pure functions (no I/O, no model): BELIEF / BELIEF-ICL and
+MyriadLAMA (belief.py), IC-LKE (iclke.py), the distractor measure and its baselines
+(distractors.py), and accuracy per group, KDF's frequency buckets included (breakdowns.py).
+Every name is importable from here: `from factprobe.probes import metrics; metrics.acc_at_1`.
+
+Conventions: empty or mismatched input raises ValueError naming the argument, a defined value with
+nothing to average over is NaN; "correct" is read with bool(); whether a model "knows" a fact is a
+strict comparison (a tie is not knowledge). The details: docs/design-notes.md.
+"""
+
+from __future__ import annotations
+
+from .belief import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, AccAt1, Bin, Coverage,
+                     acc_at_1, answer_key, bias_level, consistency, coverage, entropy_bias_level, expected_acc_at_1,
+                     one_word_ratio, overconfidence, reliability_bins)
+from .breakdowns import GroupAccuracy, accuracy_by
+from .distractors import avg_at_n, mean_over_facts, min_at_n, precision_at_n, probability_known, rouge_l
+from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations, normalize_choice_probs, pearson,
+                    shared_rate, sharing_rate, subsumption_rate, subsumption_rate_by_relation)
+
+# The private helpers stay importable from here too (they were names of the single-file metrics.py).
+from ._checks import _require_items, _require_prompts, _require_same_length  # noqa: F401
+from .belief import _PICKS_PER_CHUNK  # noqa: F401
+from .distractors import _first_n, _lcs_length  # noqa: F401
+from .iclke import _paired  # noqa: F401
+
+__all__ = [
+    # BELIEF / BELIEF-ICL / MyriadLAMA
+    "AccAt1", "BIAS_DEFINITIONS", "Bin", "COVERAGE_MAXIMUM", "Coverage", "PAPER_ACC_DRAWS", "PAPER_CONTENT_FREE",
+    "acc_at_1", "answer_key", "bias_level", "consistency", "coverage", "entropy_bias_level", "expected_acc_at_1",
+    "one_word_ratio", "overconfidence", "reliability_bins",
+    # breakdowns
+    "GroupAccuracy", "accuracy_by",
+    # IC-LKE
+    "AccuracyAtK", "accuracy_at_k", "kendall_tau", "mean_over_relations", "normalize_choice_probs", "pearson",
+    "shared_rate", "sharing_rate", "subsumption_rate", "subsumption_rate_by_relation",
+    # distractors and baselines
+    "avg_at_n", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known", "rouge_l",
+]

@@ -1,0 +1,296 @@
+"""BELIEF / BELIEF-ICL and MyriadLAMA (Zhao et al.): Acc@1 and its fluctuation over random
+one-prompt-per-unit draws, Consist, Ovconf and its reliability bins, the one-word ratio, the bias
+level (the paper's entropy, and factprobe's older top-1 agreement) and average / maximum / oracle
+coverage. A "fact" here is whatever unit the probe set's items are (a subject-relation pair in the
+paper). Conventions: probes/metrics/__init__.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from ._checks import _require_items, _require_prompts, _require_same_length
+
+
+# ---------------------------------------------------------------------------------------------
+# BELIEF: accuracy and its fluctuation
+
+
+@dataclass(frozen=True)
+class AccAt1:
+    """Acc@1 over `draws` random one-prompt-per-fact draws: the mean, the population standard
+    deviation (ddof=0) and the extremes of the per-draw accuracies; range = max - min."""
+
+    mean: float
+    sd: float
+    min: float
+    max: float
+    range: float
+    draws: int
+
+
+# BELIEF (Zhao et al.) estimates Acc@1 and its fluctuation from N = 50,000 one-prompt-per-pair draws.
+PAPER_ACC_DRAWS = 50_000
+# Random picks drawn at once at most (draws x units): 50,000 draws over MyriadLAMA's 34,048 units
+# would be 1.7e9 int64 picks (13.6 GB) in one array; rows are drawn in chunks below this size.
+_PICKS_PER_CHUNK = 1 << 22
+
+
+def acc_at_1(correct: Sequence[Sequence[bool]], draws: int = PAPER_ACC_DRAWS, seed: int = 0) -> AccAt1:
+    """BELIEF's Acc@1 and its fluctuation.
+
+    `correct[f][p]` says whether the top-1 prediction of prompt p of fact f is correct. One draw
+    picks, for every fact independently, one of its prompts uniformly at random (numpy
+    `default_rng(seed)`) and scores the accuracy over facts. Over `draws` draws (default the
+    paper's N = 50,000) this returns the mean, the SD with ddof=0 (the spread of the draws we
+    made, not an estimate for a population of draws), min, max and range = max - min. The mean
+    converges to `expected_acc_at_1`. Deterministic for a seed; draws are made in chunks of rows
+    from one generator, so memory stays bounded whatever `draws` is. Raises ValueError when there
+    are no facts, a fact has no prompts, or draws < 1.
+    """
+    _require_prompts(correct, "correct")
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
+        raise ValueError(f"draws must be a whole number >= 1, got {draws!r}")
+    sizes = np.array([len(prompts) for prompts in correct], dtype=np.int64)
+    flat = np.fromiter((bool(c) for prompts in correct for c in prompts), dtype=bool, count=int(sizes.sum()))
+    offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    rng = np.random.default_rng(seed)
+    rows = max(1, _PICKS_PER_CHUNK // len(sizes))
+    per_draw = np.empty(draws, dtype=float)
+    for start in range(0, draws, rows):
+        count = min(rows, draws - start)
+        # One row per draw, one column per fact: a prompt index in [0, size of that fact).
+        picks = rng.integers(0, sizes, size=(count, len(sizes)))
+        per_draw[start:start + count] = flat[offsets + picks].mean(axis=1)
+    low, high = float(per_draw.min()), float(per_draw.max())
+    return AccAt1(mean=float(per_draw.mean()), sd=float(per_draw.std(ddof=0)), min=low, max=high,
+                  range=high - low, draws=draws)
+
+
+def expected_acc_at_1(correct: Sequence[Sequence[bool]]) -> float:
+    """The exact expectation of one random draw's Acc@1: the mean over facts of the share of the
+    fact's prompts that are correct. This is also MyriadLAMA's "average coverage"."""
+    _require_prompts(correct, "correct")
+    return math.fsum(sum(map(bool, prompts)) / len(prompts) for prompts in correct) / len(correct)
+
+
+# ---------------------------------------------------------------------------------------------
+# BELIEF: consistency
+
+
+def consistency(predictions: Sequence[Sequence[str]]) -> float:
+    """BELIEF's Consist: per fact, the share of unordered pairs of its prompts whose (already
+    normalized) predictions are equal strings; the mean of that share over the facts that have at
+    least two prompts. Facts with one prompt have no pair and are left out. Raises ValueError when
+    no fact has two prompts.
+    """
+    _require_items(predictions, "predictions")
+    shares = []
+    for answers in predictions:
+        k = len(answers)
+        if k < 2:
+            continue
+        # Pairs that agree: within each group of equal answers, every pair of its members.
+        agreeing = sum(c * (c - 1) // 2 for c in Counter(answers).values())
+        shares.append(agreeing / (k * (k - 1) // 2))
+    if not shares:
+        raise ValueError("consistency needs at least one fact with two or more prompts")
+    return math.fsum(shares) / len(shares)
+
+
+# ---------------------------------------------------------------------------------------------
+# BELIEF: reliability
+
+
+@dataclass(frozen=True)
+class Bin:
+    """One bin of a reliability diagram: mean confidence, accuracy and number of items."""
+
+    confidence: float
+    accuracy: float
+    count: int
+
+
+def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[Bin]:
+    """Equal-size confidence bins, as BELIEF's Ovconf uses them.
+
+    Items are sorted by confidence, ascending, with a stable sort (tied confidences keep their
+    input order), then cut into `bins` consecutive bins with numpy.array_split semantics: when
+    the count does not divide evenly, the first (len % bins) bins, the least confident ones,
+    hold one item more. Confidences must lie in [0, 1]. Raises ValueError on empty or
+    mismatched input, bins < 1, or fewer items than bins (a bin would be empty).
+    """
+    _require_items(confidence, "confidence")
+    _require_same_length(confidence, correct, "confidence", "correct")
+    if bins < 1:
+        raise ValueError(f"bins must be >= 1, got {bins}")
+    if len(confidence) < bins:
+        raise ValueError(f"{len(confidence)} items cannot fill {bins} bins")
+    conf = np.asarray(confidence, dtype=float)
+    if not np.all((conf >= 0.0) & (conf <= 1.0)):
+        raise ValueError("confidence values must lie in [0, 1]")
+    hits = np.fromiter(map(bool, correct), dtype=bool, count=len(correct))
+    order = np.argsort(conf, kind="stable")
+    return [Bin(confidence=float(conf[idx].mean()), accuracy=float(hits[idx].mean()), count=len(idx))
+            for idx in np.array_split(order, bins)]
+
+
+def overconfidence(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> float:
+    """BELIEF's Ovconf: the mean over the `reliability_bins` of (mean confidence - accuracy).
+
+    Positive means over-confident, negative under-confident. Every bin has the same weight; when
+    the item count divides evenly by `bins` this equals mean(confidence) - accuracy over all
+    items, and the binning only matters through the remainder. Same errors as `reliability_bins`.
+    """
+    cells = reliability_bins(confidence, correct, bins)
+    return math.fsum(b.confidence - b.accuracy for b in cells) / len(cells)
+
+
+# ---------------------------------------------------------------------------------------------
+# BELIEF-ICL: answer format and bias
+
+
+def answer_key(text: str) -> str:
+    """How answers are compared when no lemmatizer is involved: casefolded, spaces collapsed,
+    surrounding punctuation dropped."""
+    return " ".join(text.casefold().split()).strip(" .,;:!?\"'()")
+
+
+def one_word_ratio(answers: Sequence[str]) -> float:
+    """Share of answers that are exactly one word: str.split() (runs of whitespace, after
+    stripping) yields one token. An empty or blank answer has zero words and does not count.
+    Raises ValueError on empty input."""
+    _require_items(answers, "answers")
+    return sum(len(a.split()) == 1 for a in answers) / len(answers)
+
+
+BIAS_DEFINITIONS = ("entropy", "top1")  # the paper's first
+# BELIEF's content-free subjects, whose output distributions are ensembled (averaged).
+PAPER_CONTENT_FREE = ("N/A", "", "?")
+
+
+def entropy_bias_level(distributions: Sequence[Sequence[float]]) -> float:
+    """BELIEF's bias level of one relation: 1 - H(P) / H_max.
+
+    `distributions[i][c]` is the model's probability of candidate object c at the mask of
+    content-free prompt i (one per template and content-free subject, e.g. "N/A", "" and "?"),
+    already restricted to the relation's candidate objects (all rows list the same candidates in
+    the same order). Each row is renormalized over the candidates, P is the mean of the rows
+    (ensembling the content-free subjects and averaging over templates, both plain means), H(P)
+    its Shannon entropy (natural log, 0 log 0 = 0) and H_max = log(#candidates). So a uniform P
+    gives 0 (no preference among the objects whatever the subject) and a one-hot P gives 1 (the
+    template alone decides the answer). NaN with fewer than 2 candidates (H_max = 0: nothing to
+    prefer). Raises ValueError on empty input, rows of different lengths, a negative or
+    non-finite value, or a row with no mass on any candidate.
+    """
+    _require_items(distributions, "distributions")
+    if len({len(row) for row in distributions}) != 1:
+        raise ValueError("distributions: rows of different lengths (every row lists the same candidates)")
+    rows = np.asarray(distributions, dtype=float)
+    if rows.shape[1] < 2:
+        return math.nan
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise ValueError("distributions: probabilities must be finite and >= 0")
+    totals = rows.sum(axis=1)
+    if np.any(totals <= 0):
+        raise ValueError("distributions: a row gives no probability to any candidate")
+    mean = (rows / totals[:, None]).mean(axis=0)
+    kept = mean[mean > 0]
+    entropy = float(-(kept * np.log(kept)).sum())
+    # Clamp rounding just outside [0, 1] (a uniform P can give H a hair above log n).
+    return min(1.0, max(0.0, 1.0 - entropy / math.log(rows.shape[1])))
+
+
+def bias_level(predictions: Sequence[str], content_free_predictions: Sequence[str],
+               groups: Sequence[Hashable]) -> float:
+    """Bias level as top-1 agreement with a content-free prompt: factprobe's older definition
+    (`bias=top1`), not the paper's (`entropy_bias_level`). A uniform content-free distribution,
+    bias 0 in the paper, can score 1.0 here when its top-1 happens to be the real answer.
+
+    Item i is a real prompt; `predictions[i]` is the model's answer to it,
+    `content_free_predictions[i]` the answer to the same template with the subject replaced by a
+    content-free token such as "N/A", and `groups[i]` its group (normally the relation). An item
+    is "biased" when its answer equals the content-free answer: the model says what it says for
+    this template regardless of the subject. The bias level is the share of biased items per
+    group, averaged over groups with equal weight (pass one group for a plain item average).
+    Raises ValueError on empty or mismatched input.
+    """
+    _require_items(predictions, "predictions")
+    _require_same_length(predictions, content_free_predictions, "predictions", "content_free_predictions")
+    _require_same_length(predictions, groups, "predictions", "groups")
+    biased: dict[Hashable, list[bool]] = {}
+    for answer, free, group in zip(predictions, content_free_predictions, groups):
+        biased.setdefault(group, []).append(answer == free)
+    return math.fsum(sum(flags) / len(flags) for flags in biased.values()) / len(biased)
+
+
+# ---------------------------------------------------------------------------------------------
+# MyriadLAMA: coverage
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Knowledge coverage with many prompts per fact (all shares of facts, in [0, 1])."""
+
+    average: float  # mean over facts of the share of its prompts that are correct
+    maximum: float  # the same when every relation is probed with its single best template only
+    oracle: float  # share of facts with at least one correct prompt
+
+
+COVERAGE_MAXIMUM = ("best-subject", "mean")  # the paper's first
+
+
+def coverage(correct: Sequence[Sequence[bool]], template_ids: Sequence[Sequence[Hashable]],
+             relations: Sequence[Hashable], maximum: str = "best-subject") -> Coverage:
+    """MyriadLAMA's average, maximum and oracle coverage.
+
+    `correct[f][p]` and `template_ids[f][p]` describe prompt p of fact f (a fact may have several
+    prompts per template, e.g. one per subject alias); `relations[f]` is the fact's relation.
+
+    - average: mean over facts of the share of the fact's prompts that are correct (=
+      `expected_acc_at_1`).
+    - maximum: a fact's score under template t is, with `maximum="best-subject"` (the paper's:
+      the prompt with the best subject expression is selected), 1 when any of its prompts with
+      template t is correct, else 0; with `maximum="mean"` (factprobe's older definition) the
+      share of those prompts that are correct. 0 when it has no prompt with t. Per relation, the
+      best template is the one with the highest mean score over the relation's facts; maximum is
+      the mean over all facts of their score under their relation's best template (relations
+      weighted by their facts).
+    - oracle: share of facts with at least one correct prompt.
+
+    Raises ValueError on empty input, a fact without prompts, mismatched lengths, or an unknown
+    `maximum`.
+    """
+    if maximum not in COVERAGE_MAXIMUM:
+        raise ValueError(f"coverage maximum {maximum!r}: use one of {', '.join(COVERAGE_MAXIMUM)}")
+    score = any if maximum == "best-subject" else (lambda flags: sum(flags) / len(flags))
+    _require_prompts(correct, "correct")
+    _require_same_length(correct, template_ids, "correct", "template_ids")
+    _require_same_length(correct, relations, "correct", "relations")
+    # Per relation and template: the sum over facts of the fact's score under that template;
+    # per relation: the number of facts.
+    template_sums: dict[Hashable, dict[Hashable, float]] = {}
+    facts_in: Counter = Counter()
+    shares, known = [], 0
+    for f, (hits, templates, relation) in enumerate(zip(correct, template_ids, relations)):
+        _require_same_length(hits, templates, f"correct[{f}]", f"template_ids[{f}]")
+        hits = [bool(h) for h in hits]
+        shares.append(sum(hits) / len(hits))
+        known += any(hits)
+        facts_in[relation] += 1
+        per_template: dict[Hashable, list[bool]] = {}
+        for hit, template in zip(hits, templates):
+            per_template.setdefault(template, []).append(hit)
+        sums = template_sums.setdefault(relation, {})
+        for template, flags in per_template.items():
+            sums[template] = sums.get(template, 0.0) + float(score(flags))
+    # The best template's sum of fact scores is its relation's share of the maximum (a template
+    # missing from a fact already contributes 0 to that sum).
+    best_total = math.fsum(max(sums.values()) for sums in template_sums.values())
+    n = len(correct)
+    return Coverage(average=math.fsum(shares) / n, maximum=best_total / n, oracle=known / n)

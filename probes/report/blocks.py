@@ -1,0 +1,230 @@
+"""The report as a document: blocks (headings, text, tables, images) that render to Markdown and
+to HTML alike, the builders of each section (runs, method measures, frequency buckets,
+reliability, relations, overlap between runs) and `build_document`, which puts them together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence, Union
+
+from .compute import Definitions, PairRow, _breakdown, bucket_key, comparable_pairs, natural_key
+from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count
+from .loading import Run
+
+# Aggregate keys rendered by dedicated tables; any other `by_*` mapping gets a generic table.
+HANDLED_BREAKDOWNS = {"by_relation", "by_bucket", "by_strategy"}
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Image:
+    file: str
+    alt: str
+
+
+Block = Union[Heading, Text, Table, Image]
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
+    return Table(tuple(headers), tuple(tuple(r) for r in rows))
+
+
+def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict], str]]]:
+    """The BELIEF-style measures present in any of `entries` (a run's aggregate, or one setting
+    of a breakdown), as (column header, formatter) pairs; absent ones get no column."""
+    candidates = [
+        ("acc_at_1", "Acc@1 (mean ± SD)", lambda d: fmt_acc_at_1(d.get("acc_at_1"))),
+        ("consistency", "Consistency", lambda d: fmt(d.get("consistency"))),
+        ("overconfidence", "Overconfidence", lambda d: fmt(d.get("overconfidence"))),
+        ("one_word_ratio", "One-word ratio", lambda d: fmt(d.get("one_word_ratio"))),
+        ("coverage", "Coverage avg / max / oracle",
+         lambda d: " / ".join(fmt((d.get("coverage") or {}).get(k)) for k in ("average", "maximum", "oracle"))),
+        ("bias_level", "Bias level", lambda d: fmt(d.get("bias_level"))),
+    ]
+    return [(header, get) for key, header, get in candidates if any(key in e for e in entries)]
+
+
+def _runs_section(runs: Sequence[Run]) -> list[Block]:
+    rows = [(r.rid, r.model, r.method, r.probe_set, r.folder, str(r.item_count),
+             fmt_count(r.aggregate.get("scored")), fmt(r.aggregate.get("accuracy"))) for r in runs]
+    return [Heading("Runs"),
+            Text("Accuracy is the mean of the items' `correct` values, as `factprobe eval` wrote it to "
+                 "aggregate.json. Numbers are rounded to 4 decimals."),
+            _table(("Run", "Model", "Method", "Probe set", "Folder", "Items", "Scored", "Accuracy"), rows)]
+
+
+def _method_sections(runs: Sequence[Run]) -> list[Block]:
+    blocks: list[Block] = []
+    headline_runs = [r for r in runs if "acc_at_1" in r.aggregate or "consistency" in r.aggregate]
+    if headline_runs:
+        columns = _headline_columns([r.aggregate for r in headline_runs])
+        blocks += [Heading("BELIEF measures", 3),
+                   _table(("Run", *(h for h, _ in columns)),
+                          [(r.rid, *(get(r.aggregate) for _, get in columns)) for r in headline_runs])]
+    blocks += _belief_definitions(runs)
+    icl_rows = [(r.rid, k, fmt((v or {}).get("accuracy")), fmt_count((v or {}).get("items")))
+                for r in runs for k, v in sorted(_breakdown(r, "accuracy_at_k").items(), key=lambda kv: bucket_key(kv[0]))]
+    if icl_rows:
+        blocks += [Heading("IC-LKE Accuracy@K", 3),
+                   Text("Accuracy over the items whose normalized probability of the predicted choice exceeds K."),
+                   _table(("Run", "K", "Accuracy", "Items"), icl_rows)]
+    strategy_rows = [(r.rid, s, fmt((v or {}).get("min_at_n")), fmt((v or {}).get("avg_at_n")))
+                     for r in runs for s, v in sorted(_breakdown(r, "by_strategy").items())]
+    if strategy_rows:
+        blocks += [Heading("Distractors: Min@n and Avg@n per strategy", 3),
+                   _table(("Run", "Strategy", "Min@n", "Avg@n"), strategy_rows)]
+    for key in sorted({k for r in runs for k, v in r.aggregate.items()
+                       if k.startswith("by_") and k not in HANDLED_BREAKDOWNS and isinstance(v, dict)}):
+        blocks += _extra_breakdown(runs, key)
+    return [Heading("Method measures"), *blocks] if blocks else []
+
+
+BELIEF_UNITS = {"pair": "subject-relation pair (BELIEF's)", "fact": "(s, r, o) fact, not BELIEF's pair",
+                "mixed": "mixed pairs and facts"}
+BELIEF_BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects (BELIEF's)",
+               "top1": "share of answers equal to the content-free prompt's top-1 answer, not BELIEF's"}
+BELIEF_MAXIMUM = {"best-subject": "best subject expression per template (MyriadLAMA's)",
+                  "mean": "mean over a template's subject expressions, not MyriadLAMA's"}
+
+
+def _belief_definitions(runs: Sequence[Run]) -> list[Block]:
+    """Which definition each BELIEF / BELIEF-ICL run's numbers follow (aggregate.json's
+    `definitions`; probes/aggregate.py), one line per run, beside the numbers."""
+    lines = []
+    for r in runs:
+        d = r.aggregate.get("definitions")
+        if not isinstance(d, dict):
+            continue
+        parts = [f"unit {d.get('unit')}: {BELIEF_UNITS.get(d.get('unit'), '?')}",
+                 f"Acc@1 over {d.get('acc_draws')} one-prompt draws"
+                 + (" (BELIEF's N)" if d.get("acc_draws") == 50_000 else " (BELIEF uses 50000)")]
+        if d.get("bias"):
+            parts.append(f"bias={d['bias']}: {BELIEF_BIAS.get(d['bias'], '?')}")
+        if d.get("coverage_maximum"):
+            parts.append(f"coverage_maximum={d['coverage_maximum']}: "
+                         f"{BELIEF_MAXIMUM.get(d['coverage_maximum'], '?')}")
+        lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
+    return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
+
+
+def _extra_breakdown(runs: Sequence[Run], key: str) -> list[Block]:
+    """A breakdown this report has no dedicated table for (BELIEF-ICL's `by_setting`, or one added
+    later): accuracy and item count per entry, plus whatever headline measures the entries have."""
+    entries = [(r, name, entry) for r in runs for name, entry in sorted(_breakdown(r, key).items())
+               if isinstance(entry, dict)]
+    if not entries:
+        return []
+    columns = _headline_columns([e for _, _, e in entries])
+    rows = [(r.rid, name, fmt(e.get("accuracy")), fmt_count(e.get("items", e.get("total"))),
+             *(get(e) for _, get in columns))
+            for r, name, e in entries]
+    return [Heading(f"Accuracy by {key[3:].replace('_', ' ')}", 3),
+            _table(("Run", key[3:].replace("_", " ").capitalize(), "Accuracy", "Items", *(h for h, _ in columns)), rows)]
+
+
+def _breakdown_table(runs: Sequence[Run], key: str, order, first: str) -> Table:
+    names = sorted({name for r in runs for name in _breakdown(r, key)}, key=order)
+    return _table((first, *(r.rid for r in runs)),
+                  [(name, *(fmt_cell(_breakdown(r, key).get(name)) for r in runs)) for name in names])
+
+
+def _bucket_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+    blocks: list[Block] = [Heading("Accuracy by frequency bucket"),
+                           Text("Buckets of the subject-object co-occurrence count in the corpus, by lower edge; "
+                                "\"none\": items without a frequency annotation. Cells: accuracy (correct/total).")]
+    if "accuracy_by_bucket.png" in images:
+        blocks.append(Image("accuracy_by_bucket.png", "Accuracy by frequency bucket"))
+    return [*blocks, _breakdown_table(runs, "by_bucket", bucket_key, "Bucket")]
+
+
+@dataclass(frozen=True)
+class Reliability:
+    run: Run
+    setting: str | None  # the entry of an extra breakdown (BELIEF-ICL's settings); None: the run's own
+    bins: tuple[dict, ...]
+
+    def label(self, name: str) -> str:
+        return name if self.setting is None else f"{name} · {self.setting}"
+
+
+def reliability_series(run: Run) -> list[Reliability]:
+    """A run's reliability bins, and those of each entry of an extra breakdown (per setting)."""
+    found: list[tuple[str | None, list]] = []
+    if isinstance(run.aggregate.get("reliability"), list):
+        found.append((None, run.aggregate["reliability"]))
+    for key in sorted(k for k in run.aggregate if k.startswith("by_") and k not in HANDLED_BREAKDOWNS):
+        for name, entry in sorted(_breakdown(run, key).items()):
+            if isinstance(entry, dict) and isinstance(entry.get("reliability"), list):
+                found.append((name, entry["reliability"]))
+    return [Reliability(run, name, tuple(b for b in bins if isinstance(b, dict))) for name, bins in found]
+
+
+def _reliability_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+    series = [s for r in runs for s in reliability_series(r)]
+    if not series:
+        return []
+    rows = [(s.label(s.run.rid), str(k), fmt(b.get("confidence")), fmt(b.get("accuracy")), fmt_count(b.get("count")))
+            for s in series for k, b in enumerate(s.bins, start=1)]
+    blocks: list[Block] = [Heading("Reliability"),
+                           Text("Equal-size confidence bins: mean confidence against accuracy. Points below "
+                                "the diagonal are overconfident.")]
+    if "reliability.png" in images:
+        blocks.append(Image("reliability.png", "Reliability diagram"))
+    return [*blocks, _table(("Run", "Bin", "Confidence", "Accuracy", "Count"), rows)]
+
+
+def _relation_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+    blocks: list[Block] = [Heading("Accuracy by relation"), Text("Cells: accuracy (correct/total).")]
+    if "relation_heatmap.png" in images:
+        blocks.append(Image("relation_heatmap.png", "Accuracy by relation and run"))
+    return [*blocks, _breakdown_table(runs, "by_relation", natural_key, "Relation")]
+
+
+def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
+    blocks: list[Block] = [Heading("Overlap between runs")]
+    if not pairs:
+        return [*blocks, Text("No two runs share both a method and a probe set, so none is compared.")]
+    blocks.append(Text(
+        "Pairs of runs with the same method over the same probe set (same SHA-256, or the same file name "
+        "when a run has no digest), over the items both contain, matched by id. "
+        + pairs[0].overlap.definitions.describe() + " "
+        "Subsumption A→B: share of the units A knows that B knows too. Pearson and Kendall tau-b correlate the "
+        "two runs' per-relation accuracies over the shared items (n/a with fewer than 2 relations or a constant "
+        "side)."))
+    if "overlap.png" in images:
+        blocks.append(Image("overlap.png", "Subsumption and sharing between runs"))
+    rows = [(p.a.rid, p.b.rid, p.a.method, p.a.probes, str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
+             fmt(o.sharing), str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
+             fmt(o.pearson), fmt(o.kendall))
+            for p in pairs for o in (p.overlap,)]
+    return [*blocks, _table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
+                             "Sharing", "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
+                             "Kendall tau-b"), rows)]
+
+
+def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,
+                   definitions: Definitions = Definitions()) -> list[Block]:
+    """The whole report as blocks; `images` names the PNG files that were drawn."""
+    images = images or set()
+    pairs = comparable_pairs(runs, definitions)
+    return [Heading(title, 1),
+            Text(f"{len(runs)} run(s). Generated by factprobe report from run.json, items.jsonl and aggregate.json."),
+            *_runs_section(runs), *_method_sections(runs), *_bucket_section(runs, images),
+            *_reliability_section(runs, images), *_relation_section(runs, images), *_overlap_section(pairs, images)]

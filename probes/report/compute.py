@@ -1,0 +1,276 @@
+"""Pure computations over loaded runs, no I/O: what counts as known, the sort orders of relations
+and frequency buckets, the overlap between two runs (subsumption, sharing, correlations of
+per-relation accuracies) under the chosen `Definitions`, and the side-by-side `Comparison`
+behind `factprobe compare`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from .. import metrics
+from .loading import Run
+
+KNOWN_RULE = ("An item counts as known when its `correct` is true, or, where `correct` is a share "
+              "(BELIEF over several prompts), when that share is 1.0.")
+
+
+def is_known(correct) -> bool:
+    # bool is a subclass of int, so True == 1.0 and a share of 1.0 both qualify; None does not.
+    return isinstance(correct, (int, float)) and correct == 1.0
+
+
+def natural_key(text: str) -> tuple:
+    """P17 before P36 before P1376: digit runs compare as numbers."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def bucket_key(label: str) -> tuple:
+    """Frequency buckets by their lower edge ("0", "[1,10)", "[100,inf)"); labels that are not
+    buckets after them, alphabetically; "none" (unannotated items) last."""
+    if label == "none":
+        return (2, 0.0, label)
+    match = re.fullmatch(r"\[?\s*([0-9.]+)\s*(,.*)?", label)
+    if match:
+        try:
+            return (0, float(match.group(1)), label)
+        except ValueError:
+            pass
+    return (1, 0.0, label)
+
+
+def same_probe_set(a: Run, b: Run) -> bool:
+    """The same file contents when both runs know the SHA-256; otherwise the same file name."""
+    if a.probes_sha256 and b.probes_sha256:
+        return a.probes_sha256 == b.probes_sha256
+    return a.probes == b.probes
+
+
+def _number(value) -> float | None:
+    """A float for tables and JSON; None for missing values and NaN (JSON has no NaN)."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+# How `compare` and `report` decide what a run knows (see `Definitions`): the first value of each
+# is IC-LKE's (Wu et al. 2024) and the default.
+KNOWN_DEFINITIONS = ("per-template", "all-prompts")
+SHARING_DEFINITIONS = ("probed", "jaccard")
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """What a model "knows" when two runs are compared, and which sharing rate is reported.
+
+    known:
+      - "per-template" (IC-LKE's comparison, the default): the unit is one probe, i.e. one fact
+        under one prompt (BELIEF: each template and subject alias), one fact under one template
+        in one ICL setting (BELIEF-ICL), or one item where a method has one verdict per item;
+        subsumption and sharing are computed per relation and averaged over relations with
+        equal weight;
+      - "all-prompts" (factprobe before issue 20): the unit is the item, known only when its
+        `correct` is true or 1.0 (a BELIEF fact right on every prompt, a BELIEF-ICL fact right in
+        every setting), and the rates are pooled over all items.
+    sharing:
+      - "probed" (default; our reading of IC-LKE's sharing rate, whose exact formula we could not
+        confirm): the share of the units both runs scored that both know;
+      - "jaccard": known by both / known by either (the Jaccard index reported before).
+    """
+
+    known: str = KNOWN_DEFINITIONS[0]
+    sharing: str = SHARING_DEFINITIONS[0]
+
+    def __post_init__(self) -> None:
+        if self.known not in KNOWN_DEFINITIONS:
+            raise ValueError(f"known must be one of {', '.join(KNOWN_DEFINITIONS)}, not {self.known!r}")
+        if self.sharing not in SHARING_DEFINITIONS:
+            raise ValueError(f"sharing must be one of {', '.join(SHARING_DEFINITIONS)}, not {self.sharing!r}")
+
+    def describe(self) -> str:
+        if self.known == "per-template":
+            known = ("Known (--known per-template, IC-LKE's comparison): the unit is one probe, i.e. a fact under "
+                     "one prompt (BELIEF), under one template in one ICL setting (BELIEF-ICL), or the item where a "
+                     "method has one verdict per item (known when `correct` is true or 1.0); rates are computed per "
+                     "relation over the units both runs scored and averaged over relations.")
+        else:
+            known = f"Known (--known all-prompts): {KNOWN_RULE} Rates are pooled over all items."
+        sharing = ("Sharing (--sharing probed): units both know / units both scored." if self.sharing == "probed"
+                   else "Sharing (--sharing jaccard): units both know / units either knows (Jaccard index).")
+        return f"{known} {sharing}"
+
+    def as_dict(self) -> dict:
+        return {"known": self.known, "sharing": self.sharing}
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """What two runs know of the units both contain (items matched by id; see `Definitions`)."""
+    shared: int  # units both runs scored (= items under --known all-prompts)
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    subsumption_ab: float | None  # share of A's known units that B knows too; None: A knows none of them
+    subsumption_ba: float | None
+    sharing: float | None  # per `Definitions.sharing`; None when undefined
+    relations: int  # relations among the shared items, the points of the correlations
+    pearson: float | None  # of per-relation accuracies; None when undefined (< 2 relations, constant)
+    kendall: float | None
+    definitions: Definitions = Definitions()
+    shared_items: int = 0  # items those units belong to
+
+    def as_dict(self) -> dict:
+        return {"shared_items": self.shared_items, "shared_units": self.shared, "both": self.both, "only_a": self.only_a, "only_b": self.only_b,
+                "neither": self.neither, "subsumption_a_to_b": self.subsumption_ab,
+                "subsumption_b_to_a": self.subsumption_ba, "sharing": self.sharing,
+                "relations": self.relations, "pearson": self.pearson, "kendall_tau": self.kendall,
+                "definitions": self.definitions.as_dict()}
+
+
+def known_units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool]]:
+    """unit -> (relation, known) for every unit that has a verdict, under the `known` definition.
+
+    Units are keyed so that two runs over one probe set name the same probe alike: (id,) for an
+    item, (id, template, k) for the k-th prompt of a template (BELIEF: one per subject alias),
+    (id, setting) for a BELIEF-ICL setting. An item without a verdict (a multi-strategy
+    distractor item, correct None) has no unit: counting it as "not known" would invent agreement.
+    """
+    out: dict[tuple, tuple[str, bool]] = {}
+    for r in items:
+        relation = str(r.get("relation"))
+        if known == "per-template":
+            prompts = r.get("prompt_correct")
+            if isinstance(prompts, list):
+                templates = r.get("template_ids") or [None] * len(prompts)
+                seen: dict = {}
+                for template, correct in zip(templates, prompts):
+                    k = seen[template] = seen.get(template, -1) + 1
+                    out[(r["id"], template, k)] = (relation, bool(correct))
+                continue
+            settings = r.get("by_setting")
+            if isinstance(settings, dict):
+                for setting, entry in settings.items():
+                    if isinstance(entry, dict) and entry.get("correct") is not None:
+                        out[(r["id"], setting)] = (relation, bool(entry["correct"]))
+                continue
+        if r.get("correct") is not None:
+            out[(r["id"],)] = (relation, is_known(r["correct"]))
+    return out
+
+
+def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions()) -> Overlap:
+    units_a, units_b = known_units(items_a, definitions.known), known_units(items_b, definitions.known)
+    shared = set(units_a) & set(units_b)
+    known_a = {u for u in shared if units_a[u][1]}
+    known_b = {u for u in shared if units_b[u][1]}
+    both = len(known_a & known_b)
+    if definitions.known == "per-template":
+        relation_of = {u: units_a[u][0] for u in shared}
+        subsumption_ab = _number(metrics.subsumption_rate_by_relation(known_a, known_b, relation_of))
+        subsumption_ba = _number(metrics.subsumption_rate_by_relation(known_b, known_a, relation_of))
+        sharing = _number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
+            known_a & units, known_b & units, units, definitions.sharing)))
+    else:
+        # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
+        # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
+        subsumption_ab = metrics.subsumption_rate(known_a, known_b) if known_a else None
+        subsumption_ba = metrics.subsumption_rate(known_b, known_a) if known_b else None
+        sharing = _number(_sharing(known_a, known_b, shared, definitions.sharing))
+    by_id_a = {r["id"]: r for r in items_a}
+    by_id_b = {r["id"]: r for r in items_b}
+    shared_ids = sorted({u[0] for u in shared}, key=str)
+    acc_a = relation_means([by_id_a[i] for i in shared_ids])
+    acc_b = relation_means([by_id_b[i] for i in shared_ids])
+    relations = sorted(set(acc_a) & set(acc_b), key=natural_key)
+    pearson = kendall = None
+    if len(relations) >= 2:
+        x, y = [acc_a[r] for r in relations], [acc_b[r] for r in relations]
+        pearson, kendall = _number(metrics.pearson(x, y)), _number(metrics.kendall_tau(x, y))
+    return Overlap(shared=len(shared), both=both, only_a=len(known_a) - both, only_b=len(known_b) - both,
+                   neither=len(shared) - len(known_a | known_b), subsumption_ab=subsumption_ab,
+                   subsumption_ba=subsumption_ba, sharing=sharing, relations=len(relations), pearson=pearson,
+                   kendall=kendall, definitions=definitions, shared_items=len(shared_ids))
+
+
+def _sharing(known_a: set, known_b: set, probed: set, definition: str) -> float:
+    """One sharing rate over one group of units; NaN where it is undefined."""
+    if definition == "jaccard":
+        return metrics.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else math.nan
+    return metrics.shared_rate({"a": known_a, "b": known_b}, probed)
+
+
+def relation_means(items: Sequence[dict]) -> dict[str, float]:
+    """Mean `correct` per relation (a share counts as its value, as in the overall accuracy);
+    unscored items (correct None) are left out."""
+    groups: dict[str, list[float]] = {}
+    for r in items:
+        correct = r.get("correct")
+        if isinstance(correct, (int, float)) and correct == correct:  # NaN != NaN: unscored too
+            groups.setdefault(str(r.get("relation")), []).append(float(correct))
+    return {k: sum(v) / len(v) for k, v in groups.items()}
+
+
+@dataclass(frozen=True)
+class PairRow:
+    a: Run
+    b: Run
+    overlap: Overlap
+
+
+def comparable_pairs(runs: Sequence[Run], definitions: Definitions = Definitions()) -> list[PairRow]:
+    """Every pair of runs with the same method over the same probe set, in run order."""
+    return [PairRow(a, b, overlap(a.items, b.items, definitions))
+            for k, a in enumerate(runs) for b in runs[k + 1:]
+            if a.method == b.method and same_probe_set(a, b)]
+
+
+def _breakdown(run: Run, key: str) -> dict[str, dict]:
+    value = run.aggregate.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _entry_accuracy(entry) -> float | None:
+    return _number(entry.get("accuracy")) if isinstance(entry, dict) else None
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Run
+    b: Run
+    same_probe_set: bool
+    overlap: Overlap
+
+    def as_dict(self) -> dict:
+        """The JSON of `factprobe compare`: differences are B - A."""
+        def side(run: Run) -> dict:
+            return {"folder": run.folder, "model": run.model, "method": run.method, "probes": run.probes,
+                    "probes_sha256": run.probes_sha256, "items": run.item_count,
+                    "accuracy": _number(run.aggregate.get("accuracy"))}
+
+        def table(key: str, order) -> dict:
+            ta, tb = _breakdown(self.a, key), _breakdown(self.b, key)
+            out = {}
+            for name in sorted(set(ta) | set(tb), key=order):
+                acc_a, acc_b = _entry_accuracy(ta.get(name)), _entry_accuracy(tb.get(name))
+                out[name] = {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b),
+                             "total_a": (ta.get(name) or {}).get("total"), "total_b": (tb.get(name) or {}).get("total")}
+            return out
+
+        acc_a, acc_b = side(self.a)["accuracy"], side(self.b)["accuracy"]
+        return {"a": side(self.a), "b": side(self.b), "same_probe_set": self.same_probe_set,
+                "same_method": self.a.method == self.b.method,
+                "accuracy": {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b)},
+                "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
+                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.definitions.describe()}
+
+
+def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
+    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions))

@@ -1,0 +1,102 @@
+"""Loading finished `factprobe eval` runs: the one place in the report package that touches run
+folders. A run folder holds run.json (what ran), items.jsonl (one record per item) and
+aggregate.json (the numbers `eval` computed); `load_runs` reads several, drops duplicates and
+sorts them so the order on the command line does not change a report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable
+
+RUN_FILES = ("run.json", "aggregate.json", "items.jsonl")
+
+
+class RunError(ValueError):
+    """A folder that is not a readable run; the message names the folder or file."""
+
+
+@dataclass(frozen=True)
+class Run:
+    folder: str  # as given on the command line
+    config: dict  # run.json
+    aggregate: dict  # aggregate.json
+    items: tuple[dict, ...]  # items.jsonl
+    rid: str = ""  # short id in tables ("R1"), set once the runs are sorted
+
+    @property
+    def model(self) -> str:
+        return str(self.config.get("model") or "?")
+
+    @property
+    def method(self) -> str:
+        return str(self.config.get("method") or self.aggregate.get("method") or "?")
+
+    @property
+    def probes(self) -> str:
+        return str(self.config.get("probes") or "?")
+
+    @property
+    def probes_sha256(self) -> str | None:
+        return self.config.get("probes_sha256") or None
+
+    @property
+    def probe_set(self) -> str:
+        sha = self.probes_sha256
+        return f"{self.probes} ({sha[:12]})" if sha else self.probes
+
+    @property
+    def label(self) -> str:
+        return f"{self.rid}: {self.model} / {self.method}" if self.rid else f"{self.model} / {self.method}"
+
+    @property
+    def item_count(self) -> int:
+        return int(self.aggregate.get("items", len(self.items)))
+
+
+def load_run(folder: str | Path) -> Run:
+    path = Path(folder)
+    if not path.is_dir():
+        raise RunError(f"{folder}: no such run folder")
+    for name in RUN_FILES:
+        if not (path / name).is_file():
+            raise RunError(f"{folder}: not a run folder (no {name}; run `factprobe eval --out {folder}` first)")
+    config = _json_object(path / "run.json")
+    aggregate = _json_object(path / "aggregate.json")
+    items = []
+    text = (path / "items.jsonl").read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RunError(f"{path / 'items.jsonl'}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict) or "id" not in record:
+            raise RunError(f"{path / 'items.jsonl'}:{number}: not an item record (no id)")
+        items.append(record)
+    return Run(str(folder), config, aggregate, tuple(items))
+
+
+def _json_object(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RunError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
+    except UnicodeDecodeError:
+        raise RunError(f"{path}: not UTF-8 text") from None
+    if not isinstance(value, dict):
+        raise RunError(f"{path}: not a JSON object")
+    return value
+
+
+def load_runs(folders: Iterable[str | Path]) -> list[Run]:
+    """Every folder loaded, a folder named twice kept once, sorted so that the order on the
+    command line does not change the report; runs get ids R1, R2, ... in that order."""
+    seen: dict[Path, Run] = {}
+    for folder in folders:
+        seen.setdefault(Path(folder).resolve(), load_run(folder))
+    ordered = sorted(seen.values(), key=lambda r: (r.model, r.method, r.probes, r.probes_sha256 or "", r.folder))
+    return [replace(run, rid=f"R{k}") for k, run in enumerate(ordered, start=1)]

@@ -1,0 +1,127 @@
+"""The report's PNG plots: accuracy by frequency bucket, the reliability diagram, the relation
+heatmap and the overlap between runs. matplotlib's object API on the Agg canvas: no pyplot
+state, no display needed; each `plot_*` returns False (and draws nothing) when it has no data.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+from typing import Sequence
+
+from .blocks import reliability_series
+from .compute import PairRow, _breakdown, _entry_accuracy, _number, bucket_key, natural_key
+from .loading import Run
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _save(fig, path: Path) -> None:
+    # No "Software" entry: PNG metadata then holds nothing that changes between versions.
+    fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
+
+
+def _wrap(text: str, width: int = 32) -> str:
+    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or text
+
+
+def _nan(value) -> float:
+    number = _number(value)
+    return math.nan if number is None else number
+
+
+def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
+    # Runs without a single bucket accuracy (e.g. multi-strategy distractor runs) only add legend noise.
+    runs = [r for r in runs if any(_entry_accuracy(v) is not None for v in _breakdown(r, "by_bucket").values())]
+    buckets = sorted({b for r in runs for b in _breakdown(r, "by_bucket")}, key=bucket_key)
+    if not buckets:
+        return False
+    fig = _figure(max(6.0, 1.2 * len(buckets) * max(1, len(runs)) ** 0.5 + 2), 4.5)
+    ax = fig.add_subplot()
+    width = 0.8 / len(runs)
+    for k, run in enumerate(runs):
+        heights = [_nan(_entry_accuracy(_breakdown(run, "by_bucket").get(b))) for b in buckets]
+        bars = ax.bar([i - 0.4 + width * (k + 0.5) for i in range(len(buckets))], heights, width,
+                      label=_wrap(run.label, 48))
+        # Values on the bars: an accuracy of 0 is otherwise indistinguishable from a missing bucket.
+        ax.bar_label(bars, ["" if math.isnan(h) else f"{h:.2f}" for h in heights], fontsize="x-small")
+    ax.set_xticks(range(len(buckets)), buckets)
+    ax.set_xlabel("frequency bucket")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Accuracy by frequency bucket")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    _save(fig, path)
+    return True
+
+
+def plot_reliability(runs: Sequence[Run], path: Path) -> bool:
+    series = [s for r in runs for s in reliability_series(r)]
+    if not series:
+        return False
+    fig = _figure(6.5, 5)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
+    for s in series:
+        ax.plot([_nan(b.get("confidence")) for b in s.bins], [_nan(b.get("accuracy")) for b in s.bins], marker="o",
+                label=_wrap(s.label(s.run.label), 48))
+    ax.set_xlim(-0.02, 1.02)  # room for the markers of bins at 0 or 1
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("mean confidence")
+    ax.set_ylabel("accuracy")
+    ax.set_title("Reliability diagram")
+    ax.legend(fontsize="small")
+    _save(fig, path)
+    return True
+
+
+def plot_relations(runs: Sequence[Run], path: Path) -> bool:
+    relations = sorted({n for r in runs for n in _breakdown(r, "by_relation")}, key=natural_key)
+    if not relations:
+        return False
+    import numpy as np
+
+    values = np.array([[_nan(_entry_accuracy(_breakdown(r, "by_relation").get(rel))) for r in runs]
+                       for rel in relations], dtype=float)
+    fig = _figure(max(5.0, 1.6 * len(runs) + 2.5), min(60.0, max(3.0, 0.35 * len(relations) + 2)))
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(runs)), [_wrap(r.label, 40) for r in runs], fontsize="small", rotation=30,
+                  ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(len(relations)), relations, fontsize="small")
+    if len(relations) <= 80:  # beyond that the numbers no longer fit their cells
+        for i in range(len(relations)):
+            for j in range(len(runs)):
+                value = values[i, j]
+                ax.text(j, i, "–" if math.isnan(value) else f"{value:.2f}", ha="center", va="center",
+                        color="white" if not math.isnan(value) and value < 0.6 else "black", fontsize="small")
+    fig.colorbar(image, ax=ax, label="accuracy")
+    ax.set_title("Accuracy by relation")
+    _save(fig, path)
+    return True
+
+
+def plot_overlap(pairs: Sequence[PairRow], path: Path) -> bool:
+    if not pairs:
+        return False
+    fig = _figure(7.5, max(3.0, 0.9 * len(pairs) + 1.5))
+    ax = fig.add_subplot()
+    measures = [("subsumption A→B", lambda o: o.subsumption_ab), ("subsumption B→A", lambda o: o.subsumption_ba),
+                ("sharing", lambda o: o.sharing)]
+    height = 0.8 / len(measures)
+    for k, (name, get) in enumerate(measures):
+        positions = [i - 0.4 + height * (k + 0.5) for i in range(len(pairs))]
+        ax.barh(positions, [_nan(get(p.overlap)) for p in pairs], height, label=name)
+    ax.set_yticks(range(len(pairs)), [f"A={p.a.rid}, B={p.b.rid}" for p in pairs])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("rate")
+    ax.set_title("Known items shared between runs")
+    ax.legend(fontsize="small", loc="lower right")
+    _save(fig, path)
+    return True

@@ -1,0 +1,79 @@
+"""Rendering document blocks to Markdown and to a self-contained HTML page, from the same blocks
+so that the two never disagree. Labels are escaped (backslashes in Markdown, entities in HTML);
+backticks in texts mark inline code on purpose.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Sequence
+
+from .blocks import Block, Heading, Image, Text
+
+
+_MD_SPECIAL = re.compile(r"([\\`*<>|])")
+
+
+def md_escape(text: str) -> str:
+    # Backslash escapes keep labels such as "<b>" or "a|b" literal in any CommonMark renderer;
+    # the one exception is inline code, which the texts here mark with backticks on purpose.
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+
+
+def _md_text(text: str) -> str:
+    parts = text.split("`")
+    # Odd parts sit between backticks: code spans, kept verbatim.
+    return "".join(f"`{p}`" if k % 2 else md_escape(p) for k, p in enumerate(parts))
+
+
+def to_markdown(blocks: Sequence[Block]) -> str:
+    lines: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            lines += ["#" * block.level + " " + md_escape(block.text), ""]
+        elif isinstance(block, Text):
+            lines += [_md_text(block.text), ""]
+        elif isinstance(block, Image):
+            lines += [f"![{md_escape(block.alt)}]({block.file})", ""]
+        else:
+            lines.append("| " + " | ".join(md_escape(h) for h in block.headers) + " |")
+            lines.append("|" + "|".join("---" for _ in block.headers) + "|")
+            lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in block.rows]
+            lines.append("")
+    return "\n".join(lines)
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+tr:nth-child(even) td { background: #fafafa; }
+img { max-width: 100%; height: auto; display: block; margin: 0.5em 0 1em; }
+code { background: #f2f2f2; padding: 0 0.2em; }
+""".strip()
+
+
+def _html_text(text: str) -> str:
+    parts = text.split("`")
+    return "".join(f"<code>{html.escape(p)}</code>" if k % 2 else html.escape(p) for k, p in enumerate(parts))
+
+
+def to_html(blocks: Sequence[Block], title: str) -> str:
+    body: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            body.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+        elif isinstance(block, Text):
+            body.append(f"<p>{_html_text(block.text)}</p>")
+        elif isinstance(block, Image):
+            body.append(f'<img src="{html.escape(block.file)}" alt="{html.escape(block.alt)}">')
+        else:
+            head = "".join(f"<th>{html.escape(h)}</th>" for h in block.headers)
+            rows = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                             for row in block.rows)
+            body.append(f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")

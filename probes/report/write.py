@@ -1,0 +1,77 @@
+"""The report on disk and the text of `factprobe compare`: `write_report` draws the plots, builds
+the document and writes report.md and report.html beside the PNGs; `comparison_text` lays out
+a `Comparison.as_dict()` as aligned columns for people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .blocks import build_document
+from .compute import Definitions, comparable_pairs
+from .formatting import fmt, fmt_signed
+from .loading import Run
+from .plots import plot_buckets, plot_overlap, plot_relations, plot_reliability
+from .render import to_html, to_markdown
+
+
+@dataclass
+class ReportFiles:
+    markdown: Path
+    html: Path
+    images: list[Path] = field(default_factory=list)
+
+
+def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe report",
+                 definitions: Definitions = Definitions()) -> ReportFiles:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(runs, p),
+             "reliability.png": lambda p: plot_reliability(runs, p),
+             "relation_heatmap.png": lambda p: plot_relations(runs, p),
+             "overlap.png": lambda p: plot_overlap(comparable_pairs(runs, definitions), p)}
+    drawn = []
+    for name, draw in plots.items():
+        target = out / name
+        if draw(target):
+            drawn.append(target)
+        elif target.exists():
+            target.unlink()  # left from an earlier report over other runs: it would mislead
+    blocks = build_document(runs, title, {p.name for p in drawn}, definitions)
+    files = ReportFiles(out / "report.md", out / "report.html", drawn)
+    files.markdown.write_text(to_markdown(blocks), encoding="utf-8")
+    files.html.write_text(to_html(blocks, title), encoding="utf-8")
+    return files
+
+
+def comparison_text(result: Mapping) -> str:
+    """`factprobe compare` for people: aligned columns, differences as B - A."""
+    a, b, o = result["a"], result["b"], result["overlap"]
+    lines = [f"A: {a['folder']}  {a['model']} / {a['method']}  probes {a['probes']}  ({a['items']} items)",
+             f"B: {b['folder']}  {b['model']} / {b['method']}  probes {b['probes']}  ({b['items']} items)", ""]
+    rows = [("accuracy", fmt(result["accuracy"]["a"]), fmt(result["accuracy"]["b"]),
+             fmt_signed(result["accuracy"]["difference"]))]
+    for key, prefix in (("by_relation", "relation"), ("by_bucket", "bucket")):
+        rows += [(f"{prefix} {name}", fmt(v["a"]), fmt(v["b"]), fmt_signed(v["difference"]))
+                 for name, v in result[key].items()]
+    lines += _aligned(("", "A", "B", "B - A"), rows)
+    definitions = o["definitions"]
+    lines += ["", f"over {o['shared_units']} units of {o['shared_items']} items in both runs (matched by id; "
+                  f"--known {definitions['known']}): both know {o['both']}, only A {o['only_a']}, "
+                  f"only B {o['only_b']}, neither {o['neither']}",
+              f"subsumption A->B {fmt(o['subsumption_a_to_b'])}  B->A {fmt(o['subsumption_b_to_a'])}  "
+              f"sharing ({definitions['sharing']}) {fmt(o['sharing'])}",
+              f"per-relation accuracy over {o['relations']} relations: Pearson {fmt(o['pearson'])}  "
+              f"Kendall tau-b {fmt(o['kendall_tau'])}",
+              result["known_rule"].replace("`", "")]
+    return "\n".join(lines)
+
+
+def _aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
+    def line(cells):
+        first, *rest = cells
+        return "  ".join([str(first).ljust(widths[0]), *(str(c).rjust(w) for c, w in zip(rest, widths[1:]))]).rstrip()
+    return [line(headers), *(line(r) for r in rows)]
