@@ -1,6 +1,6 @@
 """Metrics of the probing methods, as pure functions (no I/O, no model): BELIEF / BELIEF-ICL and
 MyriadLAMA (belief.py), IC-LKE (iclke.py), the distractor measure and its baselines
-(distractors.py), and accuracy per group, KDF's frequency buckets included (breakdowns.py).
+(distractors.py), standard errors, intervals and paired tests (uncertainty.py), and accuracy per group, KDF's frequency buckets included (breakdowns.py).
 Every name is importable from here: `from factprobe.probes import metrics; metrics.acc_at_1`.
 
 Conventions: empty or mismatched input raises ValueError naming the argument, a defined value with
@@ -17,6 +17,8 @@ from .breakdowns import GroupAccuracy, accuracy_by
 from .distractors import avg_at_n, mean_over_facts, min_at_n, precision_at_n, probability_known, rouge_l
 from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations, normalize_choice_probs, pearson,
                     shared_rate, sharing_rate, subsumption_rate, subsumption_rate_by_relation)
+from .uncertainty import (BOOTSTRAP_DRAWS, FEW_ITEMS, Estimate, PairedTest, bootstrap, items_for_width, mcnemar,
+                          proportion, wilson)
 
 # The private helpers stay importable from here too (they were names of the single-file metrics.py).
 from ._checks import _require_items, _require_prompts, _require_same_length  # noqa: F401
@@ -34,6 +36,9 @@ __all__ = [
     # IC-LKE
     "AccuracyAtK", "accuracy_at_k", "kendall_tau", "mean_over_relations", "normalize_choice_probs", "pearson",
     "shared_rate", "sharing_rate", "subsumption_rate", "subsumption_rate_by_relation",
+    # uncertainty
+    "BOOTSTRAP_DRAWS", "Estimate", "FEW_ITEMS", "PairedTest", "bootstrap", "items_for_width", "mcnemar", "proportion",
+    "wilson",
     # distractors and baselines
     "avg_at_n", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known", "rouge_l",
 ]

@@ -1,0 +1,121 @@
+"""How sure a figure is: the standard error and 95% interval of a proportion (Wilson), of any
+statistic over facts (a seeded bootstrap that resamples facts), and a paired test for two runs
+on the same items (McNemar's exact test). Pure functions; an `Estimate` travels with every number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ._checks import _require_items, _require_same_length
+
+Z_95 = 1.959963984540054  # the standard normal's 97.5% quantile
+BOOTSTRAP_DRAWS = 1000
+# Below this many items an interval is too wide to read: figures say so instead of a bare ratio.
+FEW_ITEMS = 30
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    se: float  # standard error
+    low: float  # 95% interval
+    high: float
+    n: int  # items (facts) behind the figure
+    method: str  # "wilson" or "bootstrap"
+
+    @property
+    def few(self) -> bool:
+        return self.n < FEW_ITEMS
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "few": self.few}
+
+
+def wilson(correct: int, total: int, z: float = Z_95) -> Estimate:
+    """A proportion's estimate: its binomial standard error sqrt(p(1-p)/n) and Wilson's score
+    interval, which stays inside [0, 1] and is honest near 0 and 1 where p +- z*se is not."""
+    if total <= 0:
+        raise ValueError(f"total must be positive, got {total}")
+    if not 0 <= correct <= total:
+        raise ValueError(f"correct must be in [0, total={total}], got {correct}")
+    p = correct / total
+    z2 = z * z
+    scale = 1 + z2 / total
+    center = (p + z2 / (2 * total)) / scale
+    half = z / scale * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total))
+    return Estimate(p, math.sqrt(p * (1 - p) / total), max(0.0, center - half), min(1.0, center + half), total,
+                    "wilson")
+
+
+def proportion(outcomes: Sequence) -> Estimate:
+    """`wilson` of a list of outcomes read with bool()."""
+    _require_items(outcomes, "outcomes")
+    return wilson(sum(bool(x) for x in outcomes), len(outcomes))
+
+
+def bootstrap(per_fact: Sequence, statistic: Callable[[list], float], *, draws: int = BOOTSTRAP_DRAWS,
+              seed: int = 0) -> Estimate:
+    """A statistic over facts (Min@n, Avg@n, consistency, overconfidence, Acc@1 and its SD,
+    Accuracy@K) with its bootstrap standard error and percentile 95% interval: `draws` resamples
+    of the facts with replacement, from a generator seeded with `seed`, so a figure is the same
+    on every run. Draws where the statistic is undefined (NaN) are left out."""
+    _require_items(per_fact, "per_fact")
+    if draws < 2:
+        raise ValueError(f"draws must be at least 2, got {draws}")
+    items = list(per_fact)
+    value = float(statistic(items))
+    rng = np.random.default_rng(seed)
+    n = len(items)
+    values = []
+    for _ in range(draws):
+        picked = rng.integers(0, n, size=n)
+        v = float(statistic([items[k] for k in picked]))
+        if not math.isnan(v):
+            values.append(v)
+    if len(values) < 2:
+        return Estimate(value, math.nan, math.nan, math.nan, n, "bootstrap")
+    boot = np.asarray(values)
+    low, high = np.quantile(boot, [0.025, 0.975])
+    return Estimate(value, float(boot.std(ddof=1)), float(low), float(high), n, "bootstrap")
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    only_a: int  # items run A got right and run B wrong
+    only_b: int
+    both: int
+    neither: int
+    p_value: float  # two-sided
+    method: str = "mcnemar-exact"
+
+
+def mcnemar(correct_a: Sequence, correct_b: Sequence) -> PairedTest:
+    """McNemar's exact test for two runs on the same items: under "no difference" each
+    discordant item is equally likely to favour either run, so the two-sided p-value is twice
+    the binomial tail of the smaller discordant count, capped at 1 (1 when none is discordant)."""
+    _require_items(correct_a, "correct_a")
+    _require_same_length(correct_a, correct_b, "correct_a", "correct_b")
+    pairs = [(bool(a), bool(b)) for a, b in zip(correct_a, correct_b)]
+    only_a = sum(a and not b for a, b in pairs)
+    only_b = sum(b and not a for a, b in pairs)
+    both = sum(a and b for a, b in pairs)
+    discordant = only_a + only_b
+    if discordant == 0:
+        p = 1.0
+    else:
+        tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1))
+        p = min(1.0, 2 * tail / 2 ** discordant)
+    return PairedTest(only_a, only_b, both, len(pairs) - discordant - both, p)
+
+
+def items_for_width(width: float, p: float = 0.5, z: float = Z_95) -> int:
+    """Items needed for a 95% interval of total width `width` around a proportion near `p`
+    (the normal approximation, n = (2z)^2 p(1-p) / width^2; p = 0.5 is the worst case)."""
+    if not 0 < width < 1:
+        raise ValueError(f"width must be in (0, 1), got {width}")
+    return math.ceil((2 * z) ** 2 * p * (1 - p) / width ** 2)
