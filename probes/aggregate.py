@@ -33,13 +33,33 @@ def aggregate(method: str, records: Sequence[dict], options: dict | None = None)
 
 
 def _accuracy(records: Sequence[dict]) -> dict:
-    scored = [r["correct"] for r in records if r.get("correct") is not None]
-    return {"accuracy": sum(map(float, scored)) / len(scored) if scored else None, "scored": len(scored)}
+    scored = [float(r["correct"]) for r in records if r.get("correct") is not None]
+    return {"accuracy": sum(scored) / len(scored) if scored else None, "scored": len(scored),
+            "accuracy_interval": interval(scored)}
+
+
+def interval(values: Sequence[float], seed: int = 0) -> dict | None:
+    """A mean's standard error and 95% interval: Wilson's when every value is 0 or 1 (a
+    proportion), else a seeded bootstrap over the items (shares of prompts or settings); None
+    when there is nothing to average. `few` marks figures over fewer than metrics.FEW_ITEMS."""
+    if not values:
+        return None
+    if all(v in (0.0, 1.0) for v in values):
+        found = metrics.wilson(int(sum(values)), len(values))
+    else:
+        found = metrics.bootstrap(list(values), lambda xs: sum(xs) / len(xs), seed=seed)
+    return {k: _number(v) if isinstance(v, float) else v for k, v in found.as_dict().items()}
 
 
 def _breakdown(records: Sequence[dict], key: str) -> dict:
     groups = metrics.accuracy_by([r for r in records if r.get("correct") is not None], key)
-    return {name: {"accuracy": g.accuracy, "correct": g.correct, "total": g.total} for name, g in groups.items()}
+    return {name: {"accuracy": g.accuracy, "correct": g.correct, "total": g.total,
+                   "interval": _proportion(g.correct, g.total)} for name, g in groups.items()}
+
+
+def _proportion(correct: int, total: int) -> dict:
+    found = metrics.wilson(correct, total).as_dict()
+    return {k: _number(v) if isinstance(v, float) else v for k, v in found.items()}
 
 
 def _unit(records: Sequence[dict]) -> str:
@@ -189,7 +209,8 @@ def _share_breakdown(records: Sequence[dict], key: str) -> dict:
     for r in records:
         if r.get("correct") is not None:
             groups.setdefault("none" if r.get(key) is None else str(r[key]), []).append(float(r["correct"]))
-    return {name: {"accuracy": sum(v) / len(v), "correct": sum(v), "total": len(v)} for name, v in groups.items()}
+    return {name: {"accuracy": sum(v) / len(v), "correct": sum(v), "total": len(v), "interval": interval(v)}
+            for name, v in groups.items()}
 
 
 def icl_measures(records: Sequence[dict], options: dict | None = None) -> dict:
@@ -225,7 +246,14 @@ def _min_avg(rows: Sequence[dict]) -> dict:
     def over_facts(key: str) -> float | None:
         return metrics.mean_over_facts([r[key] for r in scored], facts) if scored else None
 
-    return {"min_at_n": over_facts("min_at_n"), "avg_at_n": over_facts("avg_at_n"), "items": len(scored)}
+    def per_fact(key: str) -> list[float]:
+        by_fact: dict[str, list[float]] = {}
+        for fact, r in zip(facts, scored):
+            by_fact.setdefault(fact, []).append(float(r[key]))
+        return [sum(v) / len(v) for v in by_fact.values()]
+
+    return {"min_at_n": over_facts("min_at_n"), "avg_at_n": over_facts("avg_at_n"), "items": len(scored),
+            "min_at_n_interval": interval(per_fact("min_at_n")), "avg_at_n_interval": interval(per_fact("avg_at_n"))}
 
 
 def _min_avg_by(rows: Sequence[dict], key: str) -> dict:

@@ -105,7 +105,10 @@ def test_aggregate_breaks_down_by_setting_with_lemma_consistency():
                _record("B", 1, **{"x-relation": ("Milan", False, 1.0), "zero-shot": ("Rome.", True, 0.0)})]
     result = aggregate("belief-icl", records)
     assert result["accuracy"] == pytest.approx(0.75)  # mean over items of the share of settings correct
-    assert result["by_relation"]["P36"] == {"accuracy": 0.75, "correct": 3.0, "total": 4}
+    shares = dict(result["by_relation"]["P36"])
+    spread = shares.pop("interval")  # the items' shares of settings: a bootstrap over 4 items
+    assert shares == {"accuracy": 0.75, "correct": 3.0, "total": 4}
+    assert spread["method"] == "bootstrap" and spread["n"] == 4 and spread["few"] and spread["low"] <= 0.75
     rel = result["by_setting"]["x-relation"]
     assert rel["accuracy"] == 0.75 and rel["items"] == 4
     assert rel["consistency"] == 0.5  # "Paris" ~ "Paris, France" (bi-directional); "Rome" != "Milan"
@@ -114,7 +117,10 @@ def test_aggregate_breaks_down_by_setting_with_lemma_consistency():
     assert rel["overconfidence"] == pytest.approx((1.0 + 0.5 + 1.0 + 1.0) / 4 - 0.75)  # one answer per bin
     zero = result["by_setting"]["zero-shot"]
     assert zero["consistency"] == 0.5 and zero["acc_at_1"]["min"] == 0.5 and zero["acc_at_1"]["max"] <= 1.0
-    assert zero["by_relation"]["P36"] == {"accuracy": 0.75, "correct": 3, "total": 4}
+    counts = dict(zero["by_relation"]["P36"])
+    wilson = counts.pop("interval")  # 3 of 4: Wilson's (.3006, .9544)
+    assert counts == {"accuracy": 0.75, "correct": 3, "total": 4}
+    assert (wilson["low"], wilson["high"]) == (pytest.approx(0.30064, abs=1e-4), pytest.approx(0.95441, abs=1e-4))
 
 
 # -- a real model through the CLI ----------------------------------------------------------------

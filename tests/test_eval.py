@@ -355,7 +355,10 @@ def test_distractor_plausibility_sums_every_name_per_strategy(tmp_path):
         for relation in ("P36", "P17"):
             values = [hand[strategy][i["id"]] for i in items if i["relation"] == relation]
             min_at_n, avg_at_n = _means(values)
-            assert found["by_relation"][relation] == {"min_at_n": min_at_n, "avg_at_n": avg_at_n, "items": 2}
+            mine = found["by_relation"][relation]
+            assert {k: mine[k] for k in ("min_at_n", "avg_at_n", "items")} == {
+                "min_at_n": min_at_n, "avg_at_n": avg_at_n, "items": 2}
+            assert mine["min_at_n_interval"]["n"] == 2 and mine["min_at_n_interval"]["few"]
         assert (found["min_at_n"], found["avg_at_n"]) == _means([hand[strategy][i["id"]] for i in items])
         print(f"{strategy}: Min@2 {found['min_at_n']} Avg@2 {found['avg_at_n']} by relation {found['by_relation']}")
 
