@@ -115,8 +115,9 @@ def test_overlap_of_the_two_runs_over_one_probe_set(report):
     # A->B = 2/3, B->A = 2/4, sharing = 2/5.
     # Per-relation accuracies A = (P17 1, P36 2/3, bold 0), B = (1, 2/3, 1/2): Pearson = 13/14 (by
     # hand: sxy = 39/162, sxx = 42/81, syy = 42/324), Kendall tau-b = 1 (all three pairs concordant).
+    # McNemar: discordant 1 and 2 -> p = 2 * (C(3,0) + C(3,1)) / 2^3 = 1.
     assert rows == [["R1", "R2", "ic-lke", "capitals.jsonl", "6", "0.6667", "0.5000", "0.4000", "2", "1", "2", "1",
-                     "3", f"{13 / 14:.4f}", "1.0000"]]
+                     "3", f"{13 / 14:.4f}", "1.0000", "1"]]
     assert "when that share is 1.0" in markdown
 
 

@@ -88,3 +88,10 @@ def test_items_for_width():
     assert items_for_width(0.1) == 385
     assert items_for_width(0.2, p=0.9) == 35  # 15.366 * .09 / .04 = 34.6
     assert FEW_ITEMS == 30
+
+
+def test_mcnemar_p_from_the_discordant_counts():
+    from factprobe.probes.metrics import mcnemar_p
+
+    assert mcnemar_p(0, 6) == 2 / 64  # 2 * C(6,0) / 2^6: six items all favour B
+    assert mcnemar_p(6, 0) == mcnemar_p(0, 6) and mcnemar_p(0, 0) == 1.0

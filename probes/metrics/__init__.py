@@ -18,7 +18,7 @@ from .distractors import avg_at_n, mean_over_facts, min_at_n, precision_at_n, pr
 from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations, normalize_choice_probs, pearson,
                     shared_rate, sharing_rate, subsumption_rate, subsumption_rate_by_relation)
 from .uncertainty import (BOOTSTRAP_DRAWS, FEW_ITEMS, Estimate, PairedTest, bootstrap, items_for_width, mcnemar,
-                          proportion, wilson)
+                          mcnemar_p, proportion, wilson)
 
 # The private helpers stay importable from here too (they were names of the single-file metrics.py).
 from ._checks import _require_items, _require_prompts, _require_same_length  # noqa: F401
@@ -37,7 +37,8 @@ __all__ = [
     "AccuracyAtK", "accuracy_at_k", "kendall_tau", "mean_over_relations", "normalize_choice_probs", "pearson",
     "shared_rate", "sharing_rate", "subsumption_rate", "subsumption_rate_by_relation",
     # uncertainty
-    "BOOTSTRAP_DRAWS", "Estimate", "FEW_ITEMS", "PairedTest", "bootstrap", "items_for_width", "mcnemar", "proportion",
+    "BOOTSTRAP_DRAWS", "Estimate", "FEW_ITEMS", "PairedTest", "bootstrap", "items_for_width", "mcnemar", "mcnemar_p",
+    "proportion",
     "wilson",
     # distractors and baselines
     "avg_at_n", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known", "rouge_l",

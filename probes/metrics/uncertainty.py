@@ -104,13 +104,16 @@ def mcnemar(correct_a: Sequence, correct_b: Sequence) -> PairedTest:
     only_a = sum(a and not b for a, b in pairs)
     only_b = sum(b and not a for a, b in pairs)
     both = sum(a and b for a, b in pairs)
+    return PairedTest(only_a, only_b, both, len(pairs) - only_a - only_b - both, mcnemar_p(only_a, only_b))
+
+
+def mcnemar_p(only_a: int, only_b: int) -> float:
+    """The two-sided exact p-value of McNemar's test from the two discordant counts."""
     discordant = only_a + only_b
     if discordant == 0:
-        p = 1.0
-    else:
-        tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1))
-        p = min(1.0, 2 * tail / 2 ** discordant)
-    return PairedTest(only_a, only_b, both, len(pairs) - discordant - both, p)
+        return 1.0
+    tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1))
+    return min(1.0, 2 * tail / 2 ** discordant)
 
 
 def items_for_width(width: float, p: float = 0.5, z: float = Z_95) -> int:

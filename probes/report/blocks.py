@@ -207,16 +207,16 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
         + pairs[0].overlap.definitions.describe() + " "
         "Subsumption A→B: share of the units A knows that B knows too. Pearson and Kendall tau-b correlate the "
         "two runs' per-relation accuracies over the shared items (n/a with fewer than 2 relations or a constant "
-        "side)."))
+        "side). McNemar p: the exact test that both runs know as much, from the units only one of them knows."))
     if "overlap.png" in images:
         blocks.append(Image("overlap.png", "Subsumption and sharing between runs"))
     rows = [(p.a.rid, p.b.rid, p.a.method, p.a.probes, str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
              fmt(o.sharing), str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
-             fmt(o.pearson), fmt(o.kendall))
+             fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}")
             for p in pairs for o in (p.overlap,)]
     return [*blocks, _table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
                              "Sharing", "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
-                             "Kendall tau-b"), rows)]
+                             "Kendall tau-b", "McNemar p"), rows)]
 
 
 def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,

@@ -123,11 +123,18 @@ class Overlap:
     definitions: Definitions = Definitions()
     shared_items: int = 0  # items those units belong to
 
+    @property
+    def p_value(self) -> float:
+        """McNemar's exact test of "A and B know as much" over the shared units: only the units
+        one run knows and the other does not speak to a difference."""
+        return metrics.mcnemar_p(self.only_a, self.only_b)
+
     def as_dict(self) -> dict:
         return {"shared_items": self.shared_items, "shared_units": self.shared, "both": self.both, "only_a": self.only_a, "only_b": self.only_b,
                 "neither": self.neither, "subsumption_a_to_b": self.subsumption_ab,
                 "subsumption_b_to_a": self.subsumption_ba, "sharing": self.sharing,
                 "relations": self.relations, "pearson": self.pearson, "kendall_tau": self.kendall,
+                "mcnemar_p": self.p_value,
                 "definitions": self.definitions.as_dict()}
 
 

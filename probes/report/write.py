@@ -61,6 +61,9 @@ def comparison_text(result: Mapping) -> str:
     lines += ["", f"over {o['shared_units']} units of {o['shared_items']} items in both runs (matched by id; "
                   f"--known {definitions['known']}): both know {o['both']}, only A {o['only_a']}, "
                   f"only B {o['only_b']}, neither {o['neither']}",
+              f"McNemar exact test, A and B know as much: p = {o['mcnemar_p']:.3g}"
+              + (" (a difference this large is rare by chance)" if o["mcnemar_p"] < 0.05 else
+                 " (no evidence of a difference)"),
               f"subsumption A->B {fmt(o['subsumption_a_to_b'])}  B->A {fmt(o['subsumption_b_to_a'])}  "
               f"sharing ({definitions['sharing']}) {fmt(o['sharing'])}",
               f"per-relation accuracy over {o['relations']} relations: Pearson {fmt(o['pearson'])}  "
