@@ -279,17 +279,27 @@ def _headline(runs: list[tuple[Path, Path]]) -> list[str]:
         text = f"{folder.name} ({aggregate.get('items')} items):"
         strategies = aggregate.get("by_strategy") or {}
         if strategies:
-            text += "; ".join(f" {s} Min@n {_fmt(v.get('min_at_n'))} Avg@n {_fmt(v.get('avg_at_n'))}"
+            text += "; ".join(f" {s} Min@n {_fmt(v.get('min_at_n'))}{_range(v.get('min_at_n_interval'))} "
+                              f"Avg@n {_fmt(v.get('avg_at_n'))}{_range(v.get('avg_at_n_interval'))}"
                               for s, v in strategies.items())
         else:
             chance = _chance(probes)
-            text += f" accuracy {_fmt(aggregate.get('accuracy'))}"
+            text += f" accuracy {_fmt(aggregate.get('accuracy'))}{_range(aggregate.get('accuracy_interval'))}"
             text += f" (chance {chance:.3f})" if chance is not None else ""
             buckets = {b: v for b, v in (aggregate.get("by_bucket") or {}).items() if b != "none"}
             if buckets:
-                text += " | by bucket " + ", ".join(f"{b} {_fmt(v.get('accuracy'), 2)}" for b, v in buckets.items())
+                text += " | by bucket " + ", ".join(f"{b} {_fmt(v.get('accuracy'), 2)}{_range(v.get('interval'), 2)}"
+                                                    for b, v in buckets.items())
         lines.append(text)
     return lines
+
+
+def _range(interval: dict | None, digits: int = 3) -> str:
+    """ [low, high], the 95% interval; a figure over too few items says so."""
+    if not interval or interval.get("low") is None:
+        return ""
+    few = f", {interval['n']} items: too few to read" if interval.get("few") else ""
+    return f" [{interval['low']:.{digits}f}, {interval['high']:.{digits}f}{few}]"
 
 
 def _fmt(value, digits: int = 3) -> str:
