@@ -92,8 +92,12 @@ def _belief(records: Sequence[dict], options: dict) -> dict:
     coverage = metrics.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered],
                                 maximum=options.get("coverage_maximum", "best-subject"))
     predictions = [r["predictions"] for r in answered]
+    facts = [(r["confidence"], [bool(c) for c in r["prompt_correct"]]) for r in answered]
     return {"acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
+            "acc_at_1_interval": interval([sum(c) / len(c) for _, c in facts]),
+            "consistency_interval": interval([metrics.consistency([p]) for p in predictions if len(p) > 1]),
+            "overconfidence_interval": _overconfidence_interval(facts, bins),
             "consistency": metrics.consistency(predictions) if any(len(p) > 1 for p in predictions) else None,
             "overconfidence": metrics.overconfidence(flat_confidence, flat_correct, bins),
             "one_word_ratio": metrics.one_word_ratio([p for ps in predictions for p in ps]),
@@ -186,7 +190,12 @@ def _belief_icl_setting(rows: list[dict], draws: int) -> dict:
     confidence = [r["confidence"] for r in rows]
     correct = [bool(r["correct"]) for r in rows]
     bins = min(10, len(rows))
+    facts = [([r["confidence"] for r in g], [bool(r["correct"]) for r in g]) for g in per_fact.values()]
     return {"items": len(rows), "accuracy": sum(correct) / len(correct),
+            "accuracy_interval": interval([float(c) for c in correct]),
+            "acc_at_1_interval": interval([sum(c) / len(c) for _, c in facts]),
+            "consistency_interval": interval(shares),
+            "overconfidence_interval": _overconfidence_interval(facts, bins),
             "acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
             "consistency": sum(shares) / len(shares) if shares else None,  # None: no fact has two templates
@@ -202,6 +211,21 @@ def _belief_icl_setting(rows: list[dict], draws: int) -> dict:
 
 def _key(answer: str | None) -> str | None:
     return None if answer is None else answer_key(answer)
+
+
+def _overconfidence_interval(facts: list[tuple[list[float], list[bool]]], bins: int) -> dict | None:
+    """Ovconf's bootstrap over facts (a fact's prompts travel together), 200 draws: each draw
+    re-bins all its prompts, so it costs a sort of every prompt."""
+    def ovconf(sample: list) -> float:
+        confidence = [c for conf, _ in sample for c in conf]
+        if len(confidence) < bins:
+            return float("nan")
+        return metrics.overconfidence(confidence, [k for _, ks in sample for k in ks], bins)
+
+    if not facts:
+        return None
+    found = metrics.bootstrap(facts, ovconf, draws=200).as_dict()
+    return {k: _number(v) if isinstance(v, float) else v for k, v in found.items()}
 
 
 def _share_breakdown(records: Sequence[dict], key: str) -> dict:

@@ -115,6 +115,12 @@ def test_aggregate_breaks_down_by_setting_with_lemma_consistency():
     assert rel["one_word_ratio"] == 0.75
     assert rel["acc_at_1"]["mean"] == pytest.approx(0.75, abs=0.1) and rel["acc_at_1"]["min"] >= 0.5
     assert rel["overconfidence"] == pytest.approx((1.0 + 0.5 + 1.0 + 1.0) / 4 - 0.75)  # one answer per bin
+    # intervals over the two facts: Acc@1 from each fact's share (A 2/2, B 1/2), Consist from its
+    # pair (A agrees, B not), Ovconf re-binned per draw; each value is the figure itself
+    assert rel["acc_at_1_interval"]["value"] == 0.75 and rel["acc_at_1_interval"]["n"] == 2
+    assert rel["consistency_interval"]["value"] == 0.5 and rel["consistency_interval"]["method"] == "wilson"
+    assert rel["overconfidence_interval"]["value"] == pytest.approx(rel["overconfidence"])
+    assert rel["overconfidence_interval"]["few"] and rel["accuracy_interval"]["n"] == 4
     zero = result["by_setting"]["zero-shot"]
     assert zero["consistency"] == 0.5 and zero["acc_at_1"]["min"] == 0.5 and zero["acc_at_1"]["max"] <= 1.0
     counts = dict(zero["by_relation"]["P36"])
