@@ -244,7 +244,9 @@ def icl_measures(records: Sequence[dict], options: dict | None = None) -> dict:
     at_k = {}
     for k in (0.5, 0.7, 0.9):
         found = metrics.accuracy_at_k(probability, correct, k)
-        at_k[str(k)] = {"accuracy": _number(found.accuracy), "items": found.count}
+        right = sum(c for p, c in zip(probability, correct) if p > k)  # as accuracy_at_k selects
+        at_k[str(k)] = {"accuracy": _number(found.accuracy), "items": found.count,
+                        "interval": _proportion(right, found.count) if found.count else None}
     return {"accuracy_at_k": at_k}
 
 

@@ -95,3 +95,13 @@ def test_mcnemar_p_from_the_discordant_counts():
 
     assert mcnemar_p(0, 6) == 2 / 64  # 2 * C(6,0) / 2^6: six items all favour B
     assert mcnemar_p(6, 0) == mcnemar_p(0, 6) and mcnemar_p(0, 0) == 1.0
+
+
+def test_accuracy_at_k_carries_its_wilson_interval():
+    from factprobe.probes.aggregate import icl_measures
+
+    # probabilities .9/.8/.6/.4 with verdicts T/F/T/T: above .5 are 3 items, 2 right -> Wilson(2, 3)
+    records = [{"probability": p, "correct": c} for p, c in ((0.9, True), (0.8, False), (0.6, True), (0.4, True))]
+    at = icl_measures(records)["accuracy_at_k"]
+    assert at["0.5"]["items"] == 3 and at["0.5"]["interval"]["low"] == pytest.approx(wilson(2, 3).low)
+    assert at["0.9"] == {"accuracy": None, "items": 0, "interval": None}  # strictly above k: none
