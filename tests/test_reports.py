@@ -129,6 +129,9 @@ def test_method_tables_and_unknown_keys(report):
         ("R2", "hf:model-b", "ic-lke", f"capitals.jsonl ({'ab' * 6})", "6", "0.6667"),  # 4 of 6
         ("R3", "hf:model-c", "belief", f"cloze.jsonl ({'cd' * 6})", "2", "0.7500"),  # (1.0 + 0.5) / 2
     ]
+    # aggregates written before intervals existed say so; options set away from the defaults are named
+    assert [r[8] for r in runs_rows] == ["–", "–", "–"]
+    assert all(r[9] for r in runs_rows)
     assert table_rows(markdown, "| Run | Acc@1") == [["R3", "0.5000 ± 0.1000", "0.2500", "0.1250", "1.0000",
                                                     "0.5000 / 0.7500 / 1.0000"]]
     assert ["R1", "0.5", "0.7500", "4"] in table_rows(markdown, "| Run | K |")

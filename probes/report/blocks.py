@@ -63,11 +63,22 @@ def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict
 
 def _runs_section(runs: Sequence[Run]) -> list[Block]:
     rows = [(r.rid, r.model, r.method, r.probe_set, r.folder, str(r.item_count),
-             fmt_count(r.aggregate.get("scored")), fmt(r.aggregate.get("accuracy"))) for r in runs]
+             fmt_count(r.aggregate.get("scored")), fmt(r.aggregate.get("accuracy")),
+             _interval_text(r.aggregate.get("accuracy_interval")),
+             ", ".join(f"{k}={v}" for k, v in sorted(r.changed_options.items())) or "defaults") for r in runs]
     return [Heading("Runs"),
             Text("Accuracy is the mean of the items' `correct` values, as `factprobe eval` wrote it to "
-                 "aggregate.json. Numbers are rounded to 4 decimals."),
-            _table(("Run", "Model", "Method", "Probe set", "Folder", "Items", "Scored", "Accuracy"), rows)]
+                 "aggregate.json, with its 95% interval (Wilson for right/wrong items, a bootstrap over "
+                 "items for shares; \"few\" under 30 items). Options: those the run set away from the "
+                 "method's defaults (KDF's `scoring`, for one). Numbers are rounded to 4 decimals."),
+            _table(("Run", "Model", "Method", "Probe set", "Folder", "Items", "Scored", "Accuracy", "95% interval",
+                    "Options"), rows)]
+
+
+def _interval_text(interval: dict | None) -> str:
+    if not interval or interval.get("low") is None:
+        return "–"
+    return f"{fmt(interval['low'])}–{fmt(interval['high'])}" + (" (few)" if interval.get("few") else "")
 
 
 def _method_sections(runs: Sequence[Run]) -> list[Block]:

@@ -35,6 +35,17 @@ class Run:
         return str(self.config.get("method") or self.aggregate.get("method") or "?")
 
     @property
+    def changed_options(self) -> dict:
+        """The method options this run set away from the method's defaults (all of them when the
+        method is no longer registered): what tells two runs of one method apart."""
+        from ..methods import registered
+
+        cls = registered().get(self.method)
+        defaults = dict(getattr(cls, "defaults", {}) or {}) if cls else {}
+        missing = object()
+        return {k: v for k, v in (self.config.get("options") or {}).items() if defaults.get(k, missing) != v}
+
+    @property
     def probes(self) -> str:
         return str(self.config.get("probes") or "?")
 
