@@ -118,6 +118,15 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
             raise ConfigError(f"{path}: evaluations[{k}].limit: a positive whole number of items")
         if not isinstance(ev.get("options") or {}, dict):
             raise ConfigError(f"{path}: evaluations[{k}].options: a mapping of method options")
+        unknown = set(ev) - {"method", "probeset", "options", "limit", "name"}
+        if unknown:
+            raise ConfigError(f"{path}: evaluations[{k}]: unknown keys {', '.join(sorted(unknown))} "
+                              "(allowed: method, probeset, options, limit, name)")
+    # `name` (default: the method) tells two evaluations of one method over one probe set apart
+    labels = [(ev.get("name") or ev["method"], ev["probeset"]) for ev in evaluations]
+    twice = sorted({f"{a}--{b}" for a, b in labels if labels.count((a, b)) > 1})
+    if twice:
+        raise ConfigError(f"{path}: evaluations: {', '.join(twice)} appear more than once; give one a `name`")
     return Pipeline(str(data.get("name", path.stem)), Path(out) if out else path.parent / data.get("out", "runs"),
                     int(data.get("seed", 0)), graph, data.get("corpus"), bool(data.get("semantic", False)),
                     probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent)
@@ -223,7 +232,7 @@ class Runner:
         runs = []
         for model in p.models:
             for ev in p.evaluations:
-                folder = p.out / "runs" / f"{_safe(model)}--{ev['method']}--{ev['probeset']}"
+                folder = p.out / "runs" / f"{_safe(model)}--{ev.get('name') or ev['method']}--{ev['probeset']}"
                 options = ev.get("options") or {}
                 flags = [x for k, v in options.items() for x in ("--option", f"{k}={_json(v)}")]
                 limit = ["--limit", str(ev["limit"])] if ev.get("limit") else []

@@ -127,12 +127,15 @@ def test_the_pipeline_runs_in_process_and_prints_each_command(tmp_path, monkeypa
     ("report: true\n", "unknown keys colour"),
     ("  - {method: kdf, probeset: kdf, limit: 4}\n", "evaluations[1]: `probeset` must name one of: mc, kdf, d"),
     ("  mc: {kind: icl-mc,", "probesets.mc: `kind` must be one of"),
+    ("twice", "kdf--kdf appear more than once; give one a `name`"),
 ])
 def test_config_mistakes_name_their_field(tmp_path, change, message):
     broken = {
         "report: true\n": CONFIG.replace("report: true\n", "report: true\ncolour: blue\n"),
         "  - {method: kdf, probeset: kdf, limit: 4}\n": CONFIG.replace("probeset: kdf, limit", "probeset: kd, limit"),
         "  mc: {kind: icl-mc,": CONFIG.replace("mc: {kind: icl-mc,", "mc: {kind: quiz,"),
+        "twice": CONFIG.replace("  - {method: kdf, probeset: kdf, limit: 4}\n",
+                                "  - {method: kdf, probeset: kdf, limit: 4}\n  - {method: kdf, probeset: kdf}\n"),
     }[change]
     (tmp_path / "bad.yaml").write_text(broken)
     proc = run_cli("run", str(tmp_path / "bad.yaml"))
