@@ -53,3 +53,14 @@ def test_the_report_names_the_scoring_a_run_used():
     run = Run("r", {"method": "kdf", "options": {"shots": None, "scoring": "option-text-norm"}}, {}, ())
     assert run.changed_options == {"scoring": "option-text-norm"}
     assert Run("r", {"method": "kdf", "options": {"shots": None, "scoring": "letters"}}, {}, ()).changed_options == {}
+
+
+def test_the_bucket_plot_knows_chance_and_the_label_names_the_options():
+    from factprobe.probes.report.loading import Run
+    from factprobe.probes.report.plots import _chance
+
+    kdf = Run("r", {"method": "kdf", "model": "m", "options": {"scoring": "option-text"}}, {},
+              ({"option_logprobs": [-1.0] * 4}, {"letter_logprobs": [-1.0] * 4}))
+    assert _chance(kdf) == 0.25 and kdf.label == "m / kdf (scoring=option-text)"
+    assert _chance(Run("r", {"method": "ic-lke"}, {}, ({"choices": 20}, {"choices": 10}))) == 0.075
+    assert _chance(Run("r", {"method": "distractor"}, {}, ({"min_at_n": 1.0},))) is None

@@ -60,7 +60,10 @@ class Run:
 
     @property
     def label(self) -> str:
-        return f"{self.rid}: {self.model} / {self.method}" if self.rid else f"{self.model} / {self.method}"
+        """Model / method, and the options set away from the defaults: what tells runs apart."""
+        changed = ", ".join(f"{k}={v}" for k, v in sorted(self.changed_options.items()))
+        text = f"{self.model} / {self.method}" + (f" ({changed})" if changed else "")
+        return f"{self.rid}: {text}" if self.rid else text
 
     @property
     def item_count(self) -> int:

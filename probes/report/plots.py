@@ -35,6 +35,17 @@ def _nan(value) -> float:
     return math.nan if number is None else number
 
 
+def _chance(run: Run) -> float | None:
+    """A uniform guess's accuracy over the run's multiple-choice items; None without choices."""
+    shares = []
+    for item in run.items:
+        # IC-LKE records the number of choices; KDF one score per option (either scoring)
+        count = item.get("choices") or len(item.get("letter_logprobs") or item.get("option_logprobs") or ())
+        if isinstance(count, int) and count > 0:
+            shares.append(1 / count)
+    return round(sum(shares) / len(shares), 6) if shares else None
+
+
 def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
     # Runs without a single bucket accuracy (e.g. multi-strategy distractor runs) only add legend noise.
     runs = [r for r in runs if any(_entry_accuracy(v) is not None for v in _breakdown(r, "by_bucket").values())]
@@ -45,16 +56,28 @@ def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
     ax = fig.add_subplot()
     width = 0.8 / len(runs)
     for k, run in enumerate(runs):
-        heights = [_nan(_entry_accuracy(_breakdown(run, "by_bucket").get(b))) for b in buckets]
+        entries = [_breakdown(run, "by_bucket").get(b) or {} for b in buckets]
+        heights = [_nan(_entry_accuracy(e)) for e in entries]
+        # 95% intervals as error bars, where the run's aggregate has them (older runs: none)
+        low = [h - _nan((e.get("interval") or {}).get("low")) for h, e in zip(heights, entries)]
+        high = [_nan((e.get("interval") or {}).get("high")) - h for h, e in zip(heights, entries)]
+        has_bars = any(not math.isnan(x) for x in low)
         bars = ax.bar([i - 0.4 + width * (k + 0.5) for i in range(len(buckets))], heights, width,
-                      label=_wrap(run.label, 48))
-        # Values on the bars: an accuracy of 0 is otherwise indistinguishable from a missing bucket.
-        ax.bar_label(bars, ["" if math.isnan(h) else f"{h:.2f}" for h in heights], fontsize="x-small")
+                      label=_wrap(run.label, 48),
+                      yerr=[[0 if math.isnan(x) else max(0.0, x) for x in low], [0 if math.isnan(x) else max(0.0, x) for x in high]]
+                      if has_bars else None, capsize=2, error_kw={"elinewidth": 0.8})
+        # Values and item counts on the bars: an accuracy of 0 is otherwise indistinguishable from a
+        # missing bucket, and 0.22 of 9 items reads differently from 0.22 of 900.
+        ax.bar_label(bars, ["" if math.isnan(h) else f"{h:.2f}\nn={e.get('total')}" for h, e in zip(heights, entries)],
+                     fontsize="xx-small", padding=2)
+    chances = {_chance(run) for run in runs}
+    if len(chances) == 1 and None not in chances:
+        ax.axhline(chances.pop(), color="grey", linestyle="--", linewidth=1, label="chance")
     ax.set_xticks(range(len(buckets)), buckets)
     ax.set_xlabel("frequency bucket")
     ax.set_ylabel("accuracy")
-    ax.set_ylim(0, 1.05)
-    ax.set_title("Accuracy by frequency bucket")
+    ax.set_ylim(0, 1.12)
+    ax.set_title("Accuracy by frequency bucket (bars: 95% intervals; n: items)")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     _save(fig, path)
     return True
