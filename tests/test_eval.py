@@ -60,6 +60,17 @@ def _records(folder) -> list[dict]:
     return [json.loads(line) for line in (folder / "items.jsonl").read_text().splitlines()]
 
 
+def _close(a, b) -> bool:
+    """Equal, floats within 1e-4."""
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-4
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 # Observed on the 2-core CPU: with lines "Country: Capital" (10 demonstrations, 10 choices) both
 # models pick every capital (DESIGN.md saw near-chance results with bare space separators).
 OBSERVED_IC_LKE = {"smollm2-135m-instruct": 1.0, "gemma3-270m": 1.0}
@@ -93,8 +104,10 @@ def test_eval_resumes_without_recomputing_and_refuses_to_mix(probes, tmp_path):
     second = _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part), "--option", "examples=4",
                    "--limit", "10")
     assert second["resumed_after"] == 6 and second["new"] == 4
-    assert _records(part) == _records(clean)
-    assert json.loads((part / "aggregate.json").read_text()) == json.loads((clean / "aggregate.json").read_text())
+    # The resumed items ran in other batches: the same numbers up to the float rounding of what
+    # shared their passes (the scorer's 1e-4 nats), the same predictions and aggregate.
+    assert _close(_records(part), _records(clean))
+    assert _close(json.loads((part / "aggregate.json").read_text()), json.loads((clean / "aggregate.json").read_text()))
     other = run_cli("eval", "--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part),
                     "--option", "examples=5")
     assert other.returncode == 2 and "other settings (options)" in other.stderr

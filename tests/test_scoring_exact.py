@@ -103,12 +103,14 @@ def test_results_do_not_depend_on_batch_composition(scorer_and_reference, tail_m
         first = REQUESTS[0]
         mixed = scorer.loglikelihood([Req(first.context, first.continuations[:2]), REQUESTS[2],
                                       Req(first.context, first.continuations[2:])])
+    # Requests that share a pass (or a prefix) change the float32 rounding of what they share,
+    # not the numbers: the same tolerance as against the reference.
     for a, b in zip(together, alone):
         for x, y in zip(a, b):
-            assert abs(x.logprob - y.logprob) <= 1e-5
+            assert abs(x.logprob - y.logprob) <= TOLERANCE
     regrouped = mixed[0] + mixed[2]
     for x, y in zip(together[0], regrouped):
-        assert abs(x.logprob - y.logprob) <= 1e-5
+        assert abs(x.logprob - y.logprob) <= TOLERANCE
 
 
 @pytest.mark.slow

@@ -98,7 +98,8 @@ OOM_SCRIPT = textwrap.dedent("""
     from factprobe.probes.scoring.reference import reference_loglikelihood
     from factprobe.probes.scoring.requests import LoglikelihoodRequest
     scorer = load_scorer("hf:" + sys.argv[1], device="cpu", batch_size=64, memory_budget=1 << 40)
-    continuations = tuple(" " + " ".join(["word"] * 60 + [str(i)]) for i in range(64))
+    # the number first: continuations that shared their words would share their tokens too
+    continuations = tuple(" " + " ".join([str(i)] + ["word"] * 60) for i in range(64))
     request = LoglikelihoodRequest("The list:", continuations)
     expected = reference_loglikelihood(scorer.model, scorer.tokenizer, request)
     scorer.loglikelihood([LoglikelihoodRequest("warm up", (" the cache",))])

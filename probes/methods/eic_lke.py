@@ -24,7 +24,7 @@ class EICLKE(Method):
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
     defaults = {"construction": "paper", "examples": 50, "every": 5, "separator": " ", "line_separator": None,
-                "reuse_prefix": True}
+                "reuse_prefix": False}
     line_separators = {"paper": ", ", "chain": "\n"}
 
     def __init__(self, context) -> None:

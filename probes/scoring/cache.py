@@ -3,9 +3,10 @@
 A result is stored under (model identity, kind, request digest), the digest being the SHA-256 of
 the request's canonical JSON, which holds everything that determines the answer (text, sampling
 settings, seed). A request is the unit: a context is scored with all its continuations or not at
-all, so a recomputed request runs the very same batches it would have run the first time and gives
-identical numbers. Each chunk of answers is committed as soon as it is computed; a kill loses at
-most the chunk in flight.
+all. A recomputed request may share its passes with other requests than the first time, so its
+numbers agree to the float rounding of those passes (within 1e-4 nats, tests/test_scoring_exact.py),
+bit for bit where the scorer scores each context on its own (`share_across_requests=False`). Each chunk of answers is committed as soon as it is computed;
+a kill loses at most the chunk in flight.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
-"""Causal LM backend (HFCausalScorer): `loglikelihood` encodes every context once and shares its
-KV cache among all its continuations, whose tails run packed in one row or as a batch over the
-expanded cache; inside `reusing_prefixes()` nested contexts reuse the blocks already encoded;
-`label_paths` scores names as token paths in right-padded passes; `generate` comes from
-hf_generation.py. Passes are sized to a memory budget and halved when the device runs out.
-The numbers do not depend on which requests share a pass. Design notes: docs/design-notes.md.
+"""Causal LM backend (HFCausalScorer). `loglikelihood` puts every continuation of a call into one
+prefix tree (prefix_tree.py), so a prefix that several contexts share is encoded once, and runs
+the tree's pieces many to a forward pass (hf_packing.py): each token sees the cached prefix and
+its own ancestors, and only positions that predict a scored token go through the LM head.
+Inside `reusing_prefixes()` each context is scored on its own over fixed blocks kept across
+calls, so its numbers do not depend on what else is scored. `label_paths` scores names as token
+paths in right-padded passes; `generate` comes from hf_generation.py. Passes are sized to a
+memory budget and halved when the device runs out. Design notes: docs/design-notes.md.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -19,64 +20,105 @@ from transformers import DynamicCache
 from .device import is_out_of_memory, release_memory
 from .hf_cache import _cache_bytes, _copied, _expanded, _log_softmax_row, _reordered  # noqa: F401
 from .hf_generation import CausalGeneration, _first_stop, _next_tokens, _settled, eos_ids  # noqa: F401
+from .hf_packing import Row, Unit, chain_layout, cut_passes, pack_rows, packed_layout, windowed
 from .label_trie import label_end_id, label_tokens, prompt_ids
+from .prefix_tree import Node, PrefixTree, distinct_prefixes
 from .requests import (ContinuationScore, Generation, GenerateRequest, LabelPathRequest,  # noqa: F401
                        LabelPathScore, LoglikelihoodRequest)
 from .scorer import Scorer, ScoringError
 from .tokens import Split, split_at_context
 
 _CPU_MEMORY_BUDGET = 3 << 30
-
-
-@dataclass
-class _Member:
-    """One continuation of a context group, located in the caller's answer."""
-
-    request: int
-    position: int
-    tail: tuple[int, ...]  # tokens after the shared prefix
-    scored_from: int  # tail[scored_from:] belong to the continuation (earlier ones to the context)
+_Layers = list[tuple[torch.Tensor, torch.Tensor]]  # per layer, (keys, values) of a token prefix
 
 
 class HFCausalScorer(CausalGeneration, Scorer):
     def __init__(self, model, tokenizer, *, identity: str, device: torch.device,
                  batch_size: int = 64, memory_budget: int | None = None,
-                 max_padding_share: float = 0.10, tail_mode: str = "auto") -> None:
+                 max_padding_share: float = 0.10, tail_mode: str = "auto", prefix_cache_bytes: int = 0) -> None:
         super().__init__()
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.identity = identity
         self.device = device
-        self.batch_size = batch_size  # most tails per forward pass; halves on OOM
+        self.batch_size = batch_size  # most tree pieces per forward pass; halves on OOM
         self.memory_budget = memory_budget or _default_budget(device)
-        self.max_padding_share = max_padding_share  # of a tail batch's tokens
+        # Tokens per pass beyond which a CPU goes no faster (its caches overflow); None: memory alone.
+        self.pass_tokens: int | None = 4096 if device.type == "cpu" else None
+        self.max_padding_share = max_padding_share  # of a pass's tokens
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         if start is None:
             raise ScoringError(f"{identity}: the tokenizer has neither a BOS nor an EOS token to start from")
         self.start_id = start
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else start
-        self._kv_bytes_per_token: int | None = None
         attention = getattr(model.config, "_attn_implementation", None) or "eager"
+        config = model.config.get_text_config()
+        window = getattr(config, "sliding_window", None)
+        layer_types = getattr(config, "layer_types", None) or []
+        # Every layer sliding, with no layer types to give them their own mask: packed rows cannot say it.
+        every_layer_slides = bool(window and not layer_types and getattr(config, "use_sliding_window", True))
         if tail_mode == "auto":
-            tail_mode = "packed" if attention in ("sdpa", "eager") else "expanded"
+            tail_mode = "packed" if attention in ("sdpa", "eager") and not every_layer_slides else "expanded"
+        if tail_mode == "packed" and every_layer_slides:
+            raise ScoringError(f"{identity}: sliding-window attention in every layer; use tail_mode='expanded'")
         if tail_mode not in ("packed", "expanded"):
             raise ValueError(f"tail_mode must be packed, expanded or auto, not {tail_mode!r}")
-        self.tail_mode = tail_mode
+        self.tail_mode = tail_mode  # packed: tree attention masks; expanded: plain causal chains
         self._additive_mask = attention == "eager"
+        self.row_tokens = 512  # a packed row takes several small pieces up to this many tokens
+        # A shared node runs on its own when that saves this many tokens; else it runs again in
+        # each unit under it (a pass of its own, and the split of its subtree, would cost more).
+        self.share_min = 64
         self.prefix_block = 32  # tokens per reusable block inside reusing_prefixes()
         self.label_batch = 32  # label paths per forward pass: names are short, and Gemma's head is 262k wide
-        self._blocks: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] | None = None
+        self.prefix_cache_bytes = prefix_cache_bytes  # shared prefixes kept across calls; 0: none
+        # False: each context on its own, as inside reusing_prefixes() but without the blocks, so
+        # its numbers are the same bits whatever else a call holds (at one pass per context).
+        self.share_across_requests = True
+        self._prefix_cache: OrderedDict[tuple[int, ...], tuple[_Layers, int]] = OrderedDict()
+        self._blocks: dict[tuple[int, ...], _Layers] | None = None
+        self._sizes(model)
+
+    def _sizes(self, model) -> None:
+        """Bytes per token of the KV cache and of one layer's activations, from the config (so a
+        pass plan never depends on what ran before)."""
+        config = model.config.get_text_config()
+        heads = config.num_attention_heads
+        head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+        width = model.dtype.itemsize
+        kv_heads = getattr(config, "num_key_value_heads", None) or heads
+        self._kv_bytes = config.num_hidden_layers * 2 * kv_heads * head_dim * width
+        hidden = config.hidden_size
+        self._act_bytes = (getattr(config, "intermediate_size", 4 * hidden) * 3 + hidden * 6) * 4
+        window = getattr(config, "sliding_window", None)
+        layer_types = getattr(config, "layer_types", None) or []
+        self._window = window if window and "sliding_attention" in layer_types else None
+        masks = 2 if self._window else 1
+        self._score_bytes = heads * 4 * 2 + masks * (width if self._additive_mask else 1)
+
+    def pass_bytes(self, rows: int, width: int, cached: int, kept: int) -> int:
+        """What a pass of `rows` x `width` tokens over `cached` ones, `kept` of them per row through
+        the LM head, is estimated to take: cache, one layer's attention scores and activations, logits."""
+        keys = cached + width
+        return rows * (keys * self._kv_bytes + width * keys * self._score_bytes + width * self._act_bytes
+                       + max(1, kept) * self.vocab_size * 8)
 
     @contextmanager
     def reusing_prefixes(self):
-        """Within the `with`, contexts are encoded block by block and blocks already seen are reused
-        (see docs/design-notes.md, probes/scoring/hf_causal.py); the blocks are dropped at the end."""
+        """Within the `with`, each context is scored on its own, encoded block by block, and blocks
+        already seen are reused (see docs/design-notes.md, probes/scoring/hf_causal.py): its numbers
+        do not depend on what else is scored. The blocks are dropped at the end."""
         self._blocks = {}
         try:
             yield self
         finally:
             self._blocks = None
+
+    @property
+    def _isolated(self) -> bool:
+        """Each context scored on its own: its numbers must not depend on the rest of the call."""
+        return self._blocks is not None or not self.share_across_requests
 
     # -- tokenization ------------------------------------------------------------------------
 
@@ -90,225 +132,284 @@ class HFCausalScorer(CausalGeneration, Scorer):
 
     @torch.inference_mode()
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[list[ContinuationScore]]:
-        results: list[list[ContinuationScore | None]] = [[None] * len(r.continuations) for r in requests]
-        groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        slots: list[tuple[int, int, Split]] = []
+        groups: dict[tuple[str, int], list[int]] = defaultdict(list)  # a context's slots, by first token
         for i, request in enumerate(requests):
-            for j in range(len(request.continuations)):
-                groups[request.context].append((i, j))
-        planned = [plan for context, members in groups.items() for plan in self._plan(context, members, requests)]
-        # Longest contexts first: if anything runs out of memory, it does so at the start.
-        planned.sort(key=lambda plan: -len(plan[0]))
-        for prefix, members in planned:
-            for member, score in zip(members, self._score_group(prefix, members)):
-                results[member.request][member.position] = score
+            context_ids = self.encode(request.context)
+            for j, continuation in enumerate(request.continuations):
+                split = self.split(request.context, continuation, context_ids)
+                groups[request.context, split.ids[0]].append(len(slots))
+                slots.append((i, j, split))
+        for members in groups.values():
+            shared = min(slots[s][2].split for s in members)
+            self.work.min_tokens += shared + sum(len(slots[s][2].ids) - shared for s in members)
+        self._tally = [[0.0, True] for _ in slots]
+        if not self._isolated:
+            self._score_tree(slots, list(range(len(slots))), groups.values())
+        else:
+            for members in groups.values():
+                self._score_tree(slots, members, [members])
+        results: list[list[ContinuationScore | None]] = [[None] * len(r.continuations) for r in requests]
+        for (i, j, split), (logprob, greedy) in zip(slots, self._tally):
+            results[i][j] = ContinuationScore(logprob, greedy, len(split.ids) - split.split)
         self.work.requests += len(requests)
+        self.work.continuations += len(slots)
         return results  # type: ignore[return-value]
 
-    def _plan(self, context: str, members: list[tuple[int, int]],
-              requests: Sequence[LoglikelihoodRequest]) -> list[tuple[tuple[int, ...], list[_Member]]]:
-        """Split each continuation at the context and find the prefix the continuations share.
-
-        The context parts are prefixes of one context tokenization, except where a start token
-        had to be put in front (a merge at the very first token): such continuations get a
-        prefix of their own, told apart by their first token.
-        """
-        context_ids = self.encode(context)
-        by_first: dict[int, list[tuple[tuple[int, int], Split]]] = defaultdict(list)
-        for i, j in members:
-            split = self.split(context, requests[i].continuations[j], context_ids)
-            by_first[split.ids[0]].append(((i, j), split))
-        plans = []
-        for group in by_first.values():
-            shared = min(split.split for _, split in group)
-            prefix = group[0][1].ids[:shared]
-            planned = [_Member(i, j, split.ids[shared:], split.split - shared) for (i, j), split in group]
-            self.work.min_tokens += len(prefix) + sum(len(m.tail) for m in planned)
-            plans.append((prefix, planned))
-        return plans
-
-    def _score_group(self, prefix: tuple[int, ...], members: list[_Member]) -> list[ContinuationScore]:
-        try:
-            out = self._encode_prefix(prefix)
-        except Exception as error:
-            if is_out_of_memory(error):
-                release_memory(self.device)
-                raise ScoringError(f"{self.identity}: a context of {len(prefix)} tokens does not fit in memory") from error
-            raise
-        cache = out.past_key_values
-        if self._kv_bytes_per_token is None:
-            self._kv_bytes_per_token = _cache_bytes(cache) // max(1, len(prefix))
-        first = _log_softmax_row(out.logits[0, -1])
-        scores: list[ContinuationScore | None] = [None] * len(members)
-        if self.tail_mode == "packed":
-            batches = self._packs(members, len(prefix))
-            run = self._score_packed
-        else:
-            order = sorted(range(len(members)), key=lambda k: -len(members[k].tail))
-            batches = self._batches(order, members, len(prefix))
-            run = self._score_tails
-        for batch in batches:
-            scored = self._halving(run, [members[k] for k in batch], cache, first, len(prefix))
-            for k, score in zip(batch, scored):
-                scores[k] = score
-        self.work.continuations += len(members)
-        return scores  # type: ignore[return-value]
-
-    def _encode_prefix(self, prefix: tuple[int, ...]):
-        """The prefix's forward output (its last position's logits, its cache), in one pass, or
-        inside reusing_prefixes() from the kept blocks plus the ones not seen yet."""
-        # A plain cache keeps every layer's keys in full, sliding-window layers included, so
-        # packed tails can see the prefix; their masks enforce the window instead.
+    def _score_tree(self, slots: list[tuple[int, int, Split]], members: list[int], groups) -> None:
+        """Score the member slots from one prefix tree (over their context's blocks inside
+        reusing_prefixes()). `groups`: the slots a context-by-context engine would share among."""
+        tree = PrefixTree()
+        for s in members:
+            tree.insert(slots[s][2].ids[:-1])  # a continuation's last token predicts nothing read
+        for s in members:
+            ids, first = slots[s][2].ids, slots[s][2].split
+            for position in range(first - 1, len(ids) - 1):
+                tree.mark(ids[:-1], position, ids[position + 1], s)
+        distinct = tree.measure()
+        self._pieces: dict[int, int] = {}  # _plan's count of the units below a node, by id(node)
+        self.work.distinct_tokens += distinct
+        alone = sum(distinct_prefixes([slots[s][2].ids[:-1] for s in group]) for group in groups)
+        self.work.shared_prefix_tokens += alone - distinct
         if self._blocks is None:
-            out = self.model(input_ids=torch.tensor([prefix], device=self.device), past_key_values=DynamicCache(),
-                             use_cache=True, logits_to_keep=1)
-            self._count(len(prefix), 0)
-            return out
+            self._descend(tree.root, None, ())
+            return
+        prefix = slots[members[0]][2].ids[:min(slots[s][2].split for s in members)]
+        cache, whole = self._block_cache(prefix)
+        self._descend(tree.cut(prefix, whole), cache, prefix[:whole])
+
+    def _block_cache(self, prefix: Sequence[int]) -> tuple[_Layers | None, int]:
+        """The keys and values of the prefix's whole blocks before its last token, from the kept
+        blocks plus the ones not seen yet, each encoded on top of those before it."""
         size = self.prefix_block
-        whole = (len(prefix) - 1) // size * size  # the last piece keeps 1..size tokens: its logits are needed
-        blocks: list[list[tuple[torch.Tensor, torch.Tensor]]] = []
+        whole = (len(prefix) - 1) // size * size  # the last token stays out: its logits are read
+        blocks: list[_Layers] = []
         for start in range(0, whole, size):
-            key = prefix[:start + size]
+            key = tuple(prefix[:start + size])
             if key not in self._blocks:
-                out = self._forward_on(blocks, prefix[start:start + size])
+                cache = DynamicCache(_joined(blocks)) if blocks else DynamicCache()
+                out = self.model(input_ids=torch.tensor([list(prefix[start:start + size])], device=self.device),
+                                 past_key_values=cache, use_cache=True, logits_to_keep=1)
+                self._count(size, 0)
                 # cloned: a view would keep the whole cache of this pass alive
                 self._blocks[key] = [(layer.keys[..., start:, :].clone(), layer.values[..., start:, :].clone())
                                      for layer in out.past_key_values.layers]
             blocks.append(self._blocks[key])
-        return self._forward_on(blocks, prefix[whole:])
+        return (_joined(blocks) if blocks else None), whole
 
-    def _forward_on(self, blocks: list[list[tuple[torch.Tensor, torch.Tensor]]], ids: Sequence[int]):
-        """One forward pass of `ids` after the given blocks' keys and values."""
-        if blocks:
-            layers = zip(*blocks)  # per layer, its (keys, values) in every block
-            cache = DynamicCache([(torch.cat([k for k, _ in kv], dim=-2), torch.cat([v for _, v in kv], dim=-2))
-                                  for kv in layers])
-        else:
-            cache = DynamicCache()
-        out = self.model(input_ids=torch.tensor([list(ids)], device=self.device), past_key_values=cache,
-                         use_cache=True, logits_to_keep=1)
-        self._count(len(ids), 0)
-        return out
+    def _descend(self, node: Node, cache: _Layers | None, path: Sequence[int]) -> None:
+        """Score everything below `node`, whose prefix's keys and values are `cache` (None at the
+        root). Depth first, one frame per shared node, and a frame whose last pass is done makes
+        way for its child (so a chain of nested contexts holds one cache, not one per level)."""
+        stack = [[node, cache, tuple(path), None, []]]  # node, cache, path, passes left, shared nodes below
+        while stack:
+            frame = stack[-1]
+            node, cache, path, passes, pending = frame
+            if passes is None:
+                passes = frame[3] = self._plan(node, path, pending)
+            if not pending and passes:
+                pending += self._halving(passes.pop(0), cache, node.end)
+                continue
+            if not pending:
+                stack.pop()
+                continue
+            child, kv, tokens = pending.pop(0)
+            if tokens is None:  # from the cross-call cache: kv is the whole prefix's
+                joined, child_path = kv
+            else:  # kv is the shared node's own: joined only now, one child at a time
+                joined = _joined([cache, kv]) if cache is not None else kv
+                child_path = path + tokens
+                self._remember(child_path, joined)
+            if not passes and not pending:
+                stack.pop()  # nothing left here: the parent's cache can go
+            stack.append([child, joined, child_path, None, []])
 
-    def _batches(self, order: list[int], members: list[_Member], prefix_len: int):
-        """Cut length-sorted tails into batches bounded by count, memory and padding waste."""
-        batch: list[int] = []
-        width = waste = 0
-        for k in order:
-            fed = len(members[k].tail) - 1
-            if batch:
-                new_waste = waste + width - fed
-                if (len(batch) >= self._rows_that_fit(width, prefix_len)
-                        or new_waste > self.max_padding_share * width * (len(batch) + 1)):
-                    yield batch
-                    batch, waste = [], 0
+    def _plan(self, node: Node, path: tuple[int, ...], pending: list) -> list[list[Row]]:
+        """Cut what hangs off `node` into units and the units into passes. A child whose subtree
+        fits (and is a chain, or small, or nearly a chain) runs whole. Else, if its run is worth
+        sharing, the run runs alone (as much as fits; or comes from the cross-call cache) and the
+        subtree later over it; if not, the run goes again into every unit under it."""
+        cached = node.end
+        chain = self.tail_mode == "expanded"
+        budget = self.memory_budget
+
+        def fits(tokens: int, kept: int, rows: int = 1) -> bool:
+            return (self.pass_bytes(rows, tokens, cached, kept) <= budget
+                    and (self.pass_tokens is None or rows * tokens <= self.pass_tokens))
+
+        def shaped(n: Node, extra: int) -> bool:
+            if chain:
+                return n.is_chain()
+            return n.size + extra <= self.row_tokens or n.size - n.longest <= self.row_tokens // 4
+
+        pieces = self._pieces  # per tree: depends on the node and the row size only
+
+        def count(top: Node) -> int:  # units below `top` if no node below it ran on its own
+            order, stack = [], [top]
+            while stack:  # no recursion: nested contexts can make a tree thousands of nodes deep
+                n = stack.pop()
+                if id(n) not in pieces:
+                    order.append(n)
+                    if n.children and not shaped(n, 0):
+                        stack.extend(n.children.values())
+            for n in reversed(order):
+                below = n.children.values() if n.children and not shaped(n, 0) else ()
+                pieces[id(n)] = sum(pieces[id(c)] for c in below) or 1
+            return pieces[id(top)]
+
+        units = []
+        todo = [(c, ()) for c in reversed(list(node.children.values()))]
+        while todo:
+            child, prefix = todo.pop()
+            hit = None if prefix else self._recall(path, child)
+            if hit is not None:
+                pending.append(hit)
+                continue
+            unit = Unit(child, True, prefix)
+            extra = unit.tokens - child.size
+            if fits(unit.tokens, unit.kept) and shaped(child, extra):
+                units.append(unit)
+                continue
+            shared = count(child)
+            if child.children and shared > 1 and len(child.tokens) * (shared - 1) < self.share_min:
+                again = tuple((n, False) for n, _ in prefix)
+                for k, grandchild in reversed(list(enumerate(child.children.values()))):
+                    todo.append((grandchild, (prefix if k == 0 else again) + ((child, k == 0),)))
+                continue
+            reads = unit.kept - child.kept
+            lo, hi = 1, len(child.tokens)  # the longest head of the run that fits
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if fits(extra + mid, reads + sum(o < mid for o in child.keep)):
+                    lo = mid
                 else:
-                    batch.append(k)
-                    waste = new_waste
-                    continue
-            batch, width = [k], fed
-        if batch:
-            yield batch
+                    hi = mid - 1
+            if lo < len(child.tokens):
+                PrefixTree.split(child, lo)
+            units.append(Unit(child, False, prefix))
+        if not units:
+            return []
+        rows = pack_rows(units, self.row_tokens, self.batch_size, chain, fits)
+        return cut_passes(rows, self.batch_size, self.max_padding_share, chain,
+                          lambda n, width, kept: fits(width, kept, n))
 
-    def _packs(self, members: list[_Member], prefix_len: int):
-        """Cut tails, in order, into packs bounded by count and by the tokens that fit in memory."""
-        per_token = self.vocab_size * 4 * 2 + (self._kv_bytes_per_token or 0)
-        room = max(1, (self.memory_budget - prefix_len * (self._kv_bytes_per_token or 0)) // per_token)
-        pack: list[int] = []
-        tokens = 0
-        for k, member in enumerate(members):
-            fed = len(member.tail) - 1
-            if pack and (len(pack) >= self.batch_size or tokens + fed > room):
-                yield pack
-                pack, tokens = [], 0
-            pack.append(k)
-            tokens += fed
-        if pack:
-            yield pack
-
-    def _score_packed(self, members: list[_Member], cache, first: torch.Tensor,
-                      prefix_len: int) -> list[ContinuationScore]:
-        fed = [m.tail[:-1] for m in members]
-        total = sum(len(f) for f in fed)
-        if total == 0:
-            return [self._finish(m, first, None) for m in members]
-        ids = torch.tensor([[t for f in fed for t in f]], device=self.device)
-        owner = torch.tensor([k for k, f in enumerate(fed) for _ in f], device=self.device)
-        offset = torch.tensor([j for f in fed for j in range(len(f))], device=self.device)
-        positions = (prefix_len + offset)[None]
-        logits = self.model(input_ids=ids, position_ids=positions, past_key_values=_copied(cache),
-                            attention_mask=self._packed_mask(owner, offset, prefix_len), use_cache=True).logits[0]
-        logprobs = _log_softmax_row(logits)  # one call for the pack: rows are tail positions
-        self._count(total, 0)
-        starts = [0]
-        for f in fed:
-            starts.append(starts[-1] + len(f))
-        return [self._finish(m, first, logprobs[starts[k]:starts[k + 1]]) for k, m in enumerate(members)]
-
-    def _packed_mask(self, owner: torch.Tensor, offset: torch.Tensor, prefix_len: int):
-        """[1, 1, T, prefix + T]: a tail token sees the whole prefix and its own tail up to itself."""
-        own = (owner[:, None] == owner[None, :]) & (offset[None, :] <= offset[:, None])
-        sees = torch.cat([torch.ones(len(owner), prefix_len, dtype=torch.bool, device=owner.device), own], dim=1)
-        config = self.model.config
-        window = getattr(config, "sliding_window", None)
-        layer_types = getattr(config, "layer_types", None) or []
-        if window and "sliding_attention" in layer_types:
-            key_pos = torch.cat([torch.arange(prefix_len, device=owner.device), prefix_len + offset])
-            windowed = sees & ((prefix_len + offset)[:, None] - key_pos[None, :] < window)
-            return {"full_attention": self._mask_form(sees), "sliding_attention": self._mask_form(windowed)}
-        if window and not layer_types and getattr(config, "use_sliding_window", True):
-            raise ScoringError(f"{self.identity}: sliding-window attention in every layer; use tail_mode='expanded'")
-        return self._mask_form(sees)
-
-    def _mask_form(self, sees: torch.Tensor) -> torch.Tensor:
-        if not self._additive_mask:
-            return sees[None, None]
-        dtype = self.model.dtype
-        blocked = torch.zeros(sees.shape, dtype=dtype, device=sees.device)
-        return blocked.masked_fill(~sees, torch.finfo(dtype).min)[None, None]
-
-    def _rows_that_fit(self, width: int, prefix_len: int) -> int:
-        if width == 0:
-            return 1 << 30  # one-token continuations are scored from the prefix alone
-        row = width * self.vocab_size * 4 * 2 + (prefix_len + width) * (self._kv_bytes_per_token or 0)
-        return max(1, min(self.batch_size, self.memory_budget // row))
-
-    def _score_tails(self, members: list[_Member], cache, first: torch.Tensor,
-                     prefix_len: int) -> list[ContinuationScore]:
-        width = max(len(m.tail) for m in members) - 1
-        if width == 0:
-            return [self._finish(m, first, None) for m in members]
-        inputs = torch.full((len(members), width), self.pad_id, dtype=torch.long)
-        for row, m in enumerate(members):
-            inputs[row, : len(m.tail) - 1] = torch.tensor(m.tail[:-1])
-        logits = self.model(input_ids=inputs.to(self.device), past_key_values=_expanded(cache, len(members)),
-                            use_cache=True).logits
-        rows = [_log_softmax_row(logits[row, : len(m.tail) - 1]) for row, m in enumerate(members)]
-        self._count(inputs.numel(), inputs.numel() - sum(len(m.tail) - 1 for m in members))
-        return [self._finish(m, first, r) for m, r in zip(members, rows)]
-
-    def _halving(self, run, members: list[_Member], *args) -> list[ContinuationScore]:
-        """Run a tail pass; if the device runs out of memory, halve it, retry, keep the smaller size."""
+    def _halving(self, rows: list[Row], cache: _Layers | None, cached: int) -> list:
+        """Run a pass; if the device runs out of memory, halve it, retry, keep the smaller size."""
         try:
-            return run(members, *args)
+            return self._run(rows, cache, cached)
         except Exception as error:
-            if not is_out_of_memory(error) or len(members) == 1:
+            if not is_out_of_memory(error):
                 raise
         release_memory(self.device)
-        half = len(members) // 2
-        self.batch_size = max(1, half)
-        return self._halving(run, members[:half], *args) + self._halving(run, members[half:], *args)
+        if len(rows) == 1 and len(rows[0].units) == 1:
+            raise ScoringError(f"{self.identity}: {rows[0].tokens} tokens after {cached} do not fit in memory")
+        if len(rows) == 1:
+            units = rows[0].units
+            rows = [Row(), Row()]
+            for k, unit in enumerate(units):
+                rows[k * 2 >= len(units)].add(unit, self.tail_mode == "expanded")
+        half = len(rows) // 2
+        self.batch_size = max(1, sum(len(r.units) for r in rows[:half]))
+        return self._halving(rows[:half], cache, cached) + self._halving(rows[half:], cache, cached)
 
-    def _finish(self, member: _Member, first: torch.Tensor, tail_logprobs: torch.Tensor | None) -> ContinuationScore:
-        """Sum the continuation's token log-probs: the first from the prefix's last position, the
-        rest from the tail positions before them."""
-        total = 0.0
-        greedy = True
-        for j in range(member.scored_from, len(member.tail)):
-            token = member.tail[j]
-            row = first if j == 0 else tail_logprobs[j - 1]
-            total += float(row[token])
-            greedy = greedy and int(row.argmax()) == token
-        return ContinuationScore(total, greedy, len(member.tail) - member.scored_from)
+    def _run(self, rows: list[Row], cache: _Layers | None, cached: int) -> list[tuple[Node, _Layers, tuple]]:
+        """One forward pass over the rows on top of the cache: tally the positions read, and
+        return each shared node's keys, values and tokens after the cache, for its subtree."""
+        if self.tail_mode == "expanded":
+            layout = chain_layout(rows, self.pad_id, self.device)
+            extra = {}
+        else:
+            layout = packed_layout(rows, cached, self.pad_id)
+            extra = {"position_ids": layout.positions.to(self.device),
+                     "attention_mask": self._masks(layout.sees, layout.positions, cached)}
+        past = _expanded(DynamicCache(cache), len(rows)) if cache is not None else DynamicCache()
+        out = self.model(input_ids=layout.ids.to(self.device), past_key_values=past, use_cache=True,
+                         logits_to_keep=layout.keep, **extra)
+        read = self._read(out.logits, layout.kept)
+        layers = out.past_key_values.layers
+        shared = []
+        for unit, row, columns in layout.edges:
+            at = torch.tensor([cached + c for c in columns], device=self.device)
+            shared.append((unit.node, [(layer.keys[row:row + 1].index_select(2, at),
+                                        layer.values[row:row + 1].index_select(2, at)) for layer in layers],
+                           tuple(unit.run_tokens())))
+        # Only now, with nothing left to run out of memory: a halved retry must not count twice.
+        for slots, value, greedy in read:
+            for s in slots:
+                self._tally[s][0] += value
+                self._tally[s][1] = self._tally[s][1] and greedy
+        self._count(layout.ids.numel(), layout.padding)
+        self.work.repeated_tokens += sum(len(n.tokens) for r in rows for u in r.units for n, first in u.prefix
+                                         if not first)
+        return shared
+
+    def _masks(self, sees: torch.Tensor, positions: torch.Tensor, cached: int):
+        """[rows, 1, width, cached + width], per layer type where sliding-window layers need their own."""
+        if self._window and int(positions.max()) >= self._window:
+            return {"full_attention": self._mask_form(sees),
+                    "sliding_attention": self._mask_form(windowed(sees, positions, cached, self._window))}
+        mask = self._mask_form(sees)
+        return {"full_attention": mask, "sliding_attention": mask} if self._window else mask
+
+    def _mask_form(self, sees: torch.Tensor) -> torch.Tensor:
+        sees = sees.to(self.device)[:, None]
+        if not self._additive_mask:
+            return sees
+        dtype = self.model.dtype
+        blocked = torch.zeros(sees.shape, dtype=dtype, device=sees.device)
+        return blocked.masked_fill(~sees, torch.finfo(dtype).min)
+
+    def _read(self, logits: torch.Tensor, kept: list[tuple[int, int, Node, int]]) -> list:
+        """(continuation slots, log-prob, greedy?) for every token read at the kept positions:
+        log-softmax over a few rows at a time (Gemma's head is 262k wide)."""
+        found = []
+        chunk = max(1, (64 << 20) // (self.vocab_size * 4))
+        at = logits.device
+        for start in range(0, len(kept), chunk):
+            part = kept[start:start + chunk]
+            rows = logits[torch.tensor([k[0] for k in part], device=at), torch.tensor([k[1] for k in part], device=at)]
+            logprobs = _log_softmax_row(rows)
+            best = logprobs.argmax(dim=-1).tolist()
+            where, targets, slots = [], [], []
+            for n, (_, _, node, offset) in enumerate(part):
+                for target, readers in node.keep[offset].items():
+                    where.append(n)
+                    targets.append(target)
+                    slots.append(readers)
+            values = logprobs[torch.tensor(where, device=at), torch.tensor(targets, device=at)].tolist()
+            found += [(s, v, best[n] == t) for n, t, s, v in zip(where, targets, slots, values)]
+        return found
+
+    # -- the cross-call cache of shared prefixes -------------------------------------------------
+
+    def _remember(self, path: tuple[int, ...], layers: _Layers) -> None:
+        if not self.prefix_cache_bytes or self._isolated:
+            return
+        size = sum(k.numel() * k.element_size() * 2 for k, _ in layers)
+        if size > self.prefix_cache_bytes:
+            return
+        self._prefix_cache[path] = (layers, size)
+        self._prefix_cache.move_to_end(path)
+        while sum(s for _, s in self._prefix_cache.values()) > self.prefix_cache_bytes:
+            self._prefix_cache.popitem(last=False)
+
+    def _recall(self, path: tuple[int, ...], child: Node):
+        """A kept prefix that ends inside (or at the end of) child's run: child is cut there and
+        comes back with that prefix's keys and values."""
+        if not self._prefix_cache or self._isolated:
+            return None
+        full = path + tuple(child.tokens)
+        best = None
+        for key in self._prefix_cache:
+            if len(path) < len(key) <= len(full) and full[:len(key)] == key and (best is None or len(key) > len(best)):
+                best = key
+        if best is None:
+            return None
+        self._prefix_cache.move_to_end(best)
+        if len(best) < len(full):
+            PrefixTree.split(child, len(best) - len(path))
+        self.work.cached_tokens += len(child.tokens)
+        return child, (self._prefix_cache[best][0], best), None
 
     def _count(self, tokens: int, padding: int) -> None:
         self.work.forward_passes += 1
@@ -369,3 +470,11 @@ def _default_budget(device: torch.device) -> int:
         free, _ = torch.cuda.mem_get_info(device)
         return int(free * 0.5)
     return _CPU_MEMORY_BUDGET
+
+
+def _joined(parts: list[_Layers]) -> _Layers:
+    """Per layer, the parts' keys and values one after the other."""
+    if len(parts) == 1:
+        return parts[0]
+    return [(torch.cat([p[n][0] for p in parts], dim=-2), torch.cat([p[n][1] for p in parts], dim=-2))
+            for n in range(len(parts[0]))]

@@ -43,6 +43,12 @@ class Work:
     tokens_forwarded: int = 0  # every position run through the model, padding included
     padding_tokens: int = 0
     min_tokens: int = 0  # each distinct context once plus every continuation token
+    # The prefix tree's tokens: each distinct token prefix of a call once, the least an exact
+    # engine that shares every prefix must feed (continuations' last tokens predict nothing read).
+    distinct_tokens: int = 0
+    shared_prefix_tokens: int = 0  # fed once though several contexts hold them: saved by sharing
+    repeated_tokens: int = 0  # fed again: a short shared prefix is repeated rather than run alone
+    cached_tokens: int = 0  # shared prefixes served from an earlier call (prefix_cache_bytes)
 
 
 class Scorer(ABC):
