@@ -13,9 +13,9 @@ REAL_MODELS = ("smollm2-135m-instruct", "gemma3-270m")
 
 
 @lru_cache(maxsize=None)
-def real_scorer(spec: str):
+def real_scorer(spec: str, dtype: str = "float32"):
     """Loaded once per test session: the GGUF conversion is cached on disk (FACTPROBE_CACHE)."""
-    return load_scorer(spec, device="cpu", dtype="float32")
+    return load_scorer(spec, device="cpu", dtype=dtype)
 
 
 def tiny_llama(folder: Path, *, vocab_from: str = "smollm2-135m-instruct", seed: int = 0) -> Path:

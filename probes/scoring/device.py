@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 _DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-           "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+           "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16,
+           "float64": torch.float64}  # float64: to check that a result depends on the data, not on rounding
 
 
 def choose_device(device: str | None = None) -> torch.device:

@@ -1,6 +1,7 @@
 """Text generation for the causal LM backend: `CausalGeneration`, mixed into HFCausalScorer
-(hf_causal.py), answers `generate` requests by greedy or sampled decoding over a KV cache
-expanded to the n samples, or by beam search over summed log-probabilities (no length penalty,
+(hf_causal.py), answers greedy and sampled `generate` requests many at a time (hf_decode.py:
+prompts share their common prefix and a batch, each sample draws from its own seeded generator),
+and beam requests one at a time by beam search over summed log-probabilities (no length penalty,
 stopped early once nothing live can enter the top n). Stop strings are cut off; `eos_ids` are
 the tokens that end a text.
 """
@@ -11,52 +12,30 @@ from typing import Sequence
 
 import torch
 
-from .hf_cache import _expanded, _log_softmax_row, _reordered
+from .hf_cache import _log_softmax_row, _reordered
+from .hf_decode import _first_stop, _next_tokens, decode_batched  # noqa: F401  (hf_causal names them)
 from .requests import Generation, GenerateRequest
 
 
 class CausalGeneration:
-    """`generate` for HFCausalScorer: uses its model, tokenizer, device, start_id, encode, work
-    and _count."""
+    """`generate` for HFCausalScorer: uses its model, tokenizer, device, start_id, pad_id, encode,
+    work, batch_size, memory_budget and _count."""
+
+    generate_rows: int | None = None  # most rows decoded at once; None: the scorer's batch_size
 
     @torch.inference_mode()
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        return [self._beam_one(r) if r.beams > 1 else self._generate_one(r) for r in requests]
-
-    def _generate_one(self, request: GenerateRequest) -> Generation:
-        """Prefill the prompt once, expand its cache to the n samples, decode token by token."""
-        ids = self.encode(request.prompt) or [self.start_id]
-        out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
-        self._count(len(ids), 0)
-        n = request.n
-        cache = _expanded(out.past_key_values, n)
-        logits = out.logits[:, -1].float().expand(n, -1)
-        generator = torch.Generator(device=self.device).manual_seed(request.seed)
-        eos = set(eos_ids(self.tokenizer, self.model))
-        tokens: list[list[int]] = [[] for _ in range(n)]
-        reasons: list[str | None] = [None] * n
-        texts = [""] * n
-        for _ in range(request.max_tokens):
-            chosen = _next_tokens(logits, request, generator)
-            for row, token in enumerate(chosen.tolist()):
-                if reasons[row] is not None:
-                    continue
-                if token in eos:
-                    reasons[row] = "eos"
-                    continue
-                tokens[row].append(token)
-                texts[row] = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
-                cut = _first_stop(texts[row], request.stop)
-                if cut is not None:
-                    texts[row], reasons[row] = texts[row][:cut], "stop"
-            if all(r is not None for r in reasons):
-                break
-            out = self.model(input_ids=chosen[:, None], past_key_values=cache, use_cache=True)
-            self._count(n, 0)
-            cache = out.past_key_values
-            logits = out.logits[:, -1].float()
-        self.work.requests += 1
-        return Generation(tuple(texts), tuple(r or "length" for r in reasons))
+        answers: list[Generation | None] = [None] * len(requests)
+        # Beam search stays one request at a time: its beams already fill a batch.
+        for k, request in enumerate(requests):
+            if request.beams > 1:
+                answers[k] = self._beam_one(request)
+        plain = [k for k, r in enumerate(requests) if r.beams == 1]
+        if plain:
+            eos = set(eos_ids(self.tokenizer, self.model))
+            for k, answer in zip(plain, decode_batched(self, [requests[k] for k in plain], eos)):
+                answers[k] = answer
+        return answers  # type: ignore[return-value]
 
     def _beam_one(self, request: GenerateRequest) -> Generation:
         """Beam search with `request.beams` beams over summed log-probabilities, no length penalty.
@@ -119,23 +98,6 @@ class CausalGeneration:
 def _settled(done: list[tuple[float, str, str]], best_live: float, n: int) -> bool:
     """True when n finished hypotheses score at least `best_live`: no live beam can overtake them."""
     return len(done) >= n and sorted((d[0] for d in done), reverse=True)[n - 1] >= best_live
-
-
-def _next_tokens(logits: torch.Tensor, request: GenerateRequest, generator: torch.Generator) -> torch.Tensor:
-    if request.greedy:
-        return logits.argmax(dim=-1)
-    probs = torch.softmax(logits / request.temperature, dim=-1)
-    if request.top_p < 1.0:
-        sorted_probs, order = probs.sort(dim=-1, descending=True)
-        keep = sorted_probs.cumsum(dim=-1) - sorted_probs < request.top_p
-        sorted_probs = sorted_probs * keep
-        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-
-
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
-    hits = [text.find(s) for s in stops if s and s in text]
-    return min(hits) if hits else None
 
 
 def eos_ids(tokenizer, model) -> list[int]:
