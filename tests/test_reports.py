@@ -3,7 +3,9 @@ number below is worked out in the comments, not by the code under test."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -123,28 +125,35 @@ def test_overlap_of_the_two_runs_over_one_probe_set(report):
 
 def test_method_tables_and_unknown_keys(report):
     markdown = (report / "report.md").read_text()
-    runs_rows = table_rows(markdown, "| Run | Model |")
+    runs_rows = table_rows(markdown, "| Run | Label |")
     assert [(r[0], r[1], r[2], r[3], r[5], r[7]) for r in runs_rows] == [
-        ("R1", "hf:model-a", "ic-lke", f"capitals.jsonl ({'ab' * 6})", "6", "0.5000"),  # 3 of 6
-        ("R2", "hf:model-b", "ic-lke", f"capitals.jsonl ({'ab' * 6})", "6", "0.6667"),  # 4 of 6
-        ("R3", "hf:model-c", "belief", f"cloze.jsonl ({'cd' * 6})", "2", "0.7500"),  # (1.0 + 0.5) / 2
+        ("R1", "model-a / ic-lke", "hf:model-a", f"capitals.jsonl ({'ab' * 6})", "6", "0.5000"),  # 3 of 6
+        ("R2", "model-b / ic-lke", "hf:model-b", f"capitals.jsonl ({'ab' * 6})", "6", "0.6667"),  # 4 of 6
+        ("R3", "model-c / belief", "hf:model-c", f"cloze.jsonl ({'cd' * 6})", "2", "0.7500"),  # (1.0 + 0.5) / 2
     ]
     # aggregates written before intervals existed say so; options set away from the defaults are named
     assert [r[8] for r in runs_rows] == ["–", "–", "–"]
     assert all(r[9] for r in runs_rows)
     assert table_rows(markdown, "| Run | Acc@1") == [["R3", "0.5000 ± 0.1000", "0.2500", "0.1250", "1.0000",
                                                     "0.5000 / 0.7500 / 1.0000"]]
-    assert ["R1", "0.5", "0.7500", "4"] in table_rows(markdown, "| Run | K |")
-    assert ["R1", "0.9", "n/a", "0"] in table_rows(markdown, "| Run | K |")
+    assert ["R1", "0.5", "0.7500", "–", "4"] in table_rows(markdown, "| Run | K |")
+    assert ["R1", "0.9", "n/a", "–", "0"] in table_rows(markdown, "| Run | K |")
     assert table_rows(markdown, "| Run | Setting |") == [["R3", "zero-shot", "0.5000", "2", "0.5000"]]
 
 
 def test_plots_are_pngs(report):
     for name in ("accuracy_by_bucket.png", "reliability.png", "relation_heatmap.png", "overlap.png"):
         assert (report / name).read_bytes()[:8] == PNG_MAGIC, name
+    # The HTML carries them itself (data URIs), so it can travel alone; the Markdown links the files.
     page = (report / "report.html").read_text()
-    for name in ("accuracy_by_bucket.png", "reliability.png", "relation_heatmap.png", "overlap.png"):
-        assert f'<img src="{name}"' in page
+    sources = re.findall(r'<img src="([^"]*)" alt="[^"]*" title="([^"]*)">', page)
+    assert sorted(t for _, t in sources) == sorted(("accuracy_by_bucket.png", "reliability.png",
+                                                    "relation_heatmap.png", "overlap.png"))
+    for source, name in sources:
+        assert source.startswith("data:image/png;base64,")
+        assert base64.b64decode(source.split(",", 1)[1]) == (report / name).read_bytes()
+    assert page.count("<img ") == len(sources)
+    assert "](accuracy_by_bucket.png)" in (report / "report.md").read_text()
 
 
 def test_html_escapes_labels(report):

@@ -1,5 +1,5 @@
 """How sure a figure is: the standard error and 95% interval of a proportion (Wilson), of any
-statistic over facts (a seeded bootstrap that resamples facts), and a paired test for two runs
+statistic over facts (a seeded bootstrap that resamples facts), of a mean (normal), and a paired test for two runs
 on the same items (McNemar's exact test). Pure functions; an `Estimate` travels with every number.
 """
 
@@ -56,6 +56,19 @@ def proportion(outcomes: Sequence) -> Estimate:
     """`wilson` of a list of outcomes read with bool()."""
     _require_items(outcomes, "outcomes")
     return wilson(sum(bool(x) for x in outcomes), len(outcomes))
+
+
+def mean_estimate(values: Sequence[float], z: float = Z_95) -> Estimate:
+    """A mean's standard error (sample SD / sqrt(n)) and normal 95% interval, for unbounded
+    figures such as a demonstration position's mean log-probability. One value: SE and
+    interval NaN."""
+    _require_items(values, "values")
+    data = np.asarray(values, dtype=float)
+    mean = float(data.mean())
+    if len(data) < 2:
+        return Estimate(mean, math.nan, math.nan, math.nan, len(data), "normal")
+    se = float(data.std(ddof=1)) / math.sqrt(len(data))
+    return Estimate(mean, se, mean - z * se, mean + z * se, len(data), "normal")
 
 
 def bootstrap(per_fact: Sequence, statistic: Callable[[list], float], *, draws: int = BOOTSTRAP_DRAWS,

@@ -1,6 +1,6 @@
 """The report as a document: blocks (headings, text, tables, images) that render to Markdown and
 to HTML alike, the builders of each section (runs, method measures, frequency buckets,
-reliability, relations, overlap between runs) and `build_document`, which puts them together.
+reliability, IC-LKE positions, relations, overlap between runs) and `build_document`, which puts them together.
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence, Union
 
-from .compute import Definitions, PairRow, _breakdown, bucket_key, comparable_pairs, natural_key
-from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count
+from .compute import Definitions, PairRow, _breakdown, bucket_key, comparable_pairs, natural_key, position_curve
+from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count, fmt_interval, with_interval
 from .loading import Run
 
 # Aggregate keys rendered by dedicated tables; any other `by_*` mapping gets a generic table.
@@ -49,10 +49,15 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
 def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict], str]]]:
     """The BELIEF-style measures present in any of `entries` (a run's aggregate, or one setting
     of a breakdown), as (column header, formatter) pairs; absent ones get no column."""
+    def interval(key: str) -> Callable[[dict], str]:
+        return lambda d: "" if fmt_interval(d.get(key)) == "–" else f" [{fmt_interval(d.get(key))}]"
+
+    acc_interval, consistency_interval = interval("acc_at_1_interval"), interval("consistency_interval")
+    overconfidence_interval = interval("overconfidence_interval")
     candidates = [
-        ("acc_at_1", "Acc@1 (mean ± SD)", lambda d: fmt_acc_at_1(d.get("acc_at_1"))),
-        ("consistency", "Consistency", lambda d: fmt(d.get("consistency"))),
-        ("overconfidence", "Overconfidence", lambda d: fmt(d.get("overconfidence"))),
+        ("acc_at_1", "Acc@1 (mean ± SD) [95%]", lambda d: fmt_acc_at_1(d.get("acc_at_1")) + acc_interval(d)),
+        ("consistency", "Consistency [95%]", lambda d: fmt(d.get("consistency")) + consistency_interval(d)),
+        ("overconfidence", "Overconfidence [95%]", lambda d: fmt(d.get("overconfidence")) + overconfidence_interval(d)),
         ("one_word_ratio", "One-word ratio", lambda d: fmt(d.get("one_word_ratio"))),
         ("coverage", "Coverage avg / max / oracle",
          lambda d: " / ".join(fmt((d.get("coverage") or {}).get(k)) for k in ("average", "maximum", "oracle"))),
@@ -62,7 +67,7 @@ def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict
 
 
 def _runs_section(runs: Sequence[Run]) -> list[Block]:
-    rows = [(r.rid, r.model, r.method, r.probe_set, r.folder, str(r.item_count),
+    rows = [(r.rid, r.name, r.model, r.probe_set, r.folder, str(r.item_count),
              fmt_count(r.aggregate.get("scored")), fmt(r.aggregate.get("accuracy")),
              _interval_text(r.aggregate.get("accuracy_interval")),
              ", ".join(f"{k}={v}" for k, v in sorted(r.changed_options.items())) or "defaults") for r in runs]
@@ -70,8 +75,10 @@ def _runs_section(runs: Sequence[Run]) -> list[Block]:
             Text("Accuracy is the mean of the items' `correct` values, as `factprobe eval` wrote it to "
                  "aggregate.json, with its 95% interval (Wilson for right/wrong items, a bootstrap over "
                  "items for shares; \"few\" under 30 items). Options: those the run set away from the "
-                 "method's defaults (KDF's `scoring`, for one). Numbers are rounded to 4 decimals."),
-            _table(("Run", "Model", "Method", "Probe set", "Folder", "Items", "Scored", "Accuracy", "95% interval",
+                 "method's defaults (KDF's `scoring`, for one). Numbers are rounded to 4 decimals, "
+                 "intervals to 2. Plots and tables name runs by their label (model alias / method "
+                 "(options)); this table is their legend, with each model's full identity."),
+            _table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Accuracy", "95% interval",
                     "Options"), rows)]
 
 
@@ -90,17 +97,19 @@ def _method_sections(runs: Sequence[Run]) -> list[Block]:
                    _table(("Run", *(h for h, _ in columns)),
                           [(r.rid, *(get(r.aggregate) for _, get in columns)) for r in headline_runs])]
     blocks += _belief_definitions(runs)
-    icl_rows = [(r.rid, k, fmt((v or {}).get("accuracy")), fmt_count((v or {}).get("items")))
+    icl_rows = [(r.rid, k, fmt((v or {}).get("accuracy")), fmt_interval((v or {}).get("interval")),
+                 fmt_count((v or {}).get("items")))
                 for r in runs for k, v in sorted(_breakdown(r, "accuracy_at_k").items(), key=lambda kv: bucket_key(kv[0]))]
     if icl_rows:
         blocks += [Heading("IC-LKE Accuracy@K", 3),
                    Text("Accuracy over the items whose normalized probability of the predicted choice exceeds K."),
-                   _table(("Run", "K", "Accuracy", "Items"), icl_rows)]
-    strategy_rows = [(r.rid, s, fmt((v or {}).get("min_at_n")), fmt((v or {}).get("avg_at_n")))
-                     for r in runs for s, v in sorted(_breakdown(r, "by_strategy").items())]
+                   _table(("Run", "K", "Accuracy", "95% interval", "Items"), icl_rows)]
+    strategy_rows = [(r.rid, s, with_interval(v.get("min_at_n"), v.get("min_at_n_interval")),
+                      with_interval(v.get("avg_at_n"), v.get("avg_at_n_interval")), fmt_count(v.get("items")))
+                     for r in runs for s, v in sorted(_breakdown(r, "by_strategy").items()) if isinstance(v, dict)]
     if strategy_rows:
         blocks += [Heading("Distractors: Min@n and Avg@n per strategy", 3),
-                   _table(("Run", "Strategy", "Min@n", "Avg@n"), strategy_rows)]
+                   _table(("Run", "Strategy", "Min@n [95%]", "Avg@n [95%]", "Items"), strategy_rows)]
     for key in sorted({k for r in runs for k, v in r.aggregate.items()
                        if k.startswith("by_") and k not in HANDLED_BREAKDOWNS and isinstance(v, dict)}):
         blocks += _extra_breakdown(runs, key)
@@ -143,11 +152,13 @@ def _extra_breakdown(runs: Sequence[Run], key: str) -> list[Block]:
     if not entries:
         return []
     columns = _headline_columns([e for _, _, e in entries])
-    rows = [(r.rid, name, fmt(e.get("accuracy")), fmt_count(e.get("items", e.get("total"))),
+    rows = [(r.rid, name, with_interval(e.get("accuracy"), e.get("interval") or e.get("accuracy_interval")),
+             fmt_count(e.get("items", e.get("total"))),
              *(get(e) for _, get in columns))
             for r, name, e in entries]
     return [Heading(f"Accuracy by {key[3:].replace('_', ' ')}", 3),
-            _table(("Run", key[3:].replace("_", " ").capitalize(), "Accuracy", "Items", *(h for h, _ in columns)), rows)]
+            _table(("Run", key[3:].replace("_", " ").capitalize(), "Accuracy [95%]", "Items", *(h for h, _ in columns)),
+                   rows)]
 
 
 def _breakdown_table(runs: Sequence[Run], key: str, order, first: str) -> Table:
@@ -159,7 +170,8 @@ def _breakdown_table(runs: Sequence[Run], key: str, order, first: str) -> Table:
 def _bucket_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
     blocks: list[Block] = [Heading("Accuracy by frequency bucket"),
                            Text("Buckets of the subject-object co-occurrence count in the corpus, by lower edge; "
-                                "\"none\": items without a frequency annotation. Cells: accuracy (correct/total).")]
+                                "\"none\": items without a frequency annotation. Cells: accuracy (correct/total) "
+                                "[95% interval; \"few\": under 30 items, too few to read].")]
     if "accuracy_by_bucket.png" in images:
         blocks.append(Image("accuracy_by_bucket.png", "Accuracy by frequency bucket"))
     return [*blocks, _breakdown_table(runs, "by_bucket", bucket_key, "Bucket")]
@@ -191,18 +203,52 @@ def _reliability_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
     series = [s for r in runs for s in reliability_series(r)]
     if not series:
         return []
-    rows = [(s.label(s.run.rid), str(k), fmt(b.get("confidence")), fmt(b.get("accuracy")), fmt_count(b.get("count")))
+    rows = [(s.label(s.run.rid), str(k), fmt(b.get("confidence")), fmt(b.get("accuracy")),
+             fmt_interval(bin_interval(b)), fmt_count(b.get("count")))
             for s in series for k, b in enumerate(s.bins, start=1)]
     blocks: list[Block] = [Heading("Reliability"),
-                           Text("Equal-size confidence bins: mean confidence against accuracy. Points below "
+                           Text("Equal-size confidence bins: mean confidence against accuracy, with the "
+                                "accuracy's 95% Wilson interval over the bin's answers. Points below "
                                 "the diagonal are overconfident.")]
     if "reliability.png" in images:
         blocks.append(Image("reliability.png", "Reliability diagram"))
-    return [*blocks, _table(("Run", "Bin", "Confidence", "Accuracy", "Count"), rows)]
+    return [*blocks, _table(("Run", "Bin", "Confidence", "Accuracy", "95% interval", "Count"), rows)]
+
+
+def bin_interval(b: dict) -> dict | None:
+    """A reliability bin's accuracy interval (Wilson over its count; shares rounded to answers)."""
+    from ..metrics.uncertainty import wilson
+
+    count, accuracy = b.get("count"), b.get("accuracy")
+    if not isinstance(count, (int, float)) or count < 1 or not isinstance(accuracy, (int, float)):
+        return None
+    n = int(count)
+    return wilson(min(n, max(0, round(accuracy * n))), n).as_dict()
+
+
+def _positions_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+    curves = [(r, position_curve(r)) for r in runs]
+    rows = [(r.rid, str(p.position), fmt(p.estimate.value), fmt_interval(_finite(p.estimate.as_dict())),
+             str(p.estimate.n)) for r, curve in curves for p in curve]
+    if not rows:
+        return []
+    blocks: list[Block] = [Heading("IC-LKE: log-probability by demonstration position"),
+                           Text("Runs with `record_positions=true`: for the k-th demonstration line, the mean "
+                                "log-probability of its object given the lines before it, over the items, with "
+                                "its 95% interval (mean ± 1.96 SE). A curve that rises with k shows the model "
+                                "picking up the relation from the examples.")]
+    if "positions.png" in images:
+        blocks.append(Image("positions.png", "Log-probability by demonstration position"))
+    return [*blocks, _table(("Run", "Position", "Mean log-prob", "95% interval", "Items"), rows)]
+
+
+def _finite(interval: dict) -> dict | None:
+    return interval if interval.get("low") == interval.get("low") else None  # NaN: one item, no interval
 
 
 def _relation_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
-    blocks: list[Block] = [Heading("Accuracy by relation"), Text("Cells: accuracy (correct/total).")]
+    blocks: list[Block] = [Heading("Accuracy by relation"),
+                           Text("Cells: accuracy (correct/total) [95% interval; \"few\": under 30 items].")]
     if "relation_heatmap.png" in images:
         blocks.append(Image("relation_heatmap.png", "Accuracy by relation and run"))
     return [*blocks, _breakdown_table(runs, "by_relation", natural_key, "Relation")]
@@ -238,4 +284,5 @@ def build_document(runs: Sequence[Run], title: str, images: set[str] | None = No
     return [Heading(title, 1),
             Text(f"{len(runs)} run(s). Generated by factprobe report from run.json, items.jsonl and aggregate.json."),
             *_runs_section(runs), *_method_sections(runs), *_bucket_section(runs, images),
-            *_reliability_section(runs, images), *_relation_section(runs, images), *_overlap_section(pairs, images)]
+            *_reliability_section(runs, images), *_positions_section(runs, images), *_relation_section(runs, images),
+            *_overlap_section(pairs, images)]

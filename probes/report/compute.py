@@ -1,7 +1,7 @@
 """Pure computations over loaded runs, no I/O: what counts as known, the sort orders of relations
 and frequency buckets, the overlap between two runs (subsumption, sharing, correlations of
 per-relation accuracies) under the chosen `Definitions`, and the side-by-side `Comparison`
-behind `factprobe compare`.
+behind `factprobe compare`, and IC-LKE's per-position curve.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .. import metrics
+from ..metrics.uncertainty import Estimate, mean_estimate
 from .loading import Run
 
 KNOWN_RULE = ("An item counts as known when its `correct` is true, or, where `correct` is a share "
@@ -281,3 +282,23 @@ class Comparison:
 
 def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
     return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions))
+
+
+@dataclass(frozen=True)
+class PositionPoint:
+    position: int  # 1-based: the first demonstration line is 1
+    estimate: Estimate  # the mean log-probability of the line's object given the lines before it
+
+
+def position_curve(run: Run) -> list[PositionPoint]:
+    """IC-LKE's per-position curve, from the items' `position_logprobs` (`record_positions=true`):
+    per demonstration position, the mean log-probability of that line's object over the items
+    that have the position, with its 95% interval. Empty when the run recorded none."""
+    by_position: dict[int, list[float]] = {}
+    for item in run.items:
+        values = item.get("position_logprobs")
+        if isinstance(values, list):
+            for k, value in enumerate(values, start=1):
+                if isinstance(value, (int, float)):
+                    by_position.setdefault(k, []).append(float(value))
+    return [PositionPoint(k, mean_estimate(v)) for k, v in sorted(by_position.items())]

@@ -1,5 +1,5 @@
 """Formatting numbers for tables and text: rates with 4 decimals ("n/a" when missing), signed
-differences, counts, "accuracy (correct/total)" cells and Acc@1 mean ± SD. Used by the
+differences, counts, "accuracy (correct/total) [95% interval]" cells and Acc@1 mean ± SD. Used by the
 document blocks and by `comparison_text`.
 """
 
@@ -28,10 +28,25 @@ def fmt_count(value) -> str:
 
 
 def fmt_cell(entry) -> str:
-    """A breakdown entry as "accuracy (correct/total)"."""
+    """A breakdown entry as "accuracy (correct/total) [low–high]", "few" under 30 items."""
     if not isinstance(entry, dict):
         return "–"
-    return f"{fmt(entry.get('accuracy'))} ({fmt_count(entry.get('correct'))}/{fmt_count(entry.get('total'))})"
+    cell = f"{fmt(entry.get('accuracy'))} ({fmt_count(entry.get('correct'))}/{fmt_count(entry.get('total'))})"
+    interval = fmt_interval(entry.get("interval"))
+    return cell if interval == "–" else f"{cell} [{interval}]"
+
+
+def fmt_interval(interval) -> str:
+    """A 95% interval as "low–high" (2 decimals), "few" when it rests on under 30 items."""
+    if not isinstance(interval, dict) or _number(interval.get("low")) is None:
+        return "–"
+    return f"{interval['low']:.2f}–{interval['high']:.2f}" + (" few" if interval.get("few") else "")
+
+
+def with_interval(value, interval) -> str:
+    """A figure and its 95% interval: "0.8333 [0.64–0.93]"."""
+    shown = fmt_interval(interval)
+    return fmt(value) if shown == "–" else f"{fmt(value)} [{shown}]"
 
 
 def fmt_acc_at_1(value) -> str:

@@ -7,6 +7,7 @@ sorts them so the order on the command line does not change a report.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -25,6 +26,7 @@ class Run:
     aggregate: dict  # aggregate.json
     items: tuple[dict, ...]  # items.jsonl
     rid: str = ""  # short id in tables ("R1"), set once the runs are sorted
+    short: str = ""  # the model's name in labels, set once every run of the report is known
 
     @property
     def model(self) -> str:
@@ -59,11 +61,21 @@ class Run:
         return f"{self.probes} ({sha[:12]})" if sha else self.probes
 
     @property
-    def label(self) -> str:
-        """Model / method, and the options set away from the defaults: what tells runs apart."""
+    def alias(self) -> str:
+        """The model's short name ("SmolLM2-135M-Instruct"), or its identity where two models of
+        the report share a short name (set by `load_runs`)."""
+        return self.short or model_alias(self.model)
+
+    @property
+    def name(self) -> str:
+        """Model alias / method, and the options set away from the defaults: what tells runs
+        apart. The runs table is the legend, with each model's full identity."""
         changed = ", ".join(f"{k}={v}" for k, v in sorted(self.changed_options.items()))
-        text = f"{self.model} / {self.method}" + (f" ({changed})" if changed else "")
-        return f"{self.rid}: {text}" if self.rid else text
+        return f"{self.alias} / {self.method}" + (f" ({changed})" if changed else "")
+
+    @property
+    def label(self) -> str:
+        return f"{self.rid}: {self.name}" if self.rid else self.name
 
     @property
     def item_count(self) -> int:
@@ -113,4 +125,27 @@ def load_runs(folders: Iterable[str | Path]) -> list[Run]:
     for folder in folders:
         seen.setdefault(Path(folder).resolve(), load_run(folder))
     ordered = sorted(seen.values(), key=lambda r: (r.model, r.method, r.probes, r.probes_sha256 or "", r.folder))
-    return [replace(run, rid=f"R{k}") for k, run in enumerate(ordered, start=1)]
+    models = {r.model for r in ordered}
+    taken: dict[str, int] = {}
+    for model in models:
+        taken[model_alias(model)] = taken.get(model_alias(model), 0) + 1
+    return [replace(run, rid=f"R{k}", short=model_alias(run.model) if taken[model_alias(run.model)] == 1 else run.model)
+            for k, run in enumerate(ordered, start=1)]
+
+
+# Quantization tags of GGUF file names ("Q4_1", "q4_k_m", "IQ3_XS", "f16"): not part of a model's name.
+_QUANT = re.compile(r"[.\-_](i?q\d(_[0-9a-z]+)*|f16|f32|bf16)$", re.IGNORECASE)
+
+
+def model_alias(identity: str) -> str:
+    """A model identity's short name: "gguf:SmolLM2-135M-Instruct.Q4_1.gguf@b179c9523d0e/float32"
+    -> "SmolLM2-135M-Instruct"; "hf:HuggingFaceTB/SmolLM2-360M@main/bfloat16" -> "SmolLM2-360M".
+    The scheme, revision, dtype, folders, file extension and quantization tag are dropped."""
+    name = identity.split(":", 1)[1] if re.match(r"^[a-z][a-z0-9+-]*:", identity) else identity
+    name = name.split("@", 1)[0]
+    parts = [p for p in name.split("/") if p]
+    if len(parts) > 1 and re.fullmatch(r"(b?float\d+|fp\d+|bf16|auto)", parts[-1]):
+        parts = parts[:-1]  # "…/float32" when no revision came before it
+    name = parts[-1] if parts else identity
+    name = re.sub(r"\.(gguf|bin|safetensors)$", "", name, flags=re.IGNORECASE)
+    return _QUANT.sub("", name) or identity

@@ -1,5 +1,5 @@
-"""The report's PNG plots: accuracy by frequency bucket, the reliability diagram, the relation
-heatmap and the overlap between runs. matplotlib's object API on the Agg canvas: no pyplot
+"""The report's PNG plots: accuracy by frequency bucket, the reliability diagram, IC-LKE's
+per-position curve, the relation heatmap and the overlap between runs. matplotlib's object API on the Agg canvas: no pyplot
 state, no display needed; each `plot_*` returns False (and draws nothing) when it has no data.
 """
 
@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Sequence
 
-from .blocks import reliability_series
-from .compute import PairRow, _breakdown, _entry_accuracy, _number, bucket_key, natural_key
+from .blocks import bin_interval, reliability_series
+from .compute import PairRow, _breakdown, _entry_accuracy, _number, bucket_key, natural_key, position_curve
 from .loading import Run
 
 
@@ -91,13 +91,35 @@ def plot_reliability(runs: Sequence[Run], path: Path) -> bool:
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
     for s in series:
-        ax.plot([_nan(b.get("confidence")) for b in s.bins], [_nan(b.get("accuracy")) for b in s.bins], marker="o",
-                label=_wrap(s.label(s.run.label), 48))
+        accuracy = [_nan(b.get("accuracy")) for b in s.bins]
+        intervals = [bin_interval(b) or {} for b in s.bins]
+        below = [max(0.0, a - i["low"]) if "low" in i else 0.0 for a, i in zip(accuracy, intervals)]
+        above = [max(0.0, i["high"] - a) if "high" in i else 0.0 for a, i in zip(accuracy, intervals)]
+        ax.errorbar([_nan(b.get("confidence")) for b in s.bins], accuracy, yerr=[below, above], marker="o",
+                    capsize=3, elinewidth=0.8, label=_wrap(s.label(s.run.label), 48))
     ax.set_xlim(-0.02, 1.02)  # room for the markers of bins at 0 or 1
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("mean confidence")
     ax.set_ylabel("accuracy")
-    ax.set_title("Reliability diagram")
+    ax.set_title("Reliability diagram (bars: 95% intervals)")
+    ax.legend(fontsize="small")
+    _save(fig, path)
+    return True
+
+
+def plot_positions(runs: Sequence[Run], path: Path) -> bool:
+    curves = [(r, c) for r in runs for c in (position_curve(r),) if c]
+    if not curves:
+        return False
+    fig = _figure(7, 4.5)
+    ax = fig.add_subplot()
+    for run, curve in curves:
+        x = [p.position for p in curve]
+        ax.plot(x, [p.estimate.value for p in curve], marker=".", label=_wrap(run.label, 48))
+        ax.fill_between(x, [p.estimate.low for p in curve], [p.estimate.high for p in curve], alpha=0.2)
+    ax.set_xlabel("demonstration position")
+    ax.set_ylabel("mean log-probability of the object")
+    ax.set_title("IC-LKE: log-probability by position (bands: 95% intervals)")
     ax.legend(fontsize="small")
     _save(fig, path)
     return True

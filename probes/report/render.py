@@ -5,8 +5,10 @@ backticks in texts mark inline code on purpose.
 
 from __future__ import annotations
 
+import base64
 import html
 import re
+from pathlib import Path
 from typing import Sequence
 
 from .blocks import Block, Heading, Image, Text
@@ -60,7 +62,9 @@ def _html_text(text: str) -> str:
     return "".join(f"<code>{html.escape(p)}</code>" if k % 2 else html.escape(p) for k, p in enumerate(parts))
 
 
-def to_html(blocks: Sequence[Block], title: str) -> str:
+def to_html(blocks: Sequence[Block], title: str, images: Path | None = None) -> str:
+    """The page, self-contained: each image is embedded as a data URI read from the folder
+    `images` (the report's), so the HTML can be mailed or archived alone."""
     body: list[str] = []
     for block in blocks:
         if isinstance(block, Heading):
@@ -68,7 +72,10 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
         elif isinstance(block, Text):
             body.append(f"<p>{_html_text(block.text)}</p>")
         elif isinstance(block, Image):
-            body.append(f'<img src="{html.escape(block.file)}" alt="{html.escape(block.alt)}">')
+            source = block.file
+            if images is not None and (images / block.file).is_file():
+                source = "data:image/png;base64," + base64.b64encode((images / block.file).read_bytes()).decode("ascii")
+            body.append(f'<img src="{html.escape(source)}" alt="{html.escape(block.alt)}" title="{html.escape(block.file)}">')
         else:
             head = "".join(f"<th>{html.escape(h)}</th>" for h in block.headers)
             rows = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"

@@ -13,7 +13,7 @@ from .blocks import build_document
 from .compute import Definitions, comparable_pairs
 from .formatting import fmt, fmt_signed
 from .loading import Run
-from .plots import plot_buckets, plot_overlap, plot_relations, plot_reliability
+from .plots import plot_buckets, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import to_html, to_markdown
 
 
@@ -30,6 +30,7 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
     out.mkdir(parents=True, exist_ok=True)
     plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(runs, p),
              "reliability.png": lambda p: plot_reliability(runs, p),
+             "positions.png": lambda p: plot_positions(runs, p),
              "relation_heatmap.png": lambda p: plot_relations(runs, p),
              "overlap.png": lambda p: plot_overlap(comparable_pairs(runs, definitions), p)}
     drawn = []
@@ -42,7 +43,7 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
     blocks = build_document(runs, title, {p.name for p in drawn}, definitions)
     files = ReportFiles(out / "report.md", out / "report.html", drawn)
     files.markdown.write_text(to_markdown(blocks), encoding="utf-8")
-    files.html.write_text(to_html(blocks, title), encoding="utf-8")
+    files.html.write_text(to_html(blocks, title, out), encoding="utf-8")
     return files
 
 
