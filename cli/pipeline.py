@@ -118,10 +118,15 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
             raise ConfigError(f"{path}: evaluations[{k}].limit: a positive whole number of items")
         if not isinstance(ev.get("options") or {}, dict):
             raise ConfigError(f"{path}: evaluations[{k}].options: a mapping of method options")
-        unknown = set(ev) - {"method", "probeset", "options", "limit", "name"}
+        unknown = set(ev) - {"method", "probeset", "options", "limit", "name", "models"}
         if unknown:
             raise ConfigError(f"{path}: evaluations[{k}]: unknown keys {', '.join(sorted(unknown))} "
-                              "(allowed: method, probeset, options, limit, name)")
+                              "(allowed: method, probeset, options, limit, name, models)")
+        chosen = ev.get("models")
+        if chosen is not None and (not isinstance(chosen, list) or not chosen
+                                   or any(str(m) not in [str(x) for x in models] for m in chosen)):
+            raise ConfigError(f"{path}: evaluations[{k}].models: a list of some of the top-level models "
+                              f"({', '.join(map(str, models))})")
     # `name` (default: the method) tells two evaluations of one method over one probe set apart
     labels = [(ev.get("name") or ev["method"], ev["probeset"]) for ev in evaluations]
     twice = sorted({f"{a}--{b}" for a, b in labels if labels.count((a, b)) > 1})
@@ -232,6 +237,8 @@ class Runner:
         runs = []
         for model in p.models:
             for ev in p.evaluations:
+                if ev.get("models") is not None and model not in [str(m) for m in ev["models"]]:
+                    continue  # this evaluation runs on some models only
                 folder = p.out / "runs" / f"{_safe(model)}--{ev.get('name') or ev['method']}--{ev['probeset']}"
                 options = ev.get("options") or {}
                 flags = [x for k, v in options.items() for x in ("--option", f"{k}={_json(v)}")]
@@ -277,8 +284,8 @@ def _chance(probes: Path) -> float | None:
 
 
 def _headline(runs: list[tuple[Path, Path]]) -> list[str]:
-    """One line per evaluation: accuracy against chance and by frequency bucket, or Min@n / Avg@n
-    per distractor strategy."""
+    """One line per evaluation: accuracy against chance and by frequency bucket; Min@n / Avg@n
+    per distractor strategy; BELIEF-ICL's Acc@1, Consist and Ovconf per setting; the baselines."""
     lines = []
     for folder, probes in runs:
         try:
@@ -287,7 +294,17 @@ def _headline(runs: list[tuple[Path, Path]]) -> list[str]:
             continue
         text = f"{folder.name} ({aggregate.get('items')} items):"
         strategies = aggregate.get("by_strategy") or {}
-        if strategies:
+        if isinstance(aggregate.get("by_setting"), dict):  # BELIEF-ICL: its measures per setting
+            text += ";".join(
+                f" {name} Acc@1 {_fmt(v.get('accuracy'))}{_range(v.get('acc_at_1_interval'))} "
+                f"Consist {_fmt(v.get('consistency'))} Ovconf {_fmt(v.get('overconfidence'))}"
+                f"{_range(v.get('overconfidence_interval'))}" for name, v in aggregate["by_setting"].items())
+        elif isinstance(aggregate.get("baselines"), dict):  # the distractor paper's baselines
+            b = aggregate["baselines"]
+            text += "".join(f" {label} {_fmt(b.get(key))}{_range(b.get(key + '_interval'))}"
+                            for key, label in (("probability", "probability"), ("precision_at_n", "Precision@n"),
+                                               ("rouge_l", "ROUGE-L")) if b.get(key) is not None)
+        elif strategies:
             text += "; ".join(f" {s} Min@n {_fmt(v.get('min_at_n'))}{_range(v.get('min_at_n_interval'))} "
                               f"Avg@n {_fmt(v.get('avg_at_n'))}{_range(v.get('avg_at_n_interval'))}"
                               for s, v in strategies.items())

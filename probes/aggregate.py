@@ -290,15 +290,26 @@ def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
 
 
 def baseline_measures(records: Sequence[dict], options: dict | None = None) -> dict:
-    """Each baseline's mean verdict over facts (the probability's mean value too); the judge when
-    it ran. A record's values are already means over its clozes (see methods/baselines.py)."""
+    """Each baseline's mean verdict over facts (the probability's mean value too), with its 95%
+    interval over facts; the judge when it ran. A record's values are already means over its clozes (see methods/baselines.py)."""
     def over_facts(key: str) -> float | None:
         kept = [r for r in records if r.get(key) is not None]
         return metrics.mean_over_facts([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
             if kept else None
 
-    out = {name: over_facts(name) for name in ("probability", "precision_at_n", "rouge_l", "judge")}
+    def fact_means(key: str) -> list[float]:
+        per_fact: dict[str, list[float]] = {}
+        for r in records:
+            if r.get(key) is not None:
+                per_fact.setdefault(r.get("fact") or r["id"], []).append(float(r[key]))
+        return [sum(v) / len(v) for v in per_fact.values()]
+
+    names = ("probability", "precision_at_n", "rouge_l", "judge")
+    out = {name: over_facts(name) for name in names}
     out["probability_known"] = over_facts("correct")
+    # Each figure's 95% interval over facts (Wilson where every fact's value is 0 or 1).
+    out.update({f"{name}_interval": interval(fact_means(name)) for name in (*names, "correct")})
+    out["probability_known_interval"] = out.pop("correct_interval")
     return {"baselines": out}
 
 

@@ -128,6 +128,7 @@ def test_the_pipeline_runs_in_process_and_prints_each_command(tmp_path, monkeypa
     ("  - {method: kdf, probeset: kdf, limit: 4}\n", "evaluations[1]: `probeset` must name one of: mc, kdf, d"),
     ("  mc: {kind: icl-mc,", "probesets.mc: `kind` must be one of"),
     ("twice", "kdf--kdf appear more than once; give one a `name`"),
+    ("models", "evaluations[2].models: a list of some of the top-level models (smollm2-135m-instruct)"),
 ])
 def test_config_mistakes_name_their_field(tmp_path, change, message):
     broken = {
@@ -136,6 +137,7 @@ def test_config_mistakes_name_their_field(tmp_path, change, message):
         "  mc: {kind: icl-mc,": CONFIG.replace("mc: {kind: icl-mc,", "mc: {kind: quiz,"),
         "twice": CONFIG.replace("  - {method: kdf, probeset: kdf, limit: 4}\n",
                                 "  - {method: kdf, probeset: kdf, limit: 4}\n  - {method: kdf, probeset: kdf}\n"),
+        "models": CONFIG.replace("options: {clozes: 1}}", "options: {clozes: 1}, models: [gemma3-270m]}"),
     }[change]
     (tmp_path / "bad.yaml").write_text(broken)
     proc = run_cli("run", str(tmp_path / "bad.yaml"))

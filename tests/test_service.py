@@ -262,6 +262,11 @@ def test_oversized_and_malformed_bodies(server):
     conn.close()
 
 
+# Wilson 95% intervals for k right of 3, by hand: center (k/3 + z^2/6) / (1 + z^2/3), half-width
+# z / (1 + z^2/3) * sqrt(p(1-p)/3 + z^2/36), z = 1.96.
+WILSON_OF_3 = {0: (0.0, 0.5615), 1: (0.0615, 0.7923), 2: (0.2077, 0.9385), 3: (0.4385, 1.0)}
+
+
 def test_probeset_and_eval_jobs(server):
     client, base = server
     status, started = client.post("/jobs/probeset", {"kind": "icl-mc", "relations": ["P36"], "choices": 5,
@@ -296,6 +301,11 @@ def test_probeset_and_eval_jobs(server):
     assert status == 200 and result["total"] == 3 and len(result["items"]) == 3
     assert result["aggregate"]["items"] == 3 and 0 <= result["aggregate"]["accuracy"] <= 1
     assert all("correct" in r for r in result["items"])
+    # the result's numbers carry their uncertainty, as aggregate.json does (issue 19.1)
+    right = sum(bool(r["correct"]) for r in result["items"])
+    interval = result["aggregate"]["accuracy_interval"]
+    assert (interval["method"], interval["n"], interval["few"]) == ("wilson", 3, True)
+    assert (interval["low"], interval["high"]) == pytest.approx(WILSON_OF_3[right], abs=1e-4)
 
 
 def test_load_read_endpoints(server):

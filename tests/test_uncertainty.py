@@ -105,3 +105,24 @@ def test_accuracy_at_k_carries_its_wilson_interval():
     at = icl_measures(records)["accuracy_at_k"]
     assert at["0.5"]["items"] == 3 and at["0.5"]["interval"]["low"] == pytest.approx(wilson(2, 3).low)
     assert at["0.9"] == {"accuracy": None, "items": 0, "interval": None}  # strictly above k: none
+
+
+def test_baselines_carry_intervals_over_facts():
+    from factprobe.probes.aggregate import baseline_measures
+
+    # f1 has two clozes: ROUGE-L 1 and 1 (fact mean 1), Precision@n 1 and 0 (fact mean 0.5);
+    # f2: 1 and 1; f3: 0 and 0. ROUGE-L per fact (1, 1, 0): Wilson(2, 3) = [0.2077, 0.9385].
+    records = [{"id": "a", "fact": "f1", "rouge_l": 1.0, "precision_at_n": 1.0, "probability": 0.9, "correct": True},
+               {"id": "b", "fact": "f1", "rouge_l": 1.0, "precision_at_n": 0.0, "probability": 0.5, "correct": False},
+               {"id": "c", "fact": "f2", "rouge_l": 1.0, "precision_at_n": 1.0, "probability": 0.6, "correct": True},
+               {"id": "d", "fact": "f3", "rouge_l": 0.0, "precision_at_n": 0.0, "probability": 0.1, "correct": False}]
+    out = baseline_measures(records)["baselines"]
+    rouge = out["rouge_l_interval"]
+    assert out["rouge_l"] == pytest.approx(2 / 3) and (rouge["method"], rouge["n"], rouge["few"]) == ("wilson", 3, True)
+    assert (rouge["low"], rouge["high"]) == pytest.approx((0.2077, 0.9385), abs=1e-4)
+    # Precision@n per fact (0.5, 1, 0): a share, so bootstrapped over the 3 facts; its mean is 0.5
+    precision = out["precision_at_n_interval"]
+    assert out["precision_at_n"] == 0.5 and precision["method"] == "bootstrap" and precision["value"] == 0.5
+    assert 0 <= precision["low"] <= 0.5 <= precision["high"] <= 1
+    # probability_known per fact (0.5, 1, 0) likewise; the judge did not run: no interval
+    assert out["probability_known_interval"]["value"] == 0.5 and out["judge_interval"] is None
