@@ -8,6 +8,7 @@ method classes; this module does not import the methods, the registry is asked a
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from . import metrics
@@ -273,10 +274,7 @@ def _min_avg(rows: Sequence[dict]) -> dict:
         return metrics.mean_over_facts([r[key] for r in scored], facts) if scored else None
 
     def per_fact(key: str) -> list[float]:
-        by_fact: dict[str, list[float]] = {}
-        for fact, r in zip(facts, scored):
-            by_fact.setdefault(fact, []).append(float(r[key]))
-        return [sum(v) / len(v) for v in by_fact.values()]
+        return metrics.fact_means([r[key] for r in scored], facts) if scored else []
 
     return {"min_at_n": over_facts("min_at_n"), "avg_at_n": over_facts("avg_at_n"), "items": len(scored),
             "min_at_n_interval": interval(per_fact("min_at_n")), "avg_at_n_interval": interval(per_fact("avg_at_n"))}
@@ -291,25 +289,17 @@ def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
 
 def baseline_measures(records: Sequence[dict], options: dict | None = None) -> dict:
     """Each baseline's mean verdict over facts (the probability's mean value too), with its 95%
-    interval over facts; the judge when it ran. A record's values are already means over its clozes (see methods/baselines.py)."""
-    def over_facts(key: str) -> float | None:
+    interval over facts; the judge when it ran. A record's values are already means over its
+    clozes (see methods/baselines.py)."""
+    out = {}
+    for name, key in (("probability", "probability"), ("precision_at_n", "precision_at_n"), ("rouge_l", "rouge_l"),
+                      ("judge", "judge"), ("probability_known", "correct")):
         kept = [r for r in records if r.get(key) is not None]
-        return metrics.mean_over_facts([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
-            if kept else None
-
-    def fact_means(key: str) -> list[float]:
-        per_fact: dict[str, list[float]] = {}
-        for r in records:
-            if r.get(key) is not None:
-                per_fact.setdefault(r.get("fact") or r["id"], []).append(float(r[key]))
-        return [sum(v) / len(v) for v in per_fact.values()]
-
-    names = ("probability", "precision_at_n", "rouge_l", "judge")
-    out = {name: over_facts(name) for name in names}
-    out["probability_known"] = over_facts("correct")
-    # Each figure's 95% interval over facts (Wilson where every fact's value is 0 or 1).
-    out.update({f"{name}_interval": interval(fact_means(name)) for name in (*names, "correct")})
-    out["probability_known_interval"] = out.pop("correct_interval")
+        means = metrics.fact_means([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
+            if kept else []
+        out[name] = math.fsum(means) / len(means) if means else None  # metrics.mean_over_facts
+        # its 95% interval over facts (Wilson where every fact's value is 0 or 1)
+        out[f"{name}_interval"] = interval(means)
     return {"baselines": out}
 
 

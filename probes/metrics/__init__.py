@@ -14,7 +14,7 @@ from .belief import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_
                      acc_at_1, answer_key, bias_level, consistency, coverage, entropy_bias_level, expected_acc_at_1,
                      one_word_ratio, overconfidence, reliability_bins)
 from .breakdowns import GroupAccuracy, accuracy_by
-from .distractors import avg_at_n, mean_over_facts, min_at_n, precision_at_n, probability_known, rouge_l
+from .distractors import avg_at_n, fact_means, mean_over_facts, min_at_n, precision_at_n, probability_known, rouge_l
 from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations, normalize_choice_probs, pearson,
                     shared_rate, sharing_rate, subsumption_rate, subsumption_rate_by_relation)
 from .uncertainty import (BOOTSTRAP_DRAWS, FEW_ITEMS, Estimate, PairedTest, bootstrap, items_for_width, mcnemar,
@@ -41,5 +41,5 @@ __all__ = [
     "proportion",
     "wilson",
     # distractors and baselines
-    "avg_at_n", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known", "rouge_l",
+    "avg_at_n", "fact_means", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known", "rouge_l",
 ]

@@ -42,12 +42,19 @@ def mean_over_facts(values: Sequence[float], fact_ids: Sequence[Hashable]) -> fl
     """Aggregate per-cloze scores (Min@n as 0/1, Avg@n, any baseline) over a probe set: first the
     mean over each fact's clozes, then the mean over facts, so that a fact with many templates
     weighs as much as a fact with one. Raises ValueError on empty or mismatched input."""
+    means = fact_means(values, fact_ids)
+    return math.fsum(means) / len(means)
+
+
+def fact_means(values: Sequence[float], fact_ids: Sequence[Hashable]) -> list[float]:
+    """Each fact's mean over its values, facts in order of first appearance: the units that
+    `mean_over_facts` averages and that an interval over facts resamples."""
     _require_items(values, "values")
     _require_same_length(values, fact_ids, "values", "fact_ids")
     per_fact: dict[Hashable, list[float]] = {}
     for value, fact in zip(values, fact_ids):
         per_fact.setdefault(fact, []).append(float(value))
-    return math.fsum(math.fsum(v) / len(v) for v in per_fact.values()) / len(per_fact)
+    return [math.fsum(v) / len(v) for v in per_fact.values()]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence, Union
 
 from .compute import Definitions, PairRow, _breakdown, bucket_key, comparable_pairs, natural_key, position_curve
-from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count, fmt_interval, with_interval
+from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count, fmt_interval, interval_suffix, with_interval
 from .loading import Run
 
 # Aggregate keys rendered by dedicated tables; any other `by_*` mapping gets a generic table.
@@ -49,15 +49,12 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
 def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict], str]]]:
     """The BELIEF-style measures present in any of `entries` (a run's aggregate, or one setting
     of a breakdown), as (column header, formatter) pairs; absent ones get no column."""
-    def interval(key: str) -> Callable[[dict], str]:
-        return lambda d: "" if fmt_interval(d.get(key)) == "–" else f" [{fmt_interval(d.get(key))}]"
-
-    acc_interval, consistency_interval = interval("acc_at_1_interval"), interval("consistency_interval")
-    overconfidence_interval = interval("overconfidence_interval")
     candidates = [
-        ("acc_at_1", "Acc@1 (mean ± SD) [95%]", lambda d: fmt_acc_at_1(d.get("acc_at_1")) + acc_interval(d)),
-        ("consistency", "Consistency [95%]", lambda d: fmt(d.get("consistency")) + consistency_interval(d)),
-        ("overconfidence", "Overconfidence [95%]", lambda d: fmt(d.get("overconfidence")) + overconfidence_interval(d)),
+        ("acc_at_1", "Acc@1 (mean ± SD) [95%]",
+         lambda d: fmt_acc_at_1(d.get("acc_at_1")) + interval_suffix(d.get("acc_at_1_interval"))),
+        ("consistency", "Consistency [95%]", lambda d: with_interval(d.get("consistency"), d.get("consistency_interval"))),
+        ("overconfidence", "Overconfidence [95%]",
+         lambda d: with_interval(d.get("overconfidence"), d.get("overconfidence_interval"))),
         ("one_word_ratio", "One-word ratio", lambda d: fmt(d.get("one_word_ratio"))),
         ("coverage", "Coverage avg / max / oracle",
          lambda d: " / ".join(fmt((d.get("coverage") or {}).get(k)) for k in ("average", "maximum", "oracle"))),

@@ -32,8 +32,7 @@ def fmt_cell(entry) -> str:
     if not isinstance(entry, dict):
         return "–"
     cell = f"{fmt(entry.get('accuracy'))} ({fmt_count(entry.get('correct'))}/{fmt_count(entry.get('total'))})"
-    interval = fmt_interval(entry.get("interval"))
-    return cell if interval == "–" else f"{cell} [{interval}]"
+    return cell + interval_suffix(entry.get("interval"))
 
 
 def fmt_interval(interval) -> str:
@@ -45,8 +44,13 @@ def fmt_interval(interval) -> str:
 
 def with_interval(value, interval) -> str:
     """A figure and its 95% interval: "0.8333 [0.64–0.93]"."""
+    return fmt(value) + interval_suffix(interval)
+
+
+def interval_suffix(interval) -> str:
+    """" [low–high]" to follow a figure, nothing when there is no interval."""
     shown = fmt_interval(interval)
-    return fmt(value) if shown == "–" else f"{fmt(value)} [{shown}]"
+    return "" if shown == "–" else f" [{shown}]"
 
 
 def fmt_acc_at_1(value) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -125,10 +126,7 @@ def load_runs(folders: Iterable[str | Path]) -> list[Run]:
     for folder in folders:
         seen.setdefault(Path(folder).resolve(), load_run(folder))
     ordered = sorted(seen.values(), key=lambda r: (r.model, r.method, r.probes, r.probes_sha256 or "", r.folder))
-    models = {r.model for r in ordered}
-    taken: dict[str, int] = {}
-    for model in models:
-        taken[model_alias(model)] = taken.get(model_alias(model), 0) + 1
+    taken = Counter(model_alias(model) for model in {r.model for r in ordered})
     return [replace(run, rid=f"R{k}", short=model_alias(run.model) if taken[model_alias(run.model)] == 1 else run.model)
             for k, run in enumerate(ordered, start=1)]
 

@@ -18,13 +18,12 @@ import torch
 from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
-from .hf_cache import _cache_bytes, _copied, _expanded, _log_softmax_row, _reordered  # noqa: F401
-from .hf_generation import CausalGeneration, _first_stop, _next_tokens, _settled, eos_ids  # noqa: F401
+from .hf_cache import _expanded, _log_softmax_row
+from .hf_generation import CausalGeneration, eos_ids  # noqa: F401  (label_trie and the tests import eos_ids here)
 from .hf_packing import Row, Unit, chain_layout, cut_passes, pack_rows, packed_layout, windowed
 from .label_trie import label_end_id, label_tokens, prompt_ids
 from .prefix_tree import Node, PrefixTree, distinct_prefixes
-from .requests import (ContinuationScore, Generation, GenerateRequest, LabelPathRequest,  # noqa: F401
-                       LabelPathScore, LoglikelihoodRequest)
+from .requests import ContinuationScore, LabelPathRequest, LabelPathScore, LoglikelihoodRequest
 from .scorer import Scorer, ScoringError
 from .tokens import Split, split_at_context
 

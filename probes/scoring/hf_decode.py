@@ -79,23 +79,17 @@ class _Shape:
     """What a batch costs: its prefill tokens, and its memory estimated from the config."""
 
     def __init__(self, scorer, requests: Sequence[GenerateRequest]) -> None:
-        config = scorer.model.config.get_text_config()
-        heads = config.num_attention_heads
-        head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-        kv_heads = getattr(config, "num_key_value_heads", None) or heads
-        self.kv_bytes = config.num_hidden_layers * 2 * kv_heads * head_dim * scorer.model.dtype.itemsize
-        hidden = config.hidden_size
-        self.act_bytes = (getattr(config, "intermediate_size", 4 * hidden) * 3 + hidden * 6) * 4
-        self.score_bytes = heads * 4 * 2
-        self.vocab = scorer.model.get_output_embeddings().weight.shape[0]
+        # The scorer's own sizes, from the config (HFCausalScorer._sizes); the attention scores
+        # here carry no per-layer-type mask term.
+        self.kv_bytes, self.act_bytes = scorer._kv_bytes, scorer._act_bytes
+        self.score_bytes = scorer.model.config.get_text_config().num_attention_heads * 4 * 2
+        self.vocab = scorer.vocab_size
         self.budget = scorer.memory_budget
         self.requests = requests
-        layer_types = getattr(config, "layer_types", None) or []
-        window = getattr(config, "sliding_window", None)
-        self.window = window if window and "sliding_attention" in layer_types else None
+        self.window = scorer._window
         attention = getattr(scorer.model.config, "_attn_implementation", None) or "eager"
         self.masks = attention in _MASKED_KERNELS
-        self.additive = attention == "eager"
+        self.additive = scorer._additive_mask
 
     def prefill(self, group: _Group) -> tuple[int, int]:
         """(shared prefix length, padded width of the rest): each prompt keeps one token of its own,

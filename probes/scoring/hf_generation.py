@@ -13,7 +13,7 @@ from typing import Sequence
 import torch
 
 from .hf_cache import _log_softmax_row, _reordered
-from .hf_decode import _first_stop, _next_tokens, decode_batched  # noqa: F401  (hf_causal names them)
+from .hf_decode import _first_stop, decode_batched
 from .requests import Generation, GenerateRequest
 
 
