@@ -196,8 +196,12 @@ def connect(path: str | os.PathLike, *, create: bool = True, readonly: bool = Fa
 class Store:
     """Write side of the embedded store. Use as a context manager or call close()."""
 
-    def __init__(self, path: str | os.PathLike, *, languages: tuple[str, ...] | None = None):
+    def __init__(self, path: str | os.PathLike, *, languages: tuple[str, ...] | None = None,
+                 indexes: bool = True):
         self.path = Path(path)
+        # A staging store (kg/restrict.py) is only scanned and read by primary key, so it
+        # skips the secondary indexes: on a full dump they would cost GBs and minutes.
+        self.indexes = indexes
         self.conn = connect(self.path)
         try:
             self._init_schema(languages)
@@ -228,7 +232,8 @@ class Store:
                 f"{self.path}: store holds languages {','.join(stored)}, "
                 f"ingest asked for {','.join(languages)}; use one store per language set"
             )
-        c.executescript(_INDEXES)
+        if self.indexes:
+            c.executescript(_INDEXES)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -346,7 +351,8 @@ class Store:
 
     def restore_indexes(self) -> None:
         """Create every secondary index that is missing (a no-op when none is)."""
-        self.conn.executescript(_INDEXES)
+        if self.indexes:
+            self.conn.executescript(_INDEXES)
 
     def size_bytes(self) -> int:
         return (self.conn.execute("PRAGMA page_count").fetchone()[0]

@@ -95,6 +95,10 @@ class WikidataJsonSource:
     # before the random indexes were deferred, 33-40 s vs 29-30 s after; 32 MiB gained nothing
     # more. A killed ingest redoes at most one chunk, a few seconds of work.
     chunk_bytes: int = 16 << 20
+    # Keep only the statements of these properties (None: all). P31/P279 statements still
+    # give the types table its rows; they are facts only when listed. Everything is decoded
+    # as without the filter, so the same entities are accepted or rejected either way.
+    relations: frozenset[str] | None = None
     name: str = SOURCE
     # Its rows are plain upserts (nothing is read back while writing), so a bulk load may
     # build the randomly filled indexes at the end (kg/ingest.py, Store.defer_random_indexes).
@@ -172,6 +176,7 @@ class WikidataJsonSource:
         claims = e.get("claims") or {}
         facts, types = rows.facts, rows.types
         keep_ext = self.keep_external_ids
+        relations = self.relations
         # The time columns of a fact row without qualifiers, and its source (model.fact_row).
         no_times = (null,) * 9 + (SOURCE,)
         for prop, statements in claims.items():
@@ -200,6 +205,13 @@ class WikidataJsonSource:
                     continue
                 rank = RANKS.get(st.get("rank", "normal"), NORMAL)
                 q = st.get("qualifiers")
+                if relations is not None and prop not in relations:
+                    if q:  # decoded all the same: a bad qualifier rejects the entity either way
+                        for qualifier in (START_TIME, END_TIME, POINT_IN_TIME):
+                            _qualifier_time(q, qualifier)
+                    if obj is not None and rank and (prop == INSTANCE_OF or prop == SUBCLASS_OF):
+                        types.append((eid, obj, prop))
+                    continue
                 sid = st.get("id") or f"{eid}${prop}${i}"
                 if q:
                     row = fact_row(sid, eid, prop, obj, vtype, value, extra, rank,
