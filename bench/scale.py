@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,8 @@ class Stage:
     peak_disk: int = 0
     disk: int = 0
     rc: int | None = None
+    cpu: float = 0.0  # CPU seconds of the stage's whole process tree
+    cpu_main: float = 0.0  # of its first process alone (an ingest's reader and SQLite writer)
     summary: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -100,11 +103,17 @@ def run_stage(stage: Stage, out: Path, env: dict) -> Stage:
     ps = psutil.Process(proc.pid)
     stop = threading.Event()
     base_disk = folder_bytes(out)
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
 
     def sample() -> None:
         tick = 0
         while not stop.is_set():
             stage.peak_rss = max(stage.peak_rss, tree_rss(ps))
+            try:
+                times = ps.cpu_times()
+                stage.cpu_main = times.user + times.system
+            except psutil.Error:
+                pass
             if tick % 10 == 0:
                 stage.peak_disk = max(stage.peak_disk, folder_bytes(out) - base_disk)
             tick += 1
@@ -117,6 +126,8 @@ def run_stage(stage: Stage, out: Path, env: dict) -> Stage:
     sampler.join()
     stage.seconds = time.perf_counter() - started
     stage.rc = proc.returncode
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stage.cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     log.close()
     stage.peak_disk = max(stage.peak_disk, folder_bytes(out) - base_disk)
     stage.disk = sum(path_bytes(out / o) for o in stage.outputs)
@@ -126,7 +137,7 @@ def run_stage(stage: Stage, out: Path, env: dict) -> Stage:
     except ValueError:
         stage.extra = {}
     tail = (out / f"{stage.name}.log").read_text().strip().splitlines()[-3:]
-    print(f"   rc {stage.rc}, {stage.seconds:,.1f} s, peak {stage.peak_rss / 2**30:.2f} GiB, "
+    print(f"   rc {stage.rc}, {stage.seconds:,.1f} s (CPU {stage.cpu:,.0f} s, first process {stage.cpu_main:,.0f} s), peak {stage.peak_rss / 2**30:.2f} GiB, "
           f"outputs {stage.disk / 2**20:,.0f} MiB (peak growth {stage.peak_disk / 2**20:,.0f} MiB)", flush=True)
     if stage.rc not in (0,):
         print("   " + "\n   ".join(tail), flush=True)
@@ -209,12 +220,13 @@ def main() -> int:
     total = sum(s.seconds for s in results)
     peak = max((s.peak_rss for s in results), default=0)
     ok = all(s.rc == 0 for s in results)
-    print("\n| stage | wall s | peak memory GiB | outputs MiB | peak disk growth MiB |")
-    print("|---|---|---|---|---|")
+    print("\n| stage | wall s | CPU s (first process) | peak memory GiB | outputs MiB | peak disk growth MiB |")
+    print("|---|---|---|---|---|---|")
     for s in results:
-        print(f"| {s.name} | {s.seconds:,.1f} | {s.peak_rss / 2**30:.2f} | {s.disk / 2**20:,.0f} | "
+        print(f"| {s.name} | {s.seconds:,.1f} | {s.cpu:,.0f} ({s.cpu_main:,.0f}) | {s.peak_rss / 2**30:.2f} | "
+              f"{s.disk / 2**20:,.0f} | "
               f"{s.peak_disk / 2**20:,.0f} |" + ("" if s.rc == 0 else f" rc {s.rc}"))
-    print(f"| **all** | **{total:,.0f}** | **{peak / 2**30:.2f}** | | |")
+    print(f"| **all** | **{total:,.0f}** | | **{peak / 2**30:.2f}** | | |")
     met = ok and total < TARGET_SECONDS and peak < TARGET_BYTES
     print(f"\nwhole run {total / 60:.1f} min (target < 60), peak {peak / 2**30:.2f} GiB (target < 8): "
           + ("met" if met else "NOT met" + ("" if ok else " (a stage failed)")))

@@ -116,6 +116,9 @@ class DistractorFinder:
         self.names_of = lru_cache(maxsize=500_000)(self._names_of)
         self._relation_objects = lru_cache(maxsize=64)(self._objects_of_relation)
         self._type_members = lru_cache(maxsize=256)(self._members)
+        # Sorted once per pool, not per fact: a type such as "human" is millions of entities in
+        # full Wikidata, and every fact of a relation asks for the same pool.
+        self._pool_members = lru_cache(maxsize=8)(self._sorted_pool)
         # A pool's inverted index costs a pass over its members: built once per pool key. The
         # head of a ranking is kept per (pool, object): real objects repeat (every city of a
         # country asks for that country's distractors), and fairness is applied per fact after.
@@ -129,7 +132,7 @@ class DistractorFinder:
         return next((lab.label for lab in (self.kg.labels(entity, lang) for lang in self.languages) if lab.label), None)
 
     def _objects_of_relation(self, relation: str) -> frozenset[str]:
-        return frozenset(f.object for f in self.kg.facts(relation, entity_objects_only=True))
+        return frozenset(self.kg.distinct_objects(relation))
 
     def _members(self, type_id: str, via: str) -> tuple[str, ...]:
         return tuple(self.kg.entities_of_type(type_id, via=via))
@@ -146,17 +149,17 @@ class DistractorFinder:
 
     def pool(self, rules: Fairness) -> list[str]:
         """Every candidate of the pool, fair or not, sorted (so seeded draws are reproducible)."""
-        return self._pool_members(self.pool_key(rules))
+        return list(self._pool_members(self.pool_key(rules)))
 
-    def _pool_members(self, key: str) -> list[str]:
+    def _sorted_pool(self, key: str) -> tuple[str, ...]:
         kind, _, value = key.partition(":")
         if kind == "objects-of":
-            return sorted(self._relation_objects(value))
+            return tuple(sorted(self._relation_objects(value)))
         via = kind.removeprefix("type-")
         members = set()
         for t in value.split(","):
             members.update(self._type_members(t, via))
-        return sorted(members)
+        return tuple(sorted(members))
 
     def find(self, subject: str, relation: str, obj: str, *, strategy: str, n: int, at: str | None = None,
              seed: int = 0, prompt: str | None = None) -> DistractorSet:
@@ -216,11 +219,10 @@ class DistractorFinder:
                              rules.types, rules.at, seed, shortfall if len(chosen) < n else None)
 
     def _random(self, rules: Fairness, fair, n: int, seed: int) -> list[Distractor]:
-        pool = self.pool(rules)
+        pool = self._pool_members(self.pool_key(rules))
         rng = random.Random(f"{seed}|{rules.subject}|{rules.relation}|{rules.object}")
-        order = rng.sample(pool, len(pool))
         picked = []
-        for entity in order:
+        for entity in _shuffled(pool, rng):
             if fair(entity):
                 picked.append(Distractor(entity, self.label(entity), "random"))
                 if len(picked) == n:
@@ -264,3 +266,17 @@ class DistractorFinder:
         for lang in self.languages:
             names += [n for n in self.kg.labels(entity, lang).all() if n not in names]
         return tuple(names)
+
+
+def _shuffled(pool: Sequence[str], rng: random.Random):
+    """`rng.sample(pool, len(pool))`, drawn lazily: the same order, element for element (the
+    partial Fisher-Yates that `random.sample` runs when it takes the whole population, with
+    the swapped slots kept in a dict), but a fact that finds its n fair distractors early
+    costs n draws instead of a copy and shuffle of a pool of millions."""
+    n = len(pool)
+    moved: dict[int, int] = {}
+    for i in range(n):
+        j = rng.randrange(n - i)
+        yield pool[moved.get(j, j)]
+        last = n - i - 1
+        moved[j] = moved.get(last, last)

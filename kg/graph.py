@@ -193,6 +193,69 @@ class KnowledgeGraph:
             for row in rows:
                 yield _fact(row)
 
+    def statement_groups(self, relation: str, *, at: _dt.date | str | None = None, lang: str | None = None,
+                         corpus: str | None = None, batch: int = 10_000
+                         ) -> Iterator[tuple[str, str, tuple[str, ...], bool, bool, bool, tuple[int, str] | None]]:
+        """The relation's non-deprecated entity-valued statements grouped by (subject, object), in
+        that order: (subject, object, statement ids in id order, true at `at`, subject has a
+        label in `lang`, object has one, (documents, bucket) counted in `corpus` for the first
+        counted id, or None). What a probe-set selection needs of every fact, in one scan, so
+        that only the facts it keeps cost a query each."""
+        lang = lang or self.languages[0]
+        clause, args = self._validity(at)
+        # As `labels(...).label` is truthy: the first label text in order, and not empty.
+        has_label = ("COALESCE((SELECT MIN(n.text) FROM names n WHERE n.entity = {} AND n.lang = ? "
+                     "AND n.is_alias = 0), '') != ''")
+        counted = ("fr.documents, fr.bucket FROM facts f LEFT JOIN fact_frequencies fr "
+                   "ON fr.fact = f.id AND fr.corpus = ?" if corpus else "NULL, NULL FROM facts f")
+        sql = (f"SELECT f.subject, f.object, f.id, ({clause}), "
+               f"{has_label.format('f.subject')}, {has_label.format('f.object')}, {counted} "
+               f"WHERE f.relation = ? AND f.object IS NOT NULL AND f.rank > {DEPRECATED} "
+               "ORDER BY f.subject, f.object, f.id")
+        params = (*args, lang, lang, *((corpus,) if corpus else ()), relation)
+        group: list = []
+        cursor = self.conn.execute(sql, params)
+
+        def done(rows):
+            ids = tuple(r[2] for r in rows)
+            first = next(((r[6], r[7]) for r in rows if r[6] is not None), None)
+            return (rows[0][0], rows[0][1], ids, any(r[3] for r in rows), bool(rows[0][4]),
+                    bool(rows[0][5]), first)
+
+        while rows := cursor.fetchmany(batch):
+            for row in rows:
+                if group and (row[0] != group[0][0] or row[1] != group[0][1]):
+                    yield done(group)
+                    group = []
+                group.append(row)
+        if group:
+            yield done(group)
+
+    def has_frequencies(self, corpus: str) -> bool:
+        try:
+            return self.conn.execute("SELECT 1 FROM fact_frequencies WHERE corpus=? LIMIT 1",
+                                     (corpus,)).fetchone() is not None
+        except sqlite3.OperationalError:  # a store from before the table existed
+            return False
+
+    def has_entity_facts(self, relation: str) -> bool:
+        return self.conn.execute(
+            f"SELECT 1 FROM facts WHERE relation=? AND object IS NOT NULL AND rank > {DEPRECATED} LIMIT 1",
+            (relation,)).fetchone() is not None
+
+    def distinct_objects(self, relation: str) -> list[str]:
+        """The relation's entity objects (non-deprecated statements), sorted; read off the
+        (relation, object) index without visiting the facts one by one in Python."""
+        return [r[0] for r in self.conn.execute(
+            f"SELECT DISTINCT object FROM facts WHERE relation=? AND object IS NOT NULL "
+            f"AND rank > {DEPRECATED} ORDER BY object", (relation,))]
+
+    def count_pairs(self, relation: str) -> int:
+        """Distinct (subject, object) pairs of the relation's non-deprecated entity-valued statements."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT subject, object FROM facts WHERE relation=? "
+            f"AND object IS NOT NULL AND rank > {DEPRECATED})", (relation,)).fetchone()[0]
+
     def relations(self) -> list[tuple[str, str | None, int]]:
         """(property id, label, number of entity-valued true facts), most used first."""
         rows = self.conn.execute(

@@ -191,10 +191,10 @@ def _paper_checks(kg: KnowledgeGraph, facts: list[ProbeFact], items: list[dict],
         for relation in sorted({f.relation for f in facts}):
             # Counted in the store (true statements, labelled objects), not in the capped selection:
             # the paper filters relations of the knowledge base before sampling.
-            pairs = {(f.subject, f.object) for f in kg.facts(relation, entity_objects_only=True) if f.is_true}
+            pairs = kg.count_pairs(relation)
             objects = len(objects_of(relation))
-            relations[relation] = {"facts": len(pairs), "objects": objects,
-                                   "passes": len(pairs) >= PAPER_MIN_FACTS and objects >= PAPER_MIN_OBJECTS}
+            relations[relation] = {"facts": pairs, "objects": objects,
+                                   "passes": pairs >= PAPER_MIN_FACTS and objects >= PAPER_MIN_OBJECTS}
         short = builders.choice_shortfall(items)
         return {"paper_filter": {"rule": f"T-REx-MC: relations with >= {PAPER_MIN_FACTS} facts and >= "
                                          f"{PAPER_MIN_OBJECTS} distinct objects",
@@ -233,9 +233,8 @@ def _objects_of(kg: KnowledgeGraph, lang: str, at: str | None):
 
     def objects_of(relation: str):
         if relation not in memo:
-            entities = sorted({f.object for f in kg.facts(relation, entity_objects_only=True)})
             rows = []
-            for entity in entities:
+            for entity in kg.distinct_objects(relation):
                 names = kg.labels(entity, lang)
                 if names.label:
                     rows.append((entity, names.label, names.all()))

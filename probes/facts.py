@@ -94,24 +94,30 @@ class SelectionReport:
 
 def select_facts(kg: KnowledgeGraph, selection: FactSelection,
                  languages: Sequence[str] | None = None) -> tuple[list[ProbeFact], SelectionReport]:
-    """The facts of a probe set, ordered by relation then sampled order; and what was dropped."""
+    """The facts of a probe set, ordered by relation then sampled order; and what was dropped.
+
+    One scan per relation decides which facts qualify (`statement_groups`: truth, labels,
+    frequency in SQL); only the sampled ones are then read in full (names, gold answers), so
+    a build costs one pass over its relations plus a few queries per kept fact, whatever the
+    size of the graph."""
     if selection.per_bucket is not None and not selection.corpus:
         raise ValueError("per-bucket caps need frequencies: name the corpus (--corpus) counted into the store")
     if selection.buckets and not selection.corpus:
         raise ValueError("bucket filters need frequencies: name the corpus (--corpus) counted into the store")
     lang = (tuple(languages) or kg.languages)[0] if languages else kg.languages[0]
-    frequencies = _frequencies(kg, selection.corpus)
+    if selection.corpus and not kg.has_frequencies(selection.corpus):
+        raise ValueError(f"the store holds no frequencies for corpus {selection.corpus!r} "
+                         "(run `factprobe frequency annotate --to-store --corpus-name ...` first)")
     relations = list(selection.relations) or [r for r, _, _ in kg.relations()]
-    known = {r for r, _, _ in kg.relations()}
-    missing = [r for r in relations if r not in known]
+    missing = [r for r in relations if not kg.has_entity_facts(r)]
     if missing:
         raise ValueError(f"no entity-valued facts of {', '.join(missing)} in the store")
     report = SelectionReport(relations=sorted(relations))
     label = _Labels(kg, lang)
     chosen: list[ProbeFact] = []
     for relation in sorted(relations):
-        candidates = _relation_facts(kg, relation, selection, frequencies, label, report)
-        chosen += _sample(candidates, selection, report)
+        candidates = _relation_facts(kg, relation, selection, lang, report)
+        chosen += [_probe_fact(kg, c, relation, selection, label) for c in _sample(candidates, relation, selection, report)]
     if selection.popularity_bins > 0:
         chosen = _with_popularity(kg, chosen, selection.popularity_bins)
     report.kept = len(chosen)
@@ -119,42 +125,36 @@ def select_facts(kg: KnowledgeGraph, selection: FactSelection,
 
 
 class _Labels:
+    """Labels of the kept facts' entities, memoized (bounded: a popular object recurs, most
+    subjects do not)."""
+
     def __init__(self, kg: KnowledgeGraph, lang: str) -> None:
         self.kg, self.lang, self.memo = kg, lang, {}
 
     def __call__(self, entity: str):
         if entity not in self.memo:
+            if len(self.memo) >= 200_000:
+                self.memo.clear()
             self.memo[entity] = self.kg.labels(entity, self.lang)
         return self.memo[entity]
 
 
-def _frequencies(kg: KnowledgeGraph, corpus: str | None) -> dict[str, tuple[int, str]]:
-    if not corpus:
-        return {}
-    counts = {fact: (n, bucket) for fact, _, n, bucket in kg.fact_frequencies(corpus)}
-    if not counts:
-        raise ValueError(f"the store holds no frequencies for corpus {corpus!r} "
-                         "(run `factprobe frequency annotate --to-store --corpus-name ...` first)")
-    return counts
+# A fact that passed the filters, before its names are read: (first statement id, subject,
+# object, frequency, bucket).
+_Candidate = tuple[str, str, str, "int | None", "str | None"]
 
 
-def _relation_facts(kg, relation, selection, frequencies, label, report) -> list[ProbeFact]:
-    relation_label = label(relation).label or relation
+def _relation_facts(kg, relation, selection, lang, report) -> list[_Candidate]:
     # The same triple may be stated more than once (other qualifiers, or another source such as
     # T-REx beside Wikidata): one probe fact, whose provenance and frequency are the group's.
-    statements: dict[tuple[str, str], list[str]] = {}
-    for fact in kg.facts(relation, entity_objects_only=True):
-        report.seen += 1
-        statements.setdefault((fact.subject, fact.object), []).append(fact.id)
-    out, truth = [], {}
-    for (subject_id, object_id), ids in statements.items():
-        if subject_id not in truth:
-            truth[subject_id] = kg.objects(subject_id, relation, at=selection.at)
-        if object_id not in truth[subject_id]:
+    out: list[_Candidate] = []
+    for subject, obj, ids, true, subject_labelled, object_labelled, counted in kg.statement_groups(
+            relation, at=selection.at, lang=lang, corpus=selection.corpus):
+        report.seen += len(ids)
+        if not true:
             report.not_true += 1
             continue
-        subject, obj = label(subject_id), label(object_id)
-        if not subject.label or not obj.label:
+        if not subject_labelled or not object_labelled:
             report.unlabelled += 1
             continue
         if selection.annotators:
@@ -163,8 +163,7 @@ def _relation_facts(kg, relation, selection, frequencies, label, report) -> list
                 report.wrong_provenance += 1
                 continue
         frequency = bucket = None
-        if frequencies:
-            counted = next((frequencies[i] for i in ids if i in frequencies), None)
+        if selection.corpus:
             if counted is None:
                 report.not_counted += 1
                 continue
@@ -172,25 +171,33 @@ def _relation_facts(kg, relation, selection, frequencies, label, report) -> list
             if selection.buckets and bucket not in selection.buckets:
                 report.other_bucket += 1
                 continue
-        gold = []
-        for true_object in truth[subject_id]:
-            gold += [n for n in label(true_object).all() if n not in gold]
-        out.append(ProbeFact(ids[0], subject_id, relation, object_id, subject.label, relation_label, obj.label,
-                             tuple(gold), subject.aliases, frequency, bucket))
-    return sorted(out, key=lambda f: f.id)
+        out.append((ids[0], subject, obj, frequency, bucket))
+    out.sort(key=lambda c: c[0])
+    return out
 
 
-def _sample(facts: list[ProbeFact], selection: FactSelection, report: SelectionReport) -> list[ProbeFact]:
+def _probe_fact(kg, candidate: _Candidate, relation: str, selection: FactSelection, label) -> ProbeFact:
+    fact_id, subject_id, object_id, frequency, bucket = candidate
+    subject = label(subject_id)
+    gold: list[str] = []
+    for true_object in kg.objects(subject_id, relation, at=selection.at):
+        gold += [n for n in label(true_object).all() if n not in gold]
+    return ProbeFact(fact_id, subject_id, relation, object_id, subject.label, label(relation).label or relation,
+                     label(object_id).label, tuple(gold), subject.aliases, frequency, bucket)
+
+
+def _sample(facts: list[_Candidate], relation: str, selection: FactSelection,
+            report: SelectionReport) -> list[_Candidate]:
     if not facts:
         return []
-    rng = random.Random(f"{selection.seed}|{facts[0].relation}")
+    rng = random.Random(f"{selection.seed}|{relation}")
     order = rng.sample(facts, len(facts))
     if selection.per_bucket is not None:
         taken: Counter = Counter()
         kept = []
         for fact in order:
-            if taken[fact.bucket] < selection.per_bucket:
-                taken[fact.bucket] += 1
+            if taken[fact[4]] < selection.per_bucket:
+                taken[fact[4]] += 1
                 kept.append(fact)
         order = kept
     if selection.per_relation is not None:
