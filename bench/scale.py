@@ -69,7 +69,11 @@ class Stage:
 
 def tree_rss(proc: psutil.Process) -> int:
     total = 0
-    for p in [proc, *proc.children(recursive=True)]:
+    try:
+        tree = [proc, *proc.children(recursive=True)]
+    except psutil.Error:  # the stage has just exited
+        return 0
+    for p in tree:
         try:
             total += p.memory_info().rss
         except psutil.Error:
