@@ -36,6 +36,11 @@ def _time(text: str | None, precision: int | None) -> TimeValue | None:
     return TimeValue(text, precision) if text else None
 
 
+# A relation's statements that can be probed: entity-valued and not deprecated (one parameter:
+# the relation). Unqualified names: the frequency join in statement_groups has none of them.
+_ENTITY_STATEMENTS = f"relation=? AND object IS NOT NULL AND rank > {DEPRECATED}"
+
+
 def _fact(row: tuple) -> Fact:
     return Fact(
         id=row[0], subject=row[1], relation=row[2], object=row[3], value_type=row[4],
@@ -206,11 +211,12 @@ class KnowledgeGraph:
         # As `labels(...).label` is truthy: the first label text in order, and not empty.
         has_label = ("COALESCE((SELECT MIN(n.text) FROM names n WHERE n.entity = {} AND n.lang = ? "
                      "AND n.is_alias = 0), '') != ''")
-        counted = ("fr.documents, fr.bucket FROM facts f LEFT JOIN fact_frequencies fr "
-                   "ON fr.fact = f.id AND fr.corpus = ?" if corpus else "NULL, NULL FROM facts f")
+        counted, join = (("fr.documents, fr.bucket",
+                          "LEFT JOIN fact_frequencies fr ON fr.fact = f.id AND fr.corpus = ?")
+                         if corpus else ("NULL, NULL", ""))
         sql = (f"SELECT f.subject, f.object, f.id, ({clause}), "
                f"{has_label.format('f.subject')}, {has_label.format('f.object')}, {counted} "
-               f"WHERE f.relation = ? AND f.object IS NOT NULL AND f.rank > {DEPRECATED} "
+               f"FROM facts f {join} WHERE {_ENTITY_STATEMENTS} "
                "ORDER BY f.subject, f.object, f.id")
         params = (*args, lang, lang, *((corpus,) if corpus else ()), relation)
         group: list = []
@@ -240,21 +246,20 @@ class KnowledgeGraph:
 
     def has_entity_facts(self, relation: str) -> bool:
         return self.conn.execute(
-            f"SELECT 1 FROM facts WHERE relation=? AND object IS NOT NULL AND rank > {DEPRECATED} LIMIT 1",
+            f"SELECT 1 FROM facts WHERE {_ENTITY_STATEMENTS} LIMIT 1",
             (relation,)).fetchone() is not None
 
     def distinct_objects(self, relation: str) -> list[str]:
         """The relation's entity objects (non-deprecated statements), sorted; read off the
         (relation, object) index without visiting the facts one by one in Python."""
         return [r[0] for r in self.conn.execute(
-            f"SELECT DISTINCT object FROM facts WHERE relation=? AND object IS NOT NULL "
-            f"AND rank > {DEPRECATED} ORDER BY object", (relation,))]
+            f"SELECT DISTINCT object FROM facts WHERE {_ENTITY_STATEMENTS} ORDER BY object", (relation,))]
 
     def count_pairs(self, relation: str) -> int:
         """Distinct (subject, object) pairs of the relation's non-deprecated entity-valued statements."""
         return self.conn.execute(
-            "SELECT COUNT(*) FROM (SELECT DISTINCT subject, object FROM facts WHERE relation=? "
-            f"AND object IS NOT NULL AND rank > {DEPRECATED})", (relation,)).fetchone()[0]
+            f"SELECT COUNT(*) FROM (SELECT DISTINCT subject, object FROM facts WHERE {_ENTITY_STATEMENTS})",
+            (relation,)).fetchone()[0]
 
     def relations(self) -> list[tuple[str, str | None, int]]:
         """(property id, label, number of entity-valued true facts), most used first."""

@@ -32,18 +32,19 @@ from .readers import check_readable, fingerprint
 from .store import Store
 
 # The same merge as Store.write's entity upsert, fed by a SELECT (the WHERE is SQLite's
-# required disambiguation of INSERT ... SELECT ... ON CONFLICT).
-_COPY = """
-INSERT INTO main.entities SELECT e.* FROM s.entities e JOIN temp.keep k ON k.id = e.id WHERE true
-ON CONFLICT(id) DO UPDATE SET kind=excluded.kind,
-    label=COALESCE(excluded.label, entities.label),
-    description=COALESCE(excluded.description, entities.description),
-    sitelinks=MAX(excluded.sitelinks, entities.sitelinks),
-    datatype=COALESCE(excluded.datatype, entities.datatype);
-INSERT OR REPLACE INTO main.names SELECT n.* FROM s.names n JOIN temp.keep k ON k.id = n.entity;
-INSERT OR IGNORE INTO main.types SELECT t.* FROM s.types t JOIN temp.keep k ON k.id = t.entity;
-INSERT OR REPLACE INTO main.facts SELECT * FROM s.facts;
-"""
+# required disambiguation of INSERT ... SELECT ... ON CONFLICT); then the other tables as
+# Store.write upserts them.
+_COPY = (
+    """INSERT INTO main.entities SELECT e.* FROM s.entities e JOIN temp.keep k ON k.id = e.id WHERE true
+    ON CONFLICT(id) DO UPDATE SET kind=excluded.kind,
+        label=COALESCE(excluded.label, entities.label),
+        description=COALESCE(excluded.description, entities.description),
+        sitelinks=MAX(excluded.sitelinks, entities.sitelinks),
+        datatype=COALESCE(excluded.datatype, entities.datatype)""",
+    "INSERT OR REPLACE INTO main.names SELECT n.* FROM s.names n JOIN temp.keep k ON k.id = n.entity",
+    "INSERT OR IGNORE INTO main.types SELECT t.* FROM s.types t JOIN temp.keep k ON k.id = t.entity",
+    "INSERT OR REPLACE INTO main.facts SELECT * FROM s.facts",
+)
 
 
 def parse_relations(text: str) -> frozenset[str]:
@@ -133,8 +134,7 @@ def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: 
                 INSERT OR IGNORE INTO temp.keep
                 SELECT DISTINCT t.type FROM s.types t JOIN temp.keep k ON k.id = t.entity
             """)
-            # executescript would commit the transaction; these run inside it.
-            for statement in filter(str.strip, _COPY.split(";\n")):
+            for statement in _COPY:  # one by one: executescript would commit the transaction
                 conn.execute(statement)
             conn.execute("DELETE FROM rejects WHERE key=?", (key,))
             conn.execute("INSERT INTO rejects SELECT ?, line, reason, excerpt FROM s.rejects", (key,))

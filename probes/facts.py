@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..kg.graph import KnowledgeGraph
 
@@ -139,9 +139,13 @@ class _Labels:
         return self.memo[entity]
 
 
-# A fact that passed the filters, before its names are read: (first statement id, subject,
-# object, frequency, bucket).
-_Candidate = tuple[str, str, str, "int | None", "str | None"]
+class _Candidate(NamedTuple):
+    """A fact that passed the filters, before its names are read."""
+    id: str  # its first statement id
+    subject: str
+    object: str
+    frequency: int | None
+    bucket: str | None
 
 
 def _relation_facts(kg, relation, selection, lang, report) -> list[_Candidate]:
@@ -171,8 +175,8 @@ def _relation_facts(kg, relation, selection, lang, report) -> list[_Candidate]:
             if selection.buckets and bucket not in selection.buckets:
                 report.other_bucket += 1
                 continue
-        out.append((ids[0], subject, obj, frequency, bucket))
-    out.sort(key=lambda c: c[0])
+        out.append(_Candidate(ids[0], subject, obj, frequency, bucket))
+    out.sort(key=lambda c: c.id)
     return out
 
 
@@ -196,8 +200,8 @@ def _sample(facts: list[_Candidate], relation: str, selection: FactSelection,
         taken: Counter = Counter()
         kept = []
         for fact in order:
-            if taken[fact[4]] < selection.per_bucket:
-                taken[fact[4]] += 1
+            if taken[fact.bucket] < selection.per_bucket:
+                taken[fact.bucket] += 1
                 kept.append(fact)
         order = kept
     if selection.per_relation is not None:

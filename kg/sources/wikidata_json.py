@@ -209,20 +209,16 @@ class WikidataJsonSource:
                     if q:  # decoded all the same: a bad qualifier rejects the entity either way
                         for qualifier in (START_TIME, END_TIME, POINT_IN_TIME):
                             _qualifier_time(q, qualifier)
-                    if obj is not None and rank and (prop == INSTANCE_OF or prop == SUBCLASS_OF):
-                        types.append((eid, obj, prop))
-                    continue
-                sid = st.get("id") or f"{eid}${prop}${i}"
-                if q:
-                    row = fact_row(sid, eid, prop, obj, vtype, value, extra, rank,
-                                   _qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME),
+                elif q:
+                    row = fact_row(st.get("id") or f"{eid}${prop}${i}", eid, prop, obj, vtype, value, extra,
+                                   rank, _qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME),
                                    _qualifier_time(q, POINT_IN_TIME), SOURCE)
                     facts.append(row if null is None else tuple([null if x is None else x for x in row]))
                 else:
                     # Most statements have no qualifiers: the row fact_row would build, without
                     # the call (the bulk path runs this millions of times).
-                    facts.append((sid, eid, prop, null if obj is None else obj, vtype,
-                                  null if value is None else value, null if extra is None else extra,
+                    facts.append((st.get("id") or f"{eid}${prop}${i}", eid, prop, null if obj is None else obj,
+                                  vtype, null if value is None else value, null if extra is None else extra,
                                   rank) + no_times)
                 if obj is not None and rank and (prop == INSTANCE_OF or prop == SUBCLASS_OF):
                     types.append((eid, obj, prop))
