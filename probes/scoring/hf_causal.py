@@ -43,7 +43,9 @@ class HFCausalScorer(CausalGeneration, Scorer):
         self.batch_size = batch_size  # most tree pieces per forward pass; halves on OOM
         self.memory_budget = memory_budget or _default_budget(device)
         # Tokens per pass beyond which a CPU goes no faster (its caches overflow); None: memory alone.
-        self.pass_tokens: int | None = 4096 if device.type == "cpu" else None
+        # 1536: on 2 Zen 4 cores a pass's per-token cost is lowest near 800-1,600 tokens (SmolLM2,
+        # Gemma 3); 4096 left its activations out of cache (docs/design-notes.md).
+        self.pass_tokens: int | None = 1536 if device.type == "cpu" else None
         self.max_padding_share = max_padding_share  # of a pass's tokens
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
@@ -65,7 +67,10 @@ class HFCausalScorer(CausalGeneration, Scorer):
             raise ValueError(f"tail_mode must be packed, expanded or auto, not {tail_mode!r}")
         self.tail_mode = tail_mode  # packed: tree attention masks; expanded: plain causal chains
         self._additive_mask = attention == "eager"
-        self.row_tokens = 512  # a packed row takes several small pieces up to this many tokens
+        # A packed row takes several small pieces up to this many tokens. Its mask is dense, so its
+        # attention grows with the square of its width: 256 puts two KDF prompts (~200 tokens) in
+        # rows of their own, 5% faster on SmolLM2 than 512 and no slower on short pieces.
+        self.row_tokens = 256
         # A shared node runs on its own when that saves this many tokens; else it runs again in
         # each unit under it (a pass of its own, and the split of its subtree, would cost more).
         self.share_min = 64
