@@ -200,3 +200,35 @@ def test_batches_cut_where_prompts_share_little():
     # Kernels without masks: one length a batch.
     batches = hf_decode._batches(prompts[:4], 64, _shape(masks=False))
     assert all(len({len(ids) for ids, _ in b}) == 1 for b in batches)
+
+
+def test_order_keeps_shared_prefixes_together_and_the_rest_by_length():
+    demos = tuple(range(20))  # shared by three prompts: more than _SHARE_TOKENS
+    near = tuple(range(100, 110))  # shared by two prompts: 10 tokens, too few to keep them together
+    rows = [(0, 0)]
+    prompts = {demos + (7,) * 5: rows, demos + (8,): rows, demos + (9,) * 3: rows,
+               near + (1,) * 12: rows, near + (2,): rows, (900,) * 7: rows, (50,) * 2: rows}
+    order = [ids for ids, _ in hf_decode._ordered(prompts.items())]
+    assert order == [demos + (8,), demos + (9,) * 3, demos + (7,) * 5,  # the run, shortest first
+                     (50,) * 2, (900,) * 7, near + (2,), near + (1,) * 12]  # the rest by length
+    # A batch's shared prefix in any order: what its first and last in token order share.
+    shape = _shape()
+    assert shape.prefill([(demos + (7,) * 5, rows), (demos + (8,), rows), (demos + (9,) * 3, rows)]) == (20, 5)
+    assert shape.prefill([(near + (2,), rows), (near + (1,) * 12, rows)]) == (10, 12)
+    assert shape.prefill([(demos + (8,), rows), (demos + (8,), rows)]) == (20, 1)  # one token of its own
+
+
+def test_questions_of_mixed_lengths_batch_by_length():
+    # Eight prompts that share nothing, of 9 to 22 tokens, whose token order mixes the lengths.
+    lengths = [22, 9, 21, 10, 20, 11, 19, 12]
+    prompts = {(k,) * n: [(0, k)] for k, n in enumerate(lengths)}
+    shape = _shape()
+
+    def padding(batches):
+        return sum(shape.prefill(b)[1] * len(b) - sum(len(ids) for ids, _ in b) for b in batches)
+
+    in_token_order = hf_decode._batches(sorted(prompts.items()), 4, shape)
+    ordered = hf_decode._batches(hf_decode._ordered(prompts.items()), 4, shape)
+    assert [[len(ids) for ids, _ in b] for b in ordered] == [[9, 10, 11, 12], [19, 20, 21, 22]]
+    assert padding(in_token_order) == (22 * 4 - 62) + (20 * 4 - 62) == 44
+    assert padding(ordered) == (12 * 4 - 42) + (22 * 4 - 82) == 12

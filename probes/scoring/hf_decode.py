@@ -1,6 +1,7 @@
 """Batched greedy and sampled decoding for the causal scorer (`decode_batched`, called by
-CausalGeneration in hf_generation.py). A row is one sample of one request. Prompts are sorted
-by their tokens and cut into batches under a row cap and the memory budget; a batch encodes its
+CausalGeneration in hf_generation.py). A row is one sample of one request. Prompts are ordered
+(`_ordered`: those sharing a prefix together, else by length) and cut into batches under a row
+cap and the memory budget; a batch encodes its
 prompts' longest common token prefix once, then each distinct prompt's rest, left-padded, over
 that prefix's cache, and copies each prompt's cache out to its samples' rows. Explicit masks and
 position ids make every row see and number exactly its own tokens (sliding-window layers by
@@ -24,6 +25,9 @@ from .requests import Generation, GenerateRequest
 # What a forward pass costs beyond its tokens, in tokens: a batch of its own runs its prefill and
 # every decoding step as passes of its own.
 _PASS_TOKENS = 16
+# Prompts sharing fewer tokens than this are ordered by length, not by their tokens: a batch's
+# padding then costs more than so short a shared prefix saves.
+_SHARE_TOKENS = 16
 # Kernels that take our 4D masks; under others (flash attention) a batch holds prompts of one length.
 _MASKED_KERNELS = ("sdpa", "eager")
 _Row = tuple[int, int]  # (request index, sample index)
@@ -40,7 +44,7 @@ def decode_batched(scorer, requests: Sequence[GenerateRequest], eos: set[int]) -
     texts = [[""] * r.n for r in requests]
     reasons = [["length"] * r.n for r in requests]
     shape = _Shape(scorer, requests)
-    todo = _batches(sorted(prompts.items()), scorer.generate_rows or scorer.batch_size, shape)
+    todo = _batches(_ordered(prompts.items()), scorer.generate_rows or scorer.batch_size, shape)
     while todo:
         group = todo.pop(0)
         try:
@@ -95,7 +99,8 @@ class _Shape:
         """(shared prefix length, padded width of the rest): each prompt keeps one token of its own,
         whose logits start its decoding."""
         ids = [p for p, _ in group]
-        shared = min(_common(ids[0], ids[-1]), min(map(len, ids)) - 1)  # sorted: the ends' prefix is all's
+        # The prefix all share is the one the first and last in token order share.
+        shared = min(_common(min(ids), max(ids)), min(map(len, ids)) - 1)
         return shared, max(map(len, ids)) - shared
 
     def cost(self, group: _Group) -> int:
@@ -113,8 +118,31 @@ class _Shape:
         return need <= self.budget
 
 
+def _ordered(prompts) -> list[tuple[tuple[int, ...], list[_Row]]]:
+    """The order batches take prompts in. In token order, a run of prompts each sharing at least
+    `_SHARE_TOKENS` with the one before shares a prefix a batch encodes once: it stays together,
+    shortest first. The other prompts follow, shortest first, so a batch pads little (in token
+    order, questions of 9 to 22 tokens padded 38% of the prefill)."""
+    in_order = sorted(prompts)
+    runs, loose, run = [], [], in_order[:1]
+    for before, prompt in zip(in_order, in_order[1:]):
+        if _common(before[0], prompt[0]) >= _SHARE_TOKENS:
+            run.append(prompt)
+            continue
+        (runs if len(run) > 1 else loose).append(run)
+        run = [prompt]
+    if run:
+        (runs if len(run) > 1 else loose).append(run)
+    return ([p for r in runs for p in sorted(r, key=_by_length)]
+            + sorted((p for r in loose for p in r), key=_by_length))
+
+
+def _by_length(prompt: tuple[tuple[int, ...], list[_Row]]) -> tuple[int, tuple[int, ...]]:
+    return len(prompt[0]), prompt[0]
+
+
 def _batches(prompts: list[tuple[tuple[int, ...], list[_Row]]], cap: int, shape: _Shape) -> list[_Group]:
-    """Sorted prompts, in order, cut into batches of at most `cap` rows that fit in memory. A
+    """Prompts, in `_ordered`'s order, cut into batches of at most `cap` rows that fit in memory. A
     prompt joins the batch unless that costs more prefill tokens than a batch of its own would,
     passes counted (its prefix shared with the batch is short next to the padding it brings),
     or, under kernels that take no mask, unless its length differs."""
