@@ -232,3 +232,15 @@ def test_questions_of_mixed_lengths_batch_by_length():
     assert [[len(ids) for ids, _ in b] for b in ordered] == [[9, 10, 11, 12], [19, 20, 21, 22]]
     assert padding(in_token_order) == (22 * 4 - 62) + (20 * 4 - 62) == 44
     assert padding(ordered) == (12 * 4 - 42) + (22 * 4 - 82) == 12
+
+
+def test_order_keeps_each_demonstration_block_together_under_a_shared_instruction():
+    # BELIEF-ICL settings in one call: one instruction, then two blocks of demonstrations, each
+    # under questions of several lengths. A batch of a block's prompts shares instruction + block.
+    instruction, blocks = tuple(range(20)), (tuple(range(200, 230)), tuple(range(300, 330)))
+    prompts = {instruction + block + (9,) * n: [(0, 0)] for block in blocks for n in (6, 2, 4)}
+    order = [ids for ids, _ in hf_decode._ordered(prompts.items())]
+    assert order == [instruction + block + (9,) * n for block in blocks for n in (2, 4, 6)]
+    batches = hf_decode._batches(hf_decode._ordered(prompts.items()), 3, _shape())
+    # Instruction, block and the questions' first tokens (the shortest keeps one of its own).
+    assert [_shape().prefill(b) for b in batches] == [(51, 5), (51, 5)]

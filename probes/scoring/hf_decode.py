@@ -1,13 +1,13 @@
 """Batched greedy and sampled decoding for the causal scorer (`decode_batched`, called by
 CausalGeneration in hf_generation.py). A row is one sample of one request. Prompts are ordered
 (`_ordered`: those sharing a prefix together, else by length) and cut into batches under a row
-cap and the memory budget; a batch encodes its
-prompts' longest common token prefix once, then each distinct prompt's rest, left-padded, over
-that prefix's cache, and copies each prompt's cache out to its samples' rows. Explicit masks and
-position ids make every row see and number exactly its own tokens (sliding-window layers by
-position), so padding changes no row's tokens. A sampled row draws from its own generator,
-seeded by its request's seed and its sample index: it does not depend on its batch. A row that
-stops leaves the batch. Design notes: docs/design-notes.md.
+cap and the memory budget; a batch encodes its prompts' longest common token prefix once, then
+each distinct prompt's rest, left-padded, over that prefix's cache, and copies each prompt's
+cache out to its samples' rows. Explicit masks and position ids make every row see and number
+exactly its own tokens (sliding-window layers by position), so padding changes no row's tokens.
+A sampled row draws from its own generator, seeded by its request's seed and its sample index:
+it does not depend on its batch. A row that stops leaves the batch. Design notes:
+docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -119,22 +119,25 @@ class _Shape:
 
 
 def _ordered(prompts) -> list[tuple[tuple[int, ...], list[_Row]]]:
-    """The order batches take prompts in. In token order, a run of prompts each sharing at least
-    `_SHARE_TOKENS` with the one before shares a prefix a batch encodes once: it stays together,
-    shortest first. The other prompts follow, shortest first, so a batch pads little (in token
-    order, questions of 9 to 22 tokens padded 38% of the prefill)."""
-    in_order = sorted(prompts)
-    runs, loose, run = [], [], in_order[:1]
+    """The order batches take prompts in (in token order, questions of 9 to 22 tokens padded 38%
+    of the prefill). In token order, a run of prompts each sharing at least `_SHARE_TOKENS`
+    tokens with the one before shares a prefix a batch encodes once: it stays together, and is
+    ordered the same way below that prefix (so blocks of demonstrations under one instruction
+    stay apart). The prompts in no run follow, shortest first, so a batch pads little."""
+    return _arranged(sorted(prompts), 0)
+
+
+def _arranged(in_order: list, depth: int) -> list:
+    """`in_order` (token order, all sharing `depth` tokens) as `_ordered` arranges it."""
+    runs: list[list] = [in_order[:1]]
     for before, prompt in zip(in_order, in_order[1:]):
-        if _common(before[0], prompt[0]) >= _SHARE_TOKENS:
-            run.append(prompt)
-            continue
-        (runs if len(run) > 1 else loose).append(run)
-        run = [prompt]
-    if run:
-        (runs if len(run) > 1 else loose).append(run)
-    return ([p for r in runs for p in sorted(r, key=_by_length)]
-            + sorted((p for r in loose for p in r), key=_by_length))
+        if _common(before[0], prompt[0]) >= depth + _SHARE_TOKENS:
+            runs[-1].append(prompt)
+        else:
+            runs.append([prompt])
+    loose = sorted((r[0] for r in runs if len(r) == 1), key=_by_length)
+    # A run's shared prefix is what its ends share: `_SHARE_TOKENS` at least beyond `depth`.
+    return [p for r in runs if len(r) > 1 for p in _arranged(r, _common(r[0][0], r[-1][0]))] + loose
 
 
 def _by_length(prompt: tuple[tuple[int, ...], list[_Row]]) -> tuple[int, tuple[int, ...]]:
