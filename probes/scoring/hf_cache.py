@@ -1,14 +1,34 @@
 """KV-cache views the causal scorer (hf_causal.py) shares between its scoring passes and its
 generation (hf_generation.py): a cache copied so a forward appends to the copy only, expanded
-across rows without copying, reordered to follow beams, its size in bytes; and the float32
-log-softmax every pass takes.
+across rows without copying, reordered to follow beams, its size in bytes; the float32
+log-softmax every pass takes; and the keyword a forward takes its cache by.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 
 import torch
+
+
+@functools.lru_cache(maxsize=None)
+def _cache_keyword(forward) -> str:
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def with_cache(model, cache) -> dict:
+    """Keyword arguments handing `model` a KV cache. transformers 5.24 renamed `past_key_values`
+    to `cache` (the old name warns, and goes in 5.40); the range pyproject accepts spans both."""
+    forward = model.forward  # from the instance: wrappers that pass attributes through work too
+    return {_cache_keyword(getattr(forward, "__func__", forward)): cache}
+
+
+def cache_of(out):
+    """The KV cache a forward returned, under either name (see `with_cache`)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
 
 
 def _log_softmax_row(logits: torch.Tensor) -> torch.Tensor:

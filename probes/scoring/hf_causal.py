@@ -18,7 +18,7 @@ import torch
 from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
-from .hf_cache import _expanded, _log_softmax_row
+from .hf_cache import _expanded, _log_softmax_row, cache_of, with_cache
 from .hf_generation import CausalGeneration, eos_ids  # noqa: F401  (label_trie and the tests import eos_ids here)
 from .hf_packing import Row, Unit, chain_layout, cut_passes, pack_rows, packed_layout, windowed
 from .label_trie import label_end_id, label_tokens, prompt_ids
@@ -193,11 +193,11 @@ class HFCausalScorer(CausalGeneration, Scorer):
             if key not in self._blocks:
                 cache = DynamicCache(_joined(blocks)) if blocks else DynamicCache()
                 out = self.model(input_ids=torch.tensor([list(prefix[start:start + size])], device=self.device),
-                                 past_key_values=cache, use_cache=True, logits_to_keep=1)
+                                 **with_cache(self.model, cache), use_cache=True, logits_to_keep=1)
                 self._count(size, 0)
                 # cloned: a view would keep the whole cache of this pass alive
                 self._blocks[key] = [(layer.keys[..., start:, :].clone(), layer.values[..., start:, :].clone())
-                                     for layer in out.past_key_values.layers]
+                                     for layer in cache_of(out).layers]
             blocks.append(self._blocks[key])
         return (_joined(blocks) if blocks else None), whole
 
@@ -327,10 +327,10 @@ class HFCausalScorer(CausalGeneration, Scorer):
             extra = {"position_ids": layout.positions.to(self.device),
                      "attention_mask": self._masks(layout.sees, layout.positions, cached)}
         past = _expanded(DynamicCache(cache), len(rows)) if cache is not None else DynamicCache()
-        out = self.model(input_ids=layout.ids.to(self.device), past_key_values=past, use_cache=True,
+        out = self.model(input_ids=layout.ids.to(self.device), **with_cache(self.model, past), use_cache=True,
                          logits_to_keep=layout.keep, **extra)
         read = self._read(out.logits, layout.kept)
-        layers = out.past_key_values.layers
+        layers = cache_of(out).layers
         shared = []
         for unit, row, columns in layout.edges:
             at = torch.tensor([cached + c for c in columns], device=self.device)

@@ -19,7 +19,7 @@ import torch
 from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
-from .hf_cache import _expanded, _reordered
+from .hf_cache import _expanded, _reordered, cache_of, with_cache
 from .requests import Generation, GenerateRequest
 
 # What a forward pass costs beyond its tokens, in tokens: a batch of its own runs its prefill and
@@ -184,7 +184,7 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
     prompts = [ids for ids, _ in group]
     cache = DynamicCache()  # full layers: the masks, not the cache, apply the sliding window
     if shared:
-        model(input_ids=torch.tensor([prompts[0][:shared]], device=device), past_key_values=cache,
+        model(input_ids=torch.tensor([prompts[0][:shared]], device=device), **with_cache(model, cache),
               use_cache=True, logits_to_keep=1)
         scorer._count(shared, 0)
         cache = _expanded(cache, len(group))
@@ -199,11 +199,11 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
     extra = {}
     if shape.masks:
         extra = {"position_ids": positions, "attention_mask": _mask(shape, seen, at, positions, model.dtype)}
-    out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1, **extra)
+    out = model(input_ids=ids, **with_cache(model, cache), use_cache=True, logits_to_keep=1, **extra)
     scorer._count(ids.numel(), int(pad.sum()))
     rows = [row for _, rs in group for row in rs]
     owner = torch.tensor([g for g, (_, rs) in enumerate(group) for _ in rs], device=device)
-    cache = out.past_key_values
+    cache = cache_of(out)
     if len(group) == 1:
         cache = _expanded(cache, len(rows))
     elif len(rows) > len(group):
@@ -248,10 +248,10 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
         if shape.masks:
             extra = {"position_ids": following[:, None],
                      "attention_mask": _mask(shape, seen, at, following[:, None], model.dtype)}
-        out = model(input_ids=torch.tensor(chosen, device=device)[:, None], past_key_values=cache, use_cache=True,
+        out = model(input_ids=torch.tensor(chosen, device=device)[:, None], **with_cache(model, cache), use_cache=True,
                     **extra)
         scorer._count(len(live), 0)
-        cache = out.past_key_values
+        cache = cache_of(out)
         logits = out.logits[:, -1].float()
         following = following + 1
 

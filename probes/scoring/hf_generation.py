@@ -12,7 +12,7 @@ from typing import Sequence
 
 import torch
 
-from .hf_cache import _log_softmax_row, _reordered
+from .hf_cache import _log_softmax_row, _reordered, cache_of, with_cache
 from .hf_decode import _first_stop, decode_batched
 from .requests import Generation, GenerateRequest
 
@@ -52,7 +52,7 @@ class CausalGeneration:
         ids = self.encode(request.prompt) or [self.start_id]
         out = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=True, logits_to_keep=1)
         self._count(len(ids), 0)
-        cache = out.past_key_values
+        cache = cache_of(out)
         live: list[tuple[tuple[int, ...], float]] = [((), 0.0)]  # (tokens, summed log-prob) per cache row
         done: list[tuple[float, str, str]] = []  # (score, text, finish reason), in the order found
         logprobs = _log_softmax_row(out.logits[:, -1])
@@ -85,10 +85,10 @@ class CausalGeneration:
                          for tokens, score in live]
                 break
             cache = _reordered(cache, torch.tensor(parents, device=self.device))
-            out = self.model(input_ids=torch.tensor(chosen, device=self.device)[:, None], past_key_values=cache,
+            out = self.model(input_ids=torch.tensor(chosen, device=self.device)[:, None], **with_cache(self.model, cache),
                              use_cache=True)
             self._count(len(chosen), 0)
-            cache = out.past_key_values
+            cache = cache_of(out)
             logprobs = _log_softmax_row(out.logits[:, -1])
         best = sorted(range(len(done)), key=lambda k: (-done[k][0], k))[:request.n]
         self.work.requests += 1

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import torch
 
+from .hf_cache import cache_of, with_cache
 from .label_trie import ROOT, LabelTrie
 
 
@@ -140,7 +141,7 @@ class _CachedBatch:
         # sliding-window layers), and later passes extend it.
         out = self.model(input_ids=inputs, attention_mask=mask, position_ids=positions, use_cache=True,
                          logits_to_keep=1)
-        self.cache, self.mask, self.next_position = out.past_key_values, mask, mask.sum(dim=1)
+        self.cache, self.mask, self.next_position = cache_of(out), mask, mask.sum(dim=1)
         self._count({key: len(self.jobs[key].ids) for key in self.owner})
         rows = _log_softmax(out.logits[:, -1])
         return {key: rows[row:row + 1] for row, key in enumerate(self.owner)}
@@ -190,8 +191,8 @@ class _CachedBatch:
         mask = torch.cat([self.mask, block], dim=1)
         positions = self.next_position[:, None] + torch.arange(width, device=self.device)[None, :]
         out = self.model(input_ids=inputs, attention_mask=mask, position_ids=positions,
-                         past_key_values=self.cache, use_cache=True)
-        self.cache, self.mask = out.past_key_values, mask
+                         **with_cache(self.model, self.cache), use_cache=True)
+        self.cache, self.mask = cache_of(out), mask
         self.next_position = self.next_position + block.sum(dim=1)
         rows = _log_softmax(out.logits[block.bool()])  # real positions only, row after row
         at = 0
