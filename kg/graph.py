@@ -37,8 +37,9 @@ def _time(text: str | None, precision: int | None) -> TimeValue | None:
 
 
 # A relation's statements that can be probed: entity-valued and not deprecated (one parameter:
-# the relation). Unqualified names: the frequency join in statement_groups has none of them.
-_ENTITY_STATEMENTS = f"relation=? AND object IS NOT NULL AND rank > {DEPRECATED}"
+# the relation), on `facts f`. Qualified because statement_groups joins fact_frequencies: a bare
+# name would turn ambiguous the day that table gains a column of the same name.
+_ENTITY_STATEMENTS = f"f.relation=? AND f.object IS NOT NULL AND f.rank > {DEPRECATED}"
 
 
 def _fact(row: tuple) -> Fact:
@@ -124,16 +125,17 @@ class KnowledgeGraph:
     # -- facts --------------------------------------------------------------------------
 
     def _validity(self, at: _dt.date | str | None) -> tuple[str, tuple]:
+        """The clause (on `facts f`) for statements true at `at`, or now."""
         if at is None:
-            return "(end_key IS NULL OR end_key >= ?)", (date_key(None),)
+            return "(f.end_key IS NULL OR f.end_key >= ?)", (date_key(None),)
         key = date_key(at)
-        return "(start_key IS NULL OR start_key <= ?) AND (end_key IS NULL OR end_key >= ?)", (key, key)
+        return "(f.start_key IS NULL OR f.start_key <= ?) AND (f.end_key IS NULL OR f.end_key >= ?)", (key, key)
 
     def objects(self, subject: str, relation: str, at: _dt.date | str | None = None) -> list[str]:
         """True entity objects of (subject, relation): current ones, or those valid at `at`."""
         clause, args = self._validity(at)
         rows = self.conn.execute(
-            "SELECT DISTINCT object FROM facts WHERE subject=? AND relation=? "
+            "SELECT DISTINCT object FROM facts f WHERE subject=? AND relation=? "
             f"AND object IS NOT NULL AND rank > {DEPRECATED} AND {clause} ORDER BY object",
             (subject, relation, *args),
         ).fetchall()
@@ -159,7 +161,7 @@ class KnowledgeGraph:
     ) -> bool:
         clause, args = self._validity(at)
         row = self.conn.execute(
-            "SELECT 1 FROM facts WHERE subject=? AND relation=? AND object=? "
+            "SELECT 1 FROM facts f WHERE subject=? AND relation=? AND object=? "
             f"AND rank > {DEPRECATED} AND {clause} LIMIT 1",
             (subject, relation, obj, *args),
         ).fetchone()
@@ -246,19 +248,19 @@ class KnowledgeGraph:
 
     def has_entity_facts(self, relation: str) -> bool:
         return self.conn.execute(
-            f"SELECT 1 FROM facts WHERE {_ENTITY_STATEMENTS} LIMIT 1",
+            f"SELECT 1 FROM facts f WHERE {_ENTITY_STATEMENTS} LIMIT 1",
             (relation,)).fetchone() is not None
 
     def distinct_objects(self, relation: str) -> list[str]:
         """The relation's entity objects (non-deprecated statements), sorted; read off the
         (relation, object) index without visiting the facts one by one in Python."""
         return [r[0] for r in self.conn.execute(
-            f"SELECT DISTINCT object FROM facts WHERE {_ENTITY_STATEMENTS} ORDER BY object", (relation,))]
+            f"SELECT DISTINCT f.object FROM facts f WHERE {_ENTITY_STATEMENTS} ORDER BY f.object", (relation,))]
 
     def count_pairs(self, relation: str) -> int:
         """Distinct (subject, object) pairs of the relation's non-deprecated entity-valued statements."""
         return self.conn.execute(
-            f"SELECT COUNT(*) FROM (SELECT DISTINCT subject, object FROM facts WHERE {_ENTITY_STATEMENTS})",
+            f"SELECT COUNT(*) FROM (SELECT DISTINCT f.subject, f.object FROM facts f WHERE {_ENTITY_STATEMENTS})",
             (relation,)).fetchone()[0]
 
     def relations(self) -> list[tuple[str, str | None, int]]:

@@ -48,3 +48,26 @@ def test_set_wise_reads_equal_python_over_facts(kg, at):
             assert true == (obj in kg.objects(subject, relation, at=at))
             assert s_label == bool(kg.labels(subject).label) and o_label == bool(kg.labels(obj).label)
             assert counted is None
+
+
+def test_statement_groups_stay_right_when_the_frequency_table_shares_column_names(tmp_path, wikidata_dump):
+    """statement_groups joins fact_frequencies; if that table ever holds a column named like one
+    of facts' (relation, object, rank, start_key, end_key), the graph's clauses must still read
+    facts' own. Bare names made this query fail as ambiguous."""
+    path = tmp_path / "g.sqlite"
+    with Store(path) as store:
+        ingest(store, WikidataJsonSource(), wikidata_dump, workers=0)
+        with KnowledgeGraph(path) as kg:
+            relation = kg.relations()[0][0]
+            facts = list(kg.facts(relation, entity_objects_only=True))
+        store.write_fact_frequencies("c", (1, 10), [(f.id, 7, "1-10") for f in facts])
+        for column in ("relation TEXT", "object TEXT", "rank INTEGER", "start_key TEXT", "end_key TEXT"):
+            store.conn.execute(f"ALTER TABLE fact_frequencies ADD COLUMN {column}")
+        store.conn.execute("UPDATE fact_frequencies SET relation='P0', object=NULL, rank=-9, "
+                           "start_key='9999', end_key='0000'")
+        store.conn.commit()
+    with KnowledgeGraph(path) as kg:
+        plain = list(kg.statement_groups(relation, at="2000-06-01"))
+        counted = list(kg.statement_groups(relation, at="2000-06-01", corpus="c"))
+    assert plain and [g[:6] for g in counted] == [g[:6] for g in plain]
+    assert all(g[6] == (7, "1-10") for g in counted)
