@@ -24,7 +24,7 @@ from ... import __version__
 from ..ingest import IngestReport, already_done
 from ..model import INSTANCE_OF, SUBCLASS_OF
 from ..store import Store
-from .rdf import RdfRows, _Collector, _entity_of, _quiet_rdflib
+from .rdf import RdfRows, TripleCollector, entity_of, quiet_rdflib
 
 SOURCE = "sparql"
 MAX_BACKOFF = 60.0
@@ -174,7 +174,7 @@ class Endpoint:
 
 def _entity_iri(term) -> str | None:
     """The IRI of an entity term (an item, property, lexeme...), else None."""
-    if isinstance(term, URIRef) and _entity_of(str(term)):
+    if isinstance(term, URIRef) and entity_of(str(term)):
         return str(term)
     return None
 
@@ -183,7 +183,7 @@ def _page_rows(endpoint: Endpoint, relation: str, records: list[dict],
                languages: tuple[str, ...]) -> tuple[RdfRows, list[tuple[int, str, str]], int]:
     """Rows for one page of records: the records' triples, their statements' pieces, and the
     names and types of every entity they mention."""
-    collector = _Collector(languages)
+    collector = TripleCollector(languages)
     rejects: list[tuple[int, str, str]] = []
     statements: list[str] = []
     # The relation's own property entity too, so it has its labels and datatype.
@@ -191,7 +191,7 @@ def _page_rows(endpoint: Endpoint, relation: str, records: list[dict],
     wdt = URIRef(f"http://www.wikidata.org/prop/direct/{relation}")
     p = URIRef(f"http://www.wikidata.org/prop/{relation}")
     used = 0
-    with _quiet_rdflib():
+    with quiet_rdflib():
         for index, record in enumerate(records):
             try:
                 s = _term(record["s"])
@@ -235,8 +235,8 @@ def _page_rows(endpoint: Endpoint, relation: str, records: list[dict],
                     e, pred, o = _term(b["e"]), _term(b["p"]), _term(b["o"])
                     via = type_predicates.get(str(pred))
                     if via is not None:
-                        eid = _entity_of(str(e))
-                        tid = _entity_of(str(o)) if isinstance(o, URIRef) else None
+                        eid = entity_of(str(e))
+                        tid = entity_of(str(o)) if isinstance(o, URIRef) else None
                         if eid and tid:
                             types.add((eid, tid, via))
                     else:

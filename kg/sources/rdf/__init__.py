@@ -8,10 +8,10 @@ the design of statement assembly across chunks: docs/design-notes.md, "kg/source
 from __future__ import annotations
 
 from .assemble import RdfRows, assemble
-from .collect import _Collector
+from .collect import TripleCollector
 from .read import TurtleChunk, turtle_chunks
-from .source import RdfSource, _quiet_rdflib
-from .terms import SOURCE, _entity_of, entity_kind, statement_id, term_key, wikidata_time
+from .source import RdfSource, quiet_rdflib
+from .terms import SOURCE, entity_kind, entity_of, statement_id, term_key, wikidata_time
 
-__all__ = ["RdfRows", "RdfSource", "SOURCE", "TurtleChunk", "assemble", "entity_kind", "statement_id", "term_key",
-           "turtle_chunks", "wikidata_time", "_Collector", "_entity_of", "_quiet_rdflib"]
+__all__ = ["RdfRows", "RdfSource", "SOURCE", "TripleCollector", "TurtleChunk", "assemble", "entity_kind", "entity_of",
+           "quiet_rdflib", "statement_id", "term_key", "turtle_chunks", "wikidata_time"]

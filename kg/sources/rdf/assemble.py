@@ -12,18 +12,24 @@ import orjson
 from ...model import (
     DEPRECATED,
     END_TIME,
+    INSTANCE_OF,
     NORMAL,
     POINT_IN_TIME,
     PRECISION_DAY,
     START_TIME,
+    SUBCLASS_OF,
     Rows,
     TimeValue,
     derived_fact_id,
     fact_row,
 )
 from . import staging
-from .terms import (NOVALUE, SOMEVALUE, SOURCE, _ENTITY_PARTS, _STATEMENT_PARTS, _STATEMENT_SUBJECT,
-                    _TYPE_RELATIONS, _UNIT_ONE, _dumps, entity_kind, wikidata_time)
+from .terms import NOVALUE, SOMEVALUE, SOURCE, entity_kind, statement_subject, wikidata_time
+
+_ENTITY_PARTS = frozenset({"entity", "label", "alias", "description", "sitelinks", "datatype"})
+_STATEMENT_PARTS = frozenset({"link", "value", "novalue", "rank", "qual", "ref"})
+_TYPE_RELATIONS = (INSTANCE_OF, SUBCLASS_OF)
+_UNIT_ONE = "Q199"  # Wikidata's RDF writes the unit "1" (dimensionless) as wd:Q199
 
 
 # -- pieces -> rows (runs in the writing process, inside the chunk's transaction) -------------
@@ -82,7 +88,7 @@ def _value(term: str, node: dict[str, str] | None) -> tuple[str | None, str, str
         precision = int(node.get("timePrecision", PRECISION_DAY))
         calendar = node.get("timeCalendarModel", "")
         extra = {"precision": precision, "calendar": calendar}
-        return None, "time", wikidata_time(v[1], precision, calendar), _dumps(extra).decode()
+        return None, "time", wikidata_time(v[1], precision, calendar), orjson.dumps(extra).decode()
     if kind == "quantity":
         if not node:
             return None, "quantity", v[1], None
@@ -91,15 +97,15 @@ def _value(term: str, node: dict[str, str] | None) -> tuple[str | None, str, str
         for bound in ("lowerBound", "upperBound"):
             if "quantity" + bound[0].upper() + bound[1:] in node:
                 extra[bound] = node["quantity" + bound[0].upper() + bound[1:]]
-        return None, "quantity", v[1], _dumps(extra).decode()
+        return None, "quantity", v[1], orjson.dumps(extra).decode()
     if kind == "monolingualtext":
-        return None, "monolingualtext", v[1], _dumps({"language": v[2]}).decode()
+        return None, "monolingualtext", v[1], orjson.dumps({"language": v[2]}).decode()
     if kind == "globecoordinate":
         lat, lon = v[1], v[2]
         precision = float(node["geoPrecision"]) if "geoPrecision" in node else None
         extra = {"latitude": lat, "longitude": lon, "precision": precision,
                  "globe": node.get("geoGlobe", v[3])}
-        return None, "globecoordinate", f"{lat},{lon}", _dumps(extra).decode()
+        return None, "globecoordinate", f"{lat},{lon}", orjson.dumps(extra).decode()
     return None, "string", v[1], None
 
 
@@ -144,8 +150,7 @@ def _statement(owner: str, parts: list[tuple[str, str, str]], nodes: dict[str, d
         relation, term = min(novalues), NOVALUE
     else:
         return None  # no value yet: no fact until it arrives
-    m = _STATEMENT_SUBJECT.match(owner)
-    subject = m.group(1).upper() if m else None
+    subject = statement_subject(owner)
     if subject is None and links:
         subject = min(links)[1]
     if subject is None:

@@ -1,4 +1,4 @@
-"""Triples to pieces: `_Collector` turns every parsed triple into a small staged piece
+"""Triples to pieces: `TripleCollector` turns every parsed triple into a small staged piece
 `(owner, part, key, value)` (also as an rdflib sink). Parsing workers never build facts: a
 statement's triples may be chunks apart (see assemble.py).
 """
@@ -9,19 +9,40 @@ from collections.abc import Iterable
 
 from rdflib import Literal, URIRef
 
-from ...model import (
-    derived_fact_id,
-)
+from ...model import END_TIME, POINT_IN_TIME, RANKS, START_TIME, derived_fact_id
 from .assemble import RdfRows
-from .terms import (_ALIAS, _DATATYPES, _DESCRIPTION, _ENTITY_ID, _LABELS, _NODE_FIELDS, _PROPERTY_ID, _RANK_IRIS,
-                    _TIME_QUALIFIERS, NOVALUE, RDF_TYPE, SOURCE, _classify, _node_value, _wikibase_name, statement_id,
-                    term_key)
+from .terms import (ENTITY_ID, NOVALUE, PROPERTY_ID, RDF_TYPE, SOURCE, classify, node_value, statement_id, term_key,
+                    wikibase_name)
+
+_LABELS = frozenset({
+    "http://www.w3.org/2000/01/rdf-schema#label",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://schema.org/name",
+})
+_ALIAS = "http://www.w3.org/2004/02/skos/core#altLabel"
+_DESCRIPTION = "http://schema.org/description"
+_RANK_IRIS = {"PreferredRank": RANKS["preferred"], "NormalRank": RANKS["normal"],
+              "DeprecatedRank": RANKS["deprecated"]}
+_TIME_QUALIFIERS = (START_TIME, END_TIME, POINT_IN_TIME)
+# Value-node fields kept (wikibase:<name>); everything else about a value node is skipped.
+_NODE_FIELDS = frozenset({
+    "timeValue", "timePrecision", "timeCalendarModel", "quantityUnit", "quantityLowerBound",
+    "quantityUpperBound", "geoPrecision", "geoGlobe"})
+_DATATYPES = {
+    "WikibaseItem": "wikibase-item", "WikibaseProperty": "wikibase-property",
+    "WikibaseLexeme": "wikibase-lexeme", "WikibaseForm": "wikibase-form",
+    "WikibaseSense": "wikibase-sense", "String": "string", "Monolingualtext": "monolingualtext",
+    "Time": "time", "Quantity": "quantity", "GlobeCoordinate": "globe-coordinate",
+    "ExternalId": "external-id", "Url": "url", "CommonsMedia": "commonsMedia", "Math": "math",
+    "GeoShape": "geo-shape", "TabularData": "tabular-data", "MusicalNotation": "musical-notation",
+    "EntitySchema": "entity-schema",
+}
 
 
 # -- triples -> pieces ------------------------------------------------------------------------
 
 
-class _Collector:
+class TripleCollector:
     """Turns triples into staged pieces (owner, part, key, value); also an rdflib sink."""
 
     def __init__(self, languages: Iterable[str]):
@@ -32,7 +53,7 @@ class _Collector:
 
     def triple(self, s, p, o) -> None:
         if isinstance(s, URIRef):
-            c = _classify(str(s))
+            c = classify(str(s))
             if c is not None and self._triple(c, str(p), o):
                 self.used += 1
 
@@ -40,7 +61,7 @@ class _Collector:
         kind, local = subject
         add = self.parts.add
         if kind == "entity":
-            if not _ENTITY_ID.match(local):
+            if not ENTITY_ID.match(local):
                 return False
             x = local
             if p in _LABELS or p == _DESCRIPTION or p == _ALIAS:
@@ -57,30 +78,30 @@ class _Collector:
                     return False
                 return True
             if p == RDF_TYPE:
-                oc = _classify(str(o)) if isinstance(o, URIRef) else None
-                if oc is not None and oc[0] == "wdno" and _PROPERTY_ID.match(oc[1]):
+                oc = classify(str(o)) if isinstance(o, URIRef) else None
+                if oc is not None and oc[0] == "wdno" and PROPERTY_ID.match(oc[1]):
                     self._truthy(x, oc[1], NOVALUE)
                     return True
-                if isinstance(o, URIRef) and _wikibase_name(str(o)) in ("Item", "Property", "Lexeme"):
+                if isinstance(o, URIRef) and wikibase_name(str(o)) in ("Item", "Property", "Lexeme"):
                     add((x, "entity", "", ""))
                     return True
                 return False
-            name = _wikibase_name(p)
+            name = wikibase_name(p)
             if name == "sitelinks":
                 add((x, "sitelinks", "", str(int(str(o)))))
                 return True
             if name == "propertyType" and isinstance(o, URIRef):
-                local_type = _wikibase_name(str(o)) or str(o).rsplit("/", 1)[-1]
+                local_type = wikibase_name(str(o)) or str(o).rsplit("/", 1)[-1]
                 add((x, "datatype", "", _DATATYPES.get(local_type, local_type.lower())))
                 return True
-            pc = _classify(p)
-            if pc is None or not _PROPERTY_ID.match(pc[1]):
+            pc = classify(p)
+            if pc is None or not PROPERTY_ID.match(pc[1]):
                 return False
             if pc[0] == "wdt":
                 self._truthy(x, pc[1], term_key(o))
                 return True
             if pc[0] == "p" and isinstance(o, URIRef):
-                oc = _classify(str(o))
+                oc = classify(str(o))
                 owner = statement_id(oc[1])[0] if oc and oc[0] == "statement" else f"<{o}>"
                 add((x, "entity", "", ""))
                 add((owner, "link", pc[1], x))
@@ -88,21 +109,21 @@ class _Collector:
             return False
         if kind == "statement":
             owner = statement_id(local)[0]
-            name = _wikibase_name(p)
+            name = wikibase_name(p)
             if name == "rank":
-                rank = _RANK_IRIS.get(_wikibase_name(str(o)) or "")
+                rank = _RANK_IRIS.get(wikibase_name(str(o)) or "")
                 if rank is None:
                     raise ValueError(f"unknown rank {o}")
                 add((owner, "rank", "", str(rank)))
                 return True
             if p == RDF_TYPE:
-                oc = _classify(str(o)) if isinstance(o, URIRef) else None
-                if oc is not None and oc[0] == "wdno" and _PROPERTY_ID.match(oc[1]):
+                oc = classify(str(o)) if isinstance(o, URIRef) else None
+                if oc is not None and oc[0] == "wdno" and PROPERTY_ID.match(oc[1]):
                     add((owner, "novalue", oc[1], ""))
                     return True
                 return False
-            pc = _classify(p)
-            if pc is None or not _PROPERTY_ID.match(pc[1]):
+            pc = classify(p)
+            if pc is None or not PROPERTY_ID.match(pc[1]):
                 return False
             pkind, prop = pc
             if pkind == "ps":
@@ -111,7 +132,7 @@ class _Collector:
             if pkind in ("psv", "pqv"):
                 if pkind == "pqv" and prop not in _TIME_QUALIFIERS:
                     return False
-                oc = _classify(str(o)) if isinstance(o, URIRef) else None
+                oc = classify(str(o)) if isinstance(o, URIRef) else None
                 if oc is None or oc[0] != "value":
                     return False
                 add((owner, "ref", f"wdv:{oc[1]}", "value" if pkind == "psv" else prop))
@@ -121,9 +142,9 @@ class _Collector:
                 return True
             return False
         if kind == "value":
-            name = _wikibase_name(p)
+            name = wikibase_name(p)
             if name in _NODE_FIELDS:
-                add((f"wdv:{local}", "node", name, _node_value(name, o)))
+                add((f"wdv:{local}", "node", name, node_value(name, o)))
                 return True
         return False
 

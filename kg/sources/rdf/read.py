@@ -28,7 +28,8 @@ _DIRECTIVE = re.compile(
     rb"^[ \t]*(?:(?:@prefix|prefix)[ \t]+([^ \t:]*:)|(@base|base)[ \t])[^\n]*", re.M | re.I)
 
 
-def _collect_directives(directives: dict[bytes, bytes], data: bytes) -> None:
+def collect_directives(directives: dict[bytes, bytes], data: bytes) -> None:
+    """Add the `@prefix`/`@base` directives of data to directives (by prefix; a later one wins)."""
     if b"prefix" not in data.lower() and b"base" not in data.lower():
         return
     for m in _DIRECTIVE.finditer(data):
@@ -62,7 +63,7 @@ def turtle_chunks(path: str | Path, *, start_line: int = 0, start_position: int 
         begin = lc.position - len(data)
         if begin < start_position:
             skip = min(len(data), start_position - begin)
-            _collect_directives(directives, data[:skip])
+            collect_directives(directives, data[:skip])
             data = data[skip:]
             if not data:
                 continue
@@ -73,7 +74,7 @@ def turtle_chunks(path: str | Path, *, start_line: int = 0, start_position: int 
             n = piece.count(b"\n")
             yield TurtleChunk(first, n, piece, position + cut, progress,
                               header=b"".join(directives.values()))
-            _collect_directives(directives, piece)
+            collect_directives(directives, piece)
             first, position = first + n, position + cut
     if position < start_position:
         raise InputError(f"{path}: shorter than the recorded resume position; use --restart")

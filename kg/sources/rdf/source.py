@@ -19,8 +19,8 @@ from rdflib.plugins.parsers.ntriples import W3CNTriplesParser
 from ...ingest import ParseResult
 from ...readers import CHUNK_BYTES, Chunk, InputError, excerpt, line_chunks, split_lines
 
-from .collect import _Collector
-from .read import TurtleChunk, turtle_chunks, _collect_directives
+from .collect import TripleCollector
+from .read import TurtleChunk, collect_directives, turtle_chunks
 from .terms import SOURCE
 
 # -- the source -------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ class _StableBNodes(dict):
 
 
 @contextlib.contextmanager
-def _quiet_rdflib() -> Iterator[None]:
+def quiet_rdflib() -> Iterator[None]:
     """rdflib logs a warning with a traceback for every literal it cannot convert to a Python
     value (BCE dates, year 0); we read lexical forms, so those are noise."""
     logger = logging.getLogger("rdflib.term")
@@ -90,9 +90,9 @@ class RdfSource:
                            chunk_bytes=self.chunk_bytes)
 
     def parse(self, chunk: Chunk) -> ParseResult:
-        collector = _Collector(self.languages)
+        collector = TripleCollector(self.languages)
         rejects: list[tuple[int, str, str]] = []
-        with _quiet_rdflib():
+        with quiet_rdflib():
             if isinstance(chunk, TurtleChunk):
                 self._parse_turtle(chunk, collector, rejects)
             else:
@@ -100,7 +100,7 @@ class RdfSource:
         return ParseResult(collector.rows(), collector.used, rejects)
 
     @staticmethod
-    def _parse_ntriples(chunk: Chunk, collector: _Collector, rejects: list) -> None:
+    def _parse_ntriples(chunk: Chunk, collector: TripleCollector, rejects: list) -> None:
         parser = W3CNTriplesParser(sink=collector)
         bnodes = _StableBNodes()
         for line_no, raw in split_lines(chunk):
@@ -118,7 +118,7 @@ class RdfSource:
                 rejects.append((line_no, f"bad value: {_one_line(exc)}", excerpt(raw)))
 
     @staticmethod
-    def _parse_turtle(chunk: TurtleChunk, collector: _Collector, rejects: list) -> None:
+    def _parse_turtle(chunk: TurtleChunk, collector: TripleCollector, rejects: list) -> None:
         try:
             graph = Graph().parse(data=(chunk.header + chunk.data).decode("utf-8"), format="turtle")
         except Exception:  # noqa: BLE001 - any failure: find the bad blocks one by one
@@ -135,7 +135,7 @@ class RdfSource:
         for first, block in _blocks(chunk):
             data = b"\n".join(block) + b"\n"
             try:
-                sub = _Collector(collector.names)
+                sub = TripleCollector(collector.names)
                 for s, p, o in Graph().parse(data=(header + data).decode("utf-8"), format="turtle"):
                     sub.triple(s, p, o)
             except UnicodeDecodeError:
@@ -148,7 +148,7 @@ class RdfSource:
                 collector.parts |= sub.parts
                 collector.used += sub.used
             directives: dict[bytes, bytes] = {}
-            _collect_directives(directives, data)
+            collect_directives(directives, data)
             header += b"".join(directives.values())
 
 

@@ -13,28 +13,12 @@ from urllib.parse import unquote
 import orjson
 from rdflib import BNode, Literal, URIRef
 
-from ...model import (
-    END_TIME,
-    INSTANCE_OF,
-    POINT_IN_TIME,
-    PRECISION_MONTH,
-    PRECISION_YEAR,
-    RANKS,
-    START_TIME,
-    SUBCLASS_OF,
-)
+from ...model import PRECISION_MONTH, PRECISION_YEAR
 
 
 SOURCE = "rdf"
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-_LABELS = frozenset({
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://schema.org/name",
-})
-_ALIAS = "http://www.w3.org/2004/02/skos/core#altLabel"
-_DESCRIPTION = "http://schema.org/description"
 _WIKIBASE = ("http://wikiba.se/ontology#", "http://wikiba.se/ontology-beta#")
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _TIME_TYPES = frozenset({_XSD + "dateTime", _XSD + "date"})
@@ -48,25 +32,6 @@ _GENID = "/.well-known/genid/"
 _COMMONS_FILE = ("http://commons.wikimedia.org/wiki/Special:FilePath/",
                  "https://commons.wikimedia.org/wiki/Special:FilePath/")
 _JULIAN = "Q1985786"
-_UNIT_ONE = "Q199"  # Wikidata's RDF writes the unit "1" (dimensionless) as wd:Q199
-
-_RANK_IRIS = {"PreferredRank": RANKS["preferred"], "NormalRank": RANKS["normal"],
-              "DeprecatedRank": RANKS["deprecated"]}
-_TIME_QUALIFIERS = (START_TIME, END_TIME, POINT_IN_TIME)
-_TYPE_RELATIONS = (INSTANCE_OF, SUBCLASS_OF)
-# Value-node fields kept (wikibase:<name>); everything else about a value node is skipped.
-_NODE_FIELDS = frozenset({
-    "timeValue", "timePrecision", "timeCalendarModel", "quantityUnit", "quantityLowerBound",
-    "quantityUpperBound", "geoPrecision", "geoGlobe"})
-_DATATYPES = {
-    "WikibaseItem": "wikibase-item", "WikibaseProperty": "wikibase-property",
-    "WikibaseLexeme": "wikibase-lexeme", "WikibaseForm": "wikibase-form",
-    "WikibaseSense": "wikibase-sense", "String": "string", "Monolingualtext": "monolingualtext",
-    "Time": "time", "Quantity": "quantity", "GlobeCoordinate": "globe-coordinate",
-    "ExternalId": "external-id", "Url": "url", "CommonsMedia": "commonsMedia", "Math": "math",
-    "GeoShape": "geo-shape", "TabularData": "tabular-data", "MusicalNotation": "musical-notation",
-    "EntitySchema": "entity-schema",
-}
 
 # Wikibase IRI paths: entity/statement/Q42-..., entity/Q42, prop/direct/P31, ...
 # (alternatives are tried in order, longest first where one is a prefix of another).
@@ -80,8 +45,8 @@ _NAMESPACES = {
     "prop/statement/value/": "psv", "prop/statement/": "ps", "prop/qualifier/value/": "pqv",
     "prop/qualifier/": "pq", "prop/novalue/": "wdno", "prop/": "p", "value/": "value",
 }
-_ENTITY_ID = re.compile(r"^(?:[QPL][1-9][0-9]*|L[1-9][0-9]*-[FS][1-9][0-9]*)$")
-_PROPERTY_ID = re.compile(r"^P[1-9][0-9]*$")
+ENTITY_ID = re.compile(r"^(?:[QPL][1-9][0-9]*|L[1-9][0-9]*-[FS][1-9][0-9]*)$")
+PROPERTY_ID = re.compile(r"^P[1-9][0-9]*$")
 _STATEMENT_ID = re.compile(r"^([QPLqpl][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)-(.+)$")
 _STATEMENT_SUBJECT = re.compile(r"^([QPLqpl][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)\$")
 _RDF_TIME = re.compile(r"^\s*([+-]?)(\d{1,16})-(\d{2})-(\d{2})")
@@ -89,8 +54,6 @@ _WKT_POINT = re.compile(
     r"^\s*(?:<([^>]*)>\s*)?Point\s*\(\s*([-+0-9.eE]+)\s+([-+0-9.eE]+)\s*\)\s*$", re.I)
 
 SOMEVALUE, NOVALUE = "~somevalue", "~novalue"
-_ENTITY_PARTS = frozenset({"entity", "label", "alias", "description", "sitelinks", "datatype"})
-_STATEMENT_PARTS = frozenset({"link", "value", "novalue", "rank", "qual", "ref"})
 
 _dumps = orjson.dumps
 
@@ -99,7 +62,7 @@ _dumps = orjson.dumps
 
 
 @lru_cache(maxsize=65536)
-def _classify(iri: str) -> tuple[str, str] | None:
+def classify(iri: str) -> tuple[str, str] | None:
     """(namespace kind, local name) of a Wikibase IRI, or None."""
     m = _WB_IRI.match(iri)
     if not m:
@@ -107,18 +70,24 @@ def _classify(iri: str) -> tuple[str, str] | None:
     return _NAMESPACES[m.group(1)], m.group(2)
 
 
-def _wikibase_name(iri: str) -> str | None:
+def wikibase_name(iri: str) -> str | None:
     for ns in _WIKIBASE:
         if iri.startswith(ns):
             return iri[len(ns):]
     return None
 
 
-def _entity_of(iri: str) -> str | None:
-    c = _classify(iri)
-    if c and c[0] == "entity" and _ENTITY_ID.match(c[1]):
+def entity_of(iri: str) -> str | None:
+    c = classify(iri)
+    if c and c[0] == "entity" and ENTITY_ID.match(c[1]):
         return c[1]
     return None
+
+
+def statement_subject(statement: str) -> str | None:
+    """The subject of a statement id as Wikidata writes it (`Q42$ABC` -> `Q42`), or None."""
+    m = _STATEMENT_SUBJECT.match(statement)
+    return m.group(1).upper() if m else None
 
 
 def entity_kind(entity_id: str) -> str:
@@ -183,7 +152,7 @@ def term_key(o) -> str:
     or a JSON array [kind, value, ...] of a normalized literal."""
     if isinstance(o, URIRef):
         iri = str(o)
-        eid = _entity_of(iri)
+        eid = entity_of(iri)
         if eid:
             return eid
         if _GENID in iri:
@@ -207,14 +176,14 @@ def term_key(o) -> str:
             m = _WKT_POINT.match(lexical)
             if not m:
                 raise ValueError(f"unsupported WKT literal {lexical!r}")
-            globe = _entity_of(m.group(1)) if m.group(1) else None
+            globe = entity_of(m.group(1)) if m.group(1) else None
             lon, lat = float(m.group(2)), float(m.group(3))
             return _dumps(["globecoordinate", lat, lon, globe or "Q2"]).decode()
         return _dumps(["string", lexical]).decode()
     raise ValueError(f"unsupported RDF term {o!r}")
 
 
-def _node_value(name: str, o) -> str:
+def node_value(name: str, o) -> str:
     """A value node field, normalized."""
     if name == "timeValue":
         return _rdf_time(str(o))
@@ -225,6 +194,6 @@ def _node_value(name: str, o) -> str:
     if name == "geoPrecision":
         return repr(float(str(o)))
     if isinstance(o, URIRef):
-        eid = _entity_of(str(o))
+        eid = entity_of(str(o))
         return eid if eid else str(o)
     return str(o)
