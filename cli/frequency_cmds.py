@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import click
 
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
-from .options import json_option, store_option, with_options
+from .options import RenamedOption, json_option, store_option, with_options
 
 index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default="frequency.sqlite",
                             show_default=True, envvar="FACTPROBE_INDEX",
@@ -166,9 +166,11 @@ def frequency_group() -> None:
 
 
 scan_options = [
-    click.option("--corpus", "corpus_files", multiple=True, type=click.Path(dir_okay=False),
-                 help="Count raw strings by reading these JSONL files (repeatable)."),
-    click.option("--corpus-from-store", is_flag=True, help="Count raw strings in the store's documents."),
+    click.option("--documents", "corpus_files", cls=RenamedOption, old_names=("--corpus",), multiple=True,
+                 type=click.Path(dir_okay=False),
+                 help="Count raw strings by reading these JSONL files of documents (repeatable)."),
+    click.option("--from-store", "corpus_from_store", cls=RenamedOption, old_names=("--corpus-from-store",),
+                 is_flag=True, help="Count raw strings in the store's documents."),
     click.option("--languages", default="en", show_default=True, help="Name languages of QIDs in a scan."),
     store_option,
 ]
@@ -179,7 +181,7 @@ def _count(terms, where, corpus_files, corpus_from_store, languages, store) -> t
     from ..index.corpus_jobs import count_documents, is_qid
 
     if not all(is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
-        raise click.UsageError("raw strings are counted by reading a corpus: give --corpus FILE or --corpus-from-store")
+        raise click.UsageError("raw strings are counted by reading a corpus: give --documents FILE or --from-store")
     with _job_errors():
         return count_documents(terms, where, store, corpus_files=corpus_files, corpus_from_store=corpus_from_store,
                                languages=_languages(languages))
@@ -193,7 +195,7 @@ def _count(terms, where, corpus_files, corpus_from_store, languages, store) -> t
 def frequency_entity(entity, backend, index_path, es_url, es_index, corpus_files, corpus_from_store, languages,
                      store, as_json):
     """Documents that mention ENTITY: a QID (any of its names, from the index) or a raw string
-    (read from --corpus / --corpus-from-store)."""
+    (read from --documents / --from-store)."""
     from ..index.corpus import bucket_of
 
     where = _backend(backend, index_path, es_url, es_index)
@@ -228,10 +230,11 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, corpus_fil
 @click.option("--relation", "relations", multiple=True, required=True, help="A relation (PID) whose facts to count; repeatable.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="JSONL file of counted facts.")
 @click.option("--to-store", is_flag=True,
-              help="Write the counts into the store too (table fact_frequencies, under --corpus-name), "
+              help="Write the counts into the store too (table fact_frequencies, under --corpus), "
                    "where the probe-set builders read them.")
-@click.option("--corpus-name", help="The name the counts are stored under [default: the index file's stem, "
-                                    "or the Elasticsearch index name].")
+@click.option("--corpus", "corpus_name", cls=RenamedOption, old_names=("--corpus-name",),
+              help="Frequency corpus: the name the counts are stored under, which `probeset build --corpus` "
+                   "names [default: the index file's stem, or the Elasticsearch index name].")
 @click.option("--buckets", default="1,10,100", show_default=True,
               help="Bucket edges: 1,10,100 gives 0 | [1,10) | [10,100) | [100,inf).")
 @store_option

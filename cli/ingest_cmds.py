@@ -16,7 +16,7 @@ from ..kg.readers import InputError, check_readable
 from ..kg.restrict import ingest_relations, parse_relations
 from ..kg.store import Store, StoreError
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
-from .options import json_option, store_option, with_options
+from .options import RenamedOption, json_option, store_option, with_options
 from .progress import file_progress
 
 
@@ -27,8 +27,9 @@ def _languages(value: str) -> tuple[str, ...]:
     return langs
 
 
-lang_option = click.option(
-    "--lang", "languages", default="en", show_default=True, callback=lambda c, p, v: _languages(v),
+languages_option = click.option(
+    "--languages", "languages", cls=RenamedOption, old_names=("--lang",), default="en", show_default=True,
+    callback=lambda c, p, v: _languages(v),
     help="Comma-separated label languages to keep; the first is the display language.",
 )
 workers_option = click.option(
@@ -37,7 +38,7 @@ workers_option = click.option(
 # Options of every ingest; file-based ingests add --workers (SPARQL has nothing to parse in parallel).
 common_ingest_options = [
     store_option,
-    lang_option,
+    languages_option,
     click.option("--restart", is_flag=True, help="Ignore an earlier partial run of the same input."),
     click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), default=None,
                  help="Where to write rejected records (default: STORE.rejects.jsonl)."),
@@ -124,7 +125,7 @@ def ingest_wikidata(files, keep_external_ids, chunk_size, relations_text, store,
                     workers, restart, rejects_path, quiet, as_json):
     """Ingest Wikidata JSON dumps (.json, .json.gz, .json.bz2, .json.xz).
 
-    Keeps labels, descriptions and aliases in --lang, sitelink counts, P31/P279 types, and
+    Keeps labels, descriptions and aliases in --languages, sitelink counts, P31/P279 types, and
     every statement with an entity, time, quantity, string, monolingual-text or coordinate
     value, with rank and P580/P582/P585 qualifiers. External-id claims are skipped unless
     --keep-external-ids.
@@ -208,18 +209,19 @@ def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_p
               help="Entity alias file (id, then names, tab-separated); repeatable.")
 @click.option("--relation-aliases", multiple=True, type=click.Path(dir_okay=False),
               help="Relation alias file (id, then names, tab-separated); repeatable.")
-@click.option("--corpus", multiple=True, type=click.Path(dir_okay=False),
-              help="Corpus file (id, then the entity's text); repeatable. Stored as documents "
+@click.option("--documents", "documents", cls=RenamedOption, old_names=("--corpus",), multiple=True,
+              type=click.Path(dir_okay=False),
+              help="The corpus: a file of documents (id, then the entity's text); repeatable. Stored as documents "
                    "'wikidata5m:<id>' titled with the entity's label when known.")
 @click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
               help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
-def ingest_wikidata5m(triples, entity_aliases, relation_aliases, corpus, chunk_size, store,
+def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chunk_size, store,
                       languages, workers, restart, rejects_path, quiet, as_json):
-    """Ingest Wikidata5M: triples TSV, entity/relation alias files, and the corpus.
+    """Ingest Wikidata5M: triples TSV, entity/relation alias files, and the corpus (--documents).
 
     Alias files go first, then triples, then the corpus (whose titles come from the labels).
-    Names are English: they are kept when --lang includes en.
+    Names are English: they are kept when --languages includes en.
     """
     from ..kg.sources.wikidata5m import Wikidata5mSource
 
@@ -231,10 +233,10 @@ def ingest_wikidata5m(triples, entity_aliases, relation_aliases, corpus, chunk_s
     pairs = [(source("entity-aliases"), f) for f in entity_aliases]
     pairs += [(source("relation-aliases"), f) for f in relation_aliases]
     pairs += [(source("triples"), f) for f in triples]
-    pairs += [(source("corpus", labels_from=str(store)), f) for f in corpus]
+    pairs += [(source("corpus", labels_from=str(store)), f) for f in documents]
     if not pairs:
         raise click.UsageError(
-            "give at least one of --triples, --entity-aliases, --relation-aliases, --corpus")
+            "give at least one of --triples, --entity-aliases, --relation-aliases, --documents")
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages)
 

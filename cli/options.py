@@ -20,3 +20,44 @@ def with_options(options):
             f = option(f)
         return f
     return decorate
+
+
+class RenamedOption(click.Option):
+    """An option that still accepts its old spellings for one release: each use of one prints
+    `warning: OLD is deprecated, use NEW` on stderr and gives its value to this option, and
+    `--help` shows only the new name. Use as `cls=RenamedOption, old_names=("--lang",)` in
+    click.option (or subclass it to combine with another option class)."""
+
+    def __init__(self, *args, old_names: tuple[str, ...] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.old_names = tuple(old_names)
+
+    def _old_key(self, old: str) -> str:
+        # A parser destination of its own, so that handle_parse_result can tell which spelling was used.
+        return f"{self.name}\0{old}"
+
+    def add_to_parser(self, parser, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        opts, name = self.opts, self.name
+        try:
+            for old, key in [(old, self._old_key(old)) for old in self.old_names]:
+                self.opts, self.name = [old], key
+                super().add_to_parser(parser, ctx)
+        finally:
+            self.opts, self.name = opts, name
+
+    def handle_parse_result(self, ctx: click.Context, opts, args):
+        given = {old: opts[self._old_key(old)] for old in self.old_names if self._old_key(old) in opts}
+        if given:
+            opts = dict(opts)
+            new = next((o for o in self.opts if o.startswith("--")), self.opts[0])
+            for old, value in given.items():
+                if not ctx.resilient_parsing:
+                    click.echo(f"warning: {old} is deprecated, use {new}", err=True)
+                if self.name not in opts:
+                    opts[self.name] = value
+                elif self.multiple:
+                    opts[self.name] = [*opts[self.name], *value]
+                elif opts[self.name] != value:
+                    raise click.BadOptionUsage(old, f"{old} and {new} are one option: give {new} only", ctx)
+        return super().handle_parse_result(ctx, opts, args)

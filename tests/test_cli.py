@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, dump_tables, run_cli
 
 
 @pytest.fixture
@@ -85,6 +85,42 @@ def test_kg_facts_json_lines(store):
     assert [json.loads(l)["object"] for l in at.stdout.splitlines()] == ["Q586"]
     current = run_cli("kg", "facts", "--relation", "P36", "--current", "--store", str(store), "--json", check=True)
     assert [json.loads(l)["object"] for l in current.stdout.splitlines()] == ["Q64"]
+
+
+def test_ingest_takes_languages_and_still_lang(tmp_path, wikidata_dump):
+    """--languages, as every other command spells it; --lang (the old spelling) ingests the same
+    rows with one warning line."""
+    tables, warnings = {}, {}
+    for flag in ("--languages", "--lang"):
+        store = tmp_path / f"{flag[2:]}.sqlite"
+        proc = run_cli("ingest", "wikidata", str(wikidata_dump), "--store", str(store), flag, "en,de", "--quiet",
+                       check=True)
+        warnings[flag] = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+        tables[flag] = dump_tables(store)
+    assert warnings == {"--languages": [], "--lang": ["warning: --lang is deprecated, use --languages"]}
+    assert tables["--languages"] == tables["--lang"]
+    assert ("languages", '["en", "de"]') in tables["--languages"]["meta"]
+    assert {row[1] for row in tables["--languages"]["names"]} == {"en", "de"}
+
+
+def test_ingest_wikidata5m_takes_documents_and_still_corpus(tmp_path):
+    """The Wikidata5M corpus file is --documents (--corpus names a frequency corpus in the store);
+    --corpus FILE still works for one release, with one warning line."""
+    w5m = FIXTURES / "wikidata5m"
+    tables, warnings = {}, {}
+    for flag in ("--documents", "--corpus"):
+        store = tmp_path / f"{flag[2:]}.sqlite"
+        proc = run_cli("ingest", "wikidata5m", "--entity-aliases", str(w5m / "wikidata5m_entity.txt"), flag,
+                       str(w5m / "wikidata5m_text.txt"), "--store", str(store), "--quiet")
+        assert proc.returncode == 3, proc.stderr  # the fixtures hold bad lines on purpose
+        warnings[flag] = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+        tables[flag] = dump_tables(store)
+    assert warnings == {"--documents": [], "--corpus": ["warning: --corpus is deprecated, use --documents"]}
+    assert tables["--documents"] == tables["--corpus"]
+    assert tables["--documents"]["documents"] and all(
+        row[0].startswith("wikidata5m:") for row in tables["--documents"]["documents"])
+    nothing = run_cli("ingest", "wikidata5m", "--store", str(tmp_path / "none.sqlite"))
+    assert nothing.returncode == 2 and "--relation-aliases, --documents" in nothing.stderr
 
 
 def test_help_explains_every_command():

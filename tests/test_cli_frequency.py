@@ -128,13 +128,33 @@ def test_raw_strings_are_counted_by_reading_the_corpus(sample):
         out = json.loads(proc.stdout)
         return out["documents"], out["counted_by"]
 
-    assert count("pair", "capital", "GERMANY", "--corpus", corpus) == (2, "scan")
-    assert count("pair", "Q183", "bonn", "--corpus", corpus, "--store", store) == (1, "scan")
-    assert count("entity", "Berlin", "--corpus", corpus) == (1, "scan")  # not "Berliner"
-    assert count("entity", "fashion)", "--corpus", corpus) == (1, "scan")
-    assert count("entity", "Q183", "--corpus-from-store", "--store", store) == (0, "scan")  # the store has no documents
+    assert count("pair", "capital", "GERMANY", "--documents", corpus) == (2, "scan")
+    assert count("pair", "Q183", "bonn", "--documents", corpus, "--store", store) == (1, "scan")
+    assert count("entity", "Berlin", "--documents", corpus) == (1, "scan")  # not "Berliner"
+    assert count("entity", "fashion)", "--documents", corpus) == (1, "scan")
+    assert count("entity", "Q183", "--from-store", "--store", store) == (0, "scan")  # the store has no documents
     missing = run_cli("frequency", "entity", "Paris")
-    assert missing.returncode == 2 and "--corpus" in missing.stderr
+    assert missing.returncode == 2 and "give --documents FILE or --from-store" in missing.stderr
+
+
+def test_old_spellings_of_the_scan_options_still_count_with_a_warning(sample, tmp_path):
+    """--corpus FILE and --corpus-from-store (before --documents and --from-store) work for one
+    release: same counts, one warning line each."""
+    corpus, store = str(sample / "docs.jsonl"), str(sample / "graph.sqlite")
+    extra = tmp_path / "more.jsonl"
+    extra.write_text('{"id": "m1", "title": "", "text": "Berlin again."}\n')
+
+    def count(*args):
+        proc = run_cli("frequency", *args, "--json", check=True)
+        return json.loads(proc.stdout)["documents"], proc.stderr.splitlines()
+
+    assert count("entity", "Berlin", "--corpus", corpus) == (1, ["warning: --corpus is deprecated, use --documents"])
+    # both spellings at once: the files of both are read
+    assert count("entity", "Berlin", "--documents", str(extra), "--corpus", corpus) == (
+        2, ["warning: --corpus is deprecated, use --documents"])
+    assert count("pair", "Q183", "Q64", "--corpus-from-store", "--store", store) == (
+        0, ["warning: --corpus-from-store is deprecated, use --from-store"])
+    assert count("entity", "Berlin", "--documents", corpus) == (1, [])
 
 
 def test_killed_indexing_resumes_to_the_same_counts(sample, tmp_path):
@@ -204,7 +224,7 @@ def test_corpus_files_read_directly_equal_the_ingested_ones(tmp_path):
     run_cli("ingest", "trex", trex, "--store", store, "--quiet", check=True)
     w5m = FIXTURES / "wikidata5m"
     ingest = run_cli("ingest", "wikidata5m", "--entity-aliases", str(w5m / "wikidata5m_entity.txt"),
-                     "--corpus", str(w5m / "wikidata5m_text.txt"), "--store", store, "--quiet")
+                     "--documents", str(w5m / "wikidata5m_text.txt"), "--store", store, "--quiet")
     assert ingest.returncode == 3  # the fixtures hold bad lines on purpose
     idx = {name: str(tmp_path / f"{name}.sqlite") for name in ("links_file", "links_store", "names_file", "names_store")}
     run_cli("corpus", "index", trex, "--format", "trex", "--links", "--index", idx["links_file"], "--quiet",
@@ -244,6 +264,25 @@ def test_annotate_writes_counts_into_the_store(sample):
     assert sorted(b for _, b in stored.values() if b != "0") == ["[1,2)"] * 3
     nowhere = run_cli("frequency", "annotate", "--relation", "P36", "--store", store, "--index", index)
     assert nowhere.returncode == 2 and "--to-store" in nowhere.stderr
+
+
+def test_annotate_names_the_stored_corpus_with_corpus_and_still_corpus_name(sample):
+    """--corpus NAME, as `probeset build --corpus` reads it; --corpus-name (the old spelling)
+    stores under the same name with one warning line."""
+    from factprobe.kg.graph import KnowledgeGraph
+
+    store, index = str(sample / "graph.sqlite"), str(sample / "n.sqlite")
+    run_cli("corpus", "index", str(sample / "docs.jsonl"), "--store", store, "--index", index, "--quiet")
+    stored, warnings = {}, {}
+    for flag, name in (("--corpus", "wiki-new"), ("--corpus-name", "wiki-old")):
+        proc = run_cli("frequency", "annotate", "--relation", "P36", "--to-store", flag, name, "--store", store,
+                       "--index", index, "--json", "--quiet", check=True)
+        assert json.loads(proc.stdout)["store_corpus"] == name
+        warnings[flag] = proc.stderr.splitlines()
+        with KnowledgeGraph(store) as kg:
+            stored[flag] = {fact: (n, bucket) for fact, _, n, bucket in kg.fact_frequencies(name)}
+    assert warnings == {"--corpus": [], "--corpus-name": ["warning: --corpus-name is deprecated, use --corpus"]}
+    assert stored["--corpus"] == stored["--corpus-name"] and sum(n for n, _ in stored["--corpus"].values()) == 3
 
 
 def test_unreachable_elasticsearch_is_one_line_naming_the_url(sample):
