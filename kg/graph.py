@@ -63,6 +63,19 @@ class KnowledgeGraph:
     def close(self) -> None:
         self.conn.close()
 
+    def as_of(self) -> str | None:
+        """The graph's own date, YYYY-MM-DD: the latest revision of any entity read into it (a
+        Wikidata JSON dump's `modified`); None when no input said (T-REx, Wikidata5M, truthy RDF)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='as_of'").fetchone()
+        return row[0] if row else None
+
+    def loaded_on(self) -> str | None:
+        """The UTC date the store last finished an ingest, YYYY-MM-DD; None when none finished."""
+        row = self.conn.execute("SELECT MAX(finished) FROM ingests WHERE complete=1").fetchone()
+        if not row or row[0] is None:
+            return None
+        return _dt.datetime.fromtimestamp(row[0], _dt.timezone.utc).date().isoformat()
+
     def __enter__(self) -> KnowledgeGraph:
         return self
 

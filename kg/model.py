@@ -200,6 +200,9 @@ class Rows:
     provenance: list[tuple] = field(default_factory=list)
     documents: list[tuple] = field(default_factory=list)
     annotations: list[tuple] = field(default_factory=list)
+    # (key, value) rows of the store's `meta` table, kept at their largest value: "as_of", the
+    # latest entity revision date (YYYY-MM-DD) of the records a source read
+    meta: list[tuple] = field(default_factory=list)
 
     def extend(self, other: Rows) -> None:
         for name in self.__dataclass_fields__:

@@ -44,6 +44,8 @@ _COPY = (
     "INSERT OR REPLACE INTO main.names SELECT n.* FROM s.names n JOIN temp.keep k ON k.id = n.entity",
     "INSERT OR IGNORE INTO main.types SELECT t.* FROM s.types t JOIN temp.keep k ON k.id = t.entity",
     "INSERT OR REPLACE INTO main.facts SELECT * FROM s.facts",
+    """INSERT INTO main.meta SELECT m.* FROM s.meta m WHERE m.key = 'as_of'
+    ON CONFLICT(key) DO UPDATE SET value=MAX(meta.value, excluded.value)""",
 )
 
 

@@ -148,6 +148,8 @@ _INSERTS = {
         "datatype=COALESCE(excluded.datatype, entities.datatype)"
     ),
     "names": "INSERT OR REPLACE INTO names VALUES (?,?,?,?)",
+    # The graph's date (KnowledgeGraph.as_of) is its latest revision among every input read.
+    "meta": "INSERT INTO meta VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=MAX(meta.value, excluded.value)",
     "types": "INSERT OR IGNORE INTO types VALUES (?,?,?)",
     "facts": "INSERT OR REPLACE INTO facts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "provenance": "INSERT OR IGNORE INTO provenance VALUES (?,?,?,?)",

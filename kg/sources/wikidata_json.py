@@ -10,6 +10,7 @@ they can be counted but are never true of anything.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,15 @@ def _qualifier_time(qualifiers: dict, prop: str) -> TimeValue | None:
     return None
 
 
+_REVISION = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T")
+
+
+def revision_date(modified: object) -> str:
+    """An entity record's `modified` ("2024-05-01T12:00:00Z") as its date; "" when absent or not
+    a timestamp (it dates the graph only, so a bad one is no reason to reject the record)."""
+    return modified[:10] if isinstance(modified, str) and _REVISION.match(modified) else ""
+
+
 @dataclass(frozen=True)
 class WikidataJsonSource:
     languages: tuple[str, ...] = ("en",)
@@ -118,6 +128,7 @@ class WikidataJsonSource:
         rows = Rows()
         rejects: list[tuple[int, str, str]] = []
         records = 0
+        latest = ""  # the chunk's latest `modified` date: the graph's date is the dump's (as_of)
         for line_no, raw in split_lines(chunk):
             line = raw.strip()
             if line[-1:] == b",":
@@ -135,12 +146,15 @@ class WikidataJsonSource:
             try:
                 self._entity(entity, rows, line_no, rejects, null)
                 records += 1
+                latest = max(latest, revision_date(entity.get("modified")))
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 # Drop whatever the broken entity had already added: all of it or nothing.
                 for table, mark in zip((rows.entities, rows.names, rows.types, rows.facts), marks):
                     del table[mark:]
                 rejects.append((line_no, f"{entity['id']}: bad entity ({type(exc).__name__}: {exc})",
                                 excerpt(raw)))
+        if latest:
+            rows.meta.append(("as_of", latest))
         return ParseResult(rows, records, rejects)
 
     def _entity(self, e: dict, rows: Rows, line_no: int, rejects: list, null: object = None) -> None:
