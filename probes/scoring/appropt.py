@@ -15,9 +15,7 @@ import torch
 
 from .label_trie import ROOT, LabelPath, LabelTrie, Terminal, TrieCache, prompt_ids  # noqa: F401
 from .scorer import Unsupported
-from .trie_search import (_START, ApprOptHit, _Beam, _beam_search, _CachedBatch, _chain, _FullPasses,  # noqa: F401
-                          _Job, _keep_best, _log_softmax, _nth_best, _Outcome, _rank, _run_cached, _run_uncached,
-                          _top)
+from .trie_search import ApprOptHit, SearchJob, SearchOutcome, keep_best, run_cached, run_uncached, top_hits
 
 __all__ = ["ApprOptHit", "ApprOptQuery", "ApprOptRanker", "ApprOptResult", "SearchStats", "LabelTrie", "LabelPath",
            "Terminal", "TrieCache", "appropt", "appropt_many", "appropt_search", "appropt_uncached", "exhaustive",
@@ -31,7 +29,7 @@ class SearchStats:
     tokens_forwarded: int  # its own tokens in them, padding excluded
     completed: int  # label completions seen (EOS children of live beams, banned entities excluded)
     visited: frozenset[int]  # trie nodes entered: live beams' nodes and EOS nodes taken
-    certified: bool = False  # the hits are provably the exact top n (see _beam_search)
+    certified: bool = False  # the hits are provably the exact top n (see trie_search.py)
     width: int = 0  # the beam's width in the last search (n, or wider when exact=True widened it)
 
 
@@ -69,12 +67,12 @@ def local_model(scorer):
     return inner
 
 
-def _job(scorer, query: ApprOptQuery) -> _Job:
+def _job(scorer, query: ApprOptQuery) -> SearchJob:
     if query.n < 1:
         raise ValueError(f"n must be at least 1, not {query.n}")
     query.trie.check_model(scorer)
     banned = frozenset(query.banned)
-    return _Job(prompt_ids(scorer, query.prompt), query.trie, query.n, query.n, banned,
+    return SearchJob(prompt_ids(scorer, query.prompt), query.trie, query.n, query.n, banned,
                 query.trie.blocked(banned))
 
 
@@ -112,14 +110,14 @@ def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True
     return results
 
 
-def _run_all(scorer, jobs: list[_Job], cached: bool, batch_size: int) -> list[_Outcome]:
+def _run_all(scorer, jobs: list[SearchJob], cached: bool, batch_size: int) -> list[SearchOutcome]:
     if not cached:
-        outcomes = [_run_uncached(scorer, job) for job in jobs]
+        outcomes = [run_uncached(scorer, job) for job in jobs]
         _record_work(scorer, sum(j.forward_passes for j in jobs), sum(j.tokens_forwarded for j in jobs))
         return outcomes
     outcomes = []
     for lo in range(0, len(jobs), max(1, batch_size)):
-        found, passes, tokens = _run_cached(scorer, jobs[lo:lo + batch_size])
+        found, passes, tokens = run_cached(scorer, jobs[lo:lo + batch_size])
         _record_work(scorer, passes, tokens)
         outcomes += found
     return outcomes
@@ -165,8 +163,8 @@ def exhaustive(scorer, prompt: str, trie: LabelTrie, n: int, *,
         path = trie.tokens_to(node)
         logprob = path_logprob(scorer, ids, path)
         for terminal in alive:
-            _keep_best(best, ApprOptHit(terminal.entity, terminal.name, logprob))
-    return list(_top(best, n))
+            keep_best(best, ApprOptHit(terminal.entity, terminal.name, logprob))
+    return list(top_hits(best, n))
 
 
 def path_logprob(scorer, ids: Sequence[int], path: Sequence[int]) -> float:

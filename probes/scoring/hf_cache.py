@@ -1,7 +1,7 @@
 """KV-cache views the causal scorer (hf_causal.py) shares between its scoring passes and its
-generation (hf_generation.py): a cache copied so a forward appends to the copy only, expanded
-across rows without copying, reordered to follow beams, its size in bytes; the float32
-log-softmax every pass takes; and the keyword a forward takes its cache by.
+generation (hf_generation.py, hf_decode.py): a cache copied so a forward appends to the copy
+only, expanded across rows without copying, reordered to follow beams; the float32 log-softmax
+every pass takes; and the keyword a forward takes its cache by.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ def cache_of(out):
     return cache if cache is not None else out.past_key_values
 
 
-def _log_softmax_row(logits: torch.Tensor) -> torch.Tensor:
+def log_softmax_row(logits: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the last dimension, in float32 whatever the model's dtype."""
     return torch.log_softmax(logits.float(), dim=-1)
 
 
-def _expanded(cache, batch: int):
+def expanded_cache(cache, batch: int):
     """A fresh cache whose layers view the prefix's keys/values across `batch` rows, no copy.
 
     Each forward appends to (and so replaces) a layer's tensors, so the prefix's own cache stays
@@ -56,7 +57,7 @@ def _copied(cache):
     return fresh
 
 
-def _reordered(cache, rows: torch.Tensor):
+def reordered_cache(cache, rows: torch.Tensor):
     """A cache whose batch rows are `rows` of the given one (beams follow their parents)."""
     fresh = _copied(cache)
     for layer in fresh.layers:
@@ -65,11 +66,3 @@ def _reordered(cache, rows: torch.Tensor):
             layer.values = layer.values.index_select(0, rows)
     return fresh
 
-
-def _cache_bytes(cache) -> int:
-    total = 0
-    for layer in cache.layers:
-        for t in (getattr(layer, "keys", None), getattr(layer, "values", None)):
-            if t is not None:
-                total += t.numel() * t.element_size()
-    return total

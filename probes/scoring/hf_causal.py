@@ -18,7 +18,7 @@ import torch
 from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
-from .hf_cache import _expanded, _log_softmax_row, cache_of, with_cache
+from .hf_cache import cache_of, expanded_cache, log_softmax_row, with_cache
 from .hf_generation import CausalGeneration, eos_ids  # noqa: F401  (label_trie and the tests import eos_ids here)
 from .hf_packing import Row, Unit, chain_layout, cut_passes, pack_rows, packed_layout, windowed
 from .label_trie import label_end_id, label_tokens, prompt_ids
@@ -326,7 +326,7 @@ class HFCausalScorer(CausalGeneration, Scorer):
             layout = packed_layout(rows, cached, self.pad_id)
             extra = {"position_ids": layout.positions.to(self.device),
                      "attention_mask": self._masks(layout.sees, layout.positions, cached)}
-        past = _expanded(DynamicCache(cache), len(rows)) if cache is not None else DynamicCache()
+        past = expanded_cache(DynamicCache(cache), len(rows)) if cache is not None else DynamicCache()
         out = self.model(input_ids=layout.ids.to(self.device), **with_cache(self.model, past), use_cache=True,
                          logits_to_keep=layout.keep, **extra)
         read = self._read(out.logits, layout.kept)
@@ -372,7 +372,7 @@ class HFCausalScorer(CausalGeneration, Scorer):
         for start in range(0, len(kept), chunk):
             part = kept[start:start + chunk]
             rows = logits[torch.tensor([k[0] for k in part], device=at), torch.tensor([k[1] for k in part], device=at)]
-            logprobs = _log_softmax_row(rows)
+            logprobs = log_softmax_row(rows)
             best = logprobs.argmax(dim=-1).tolist()
             where, targets, slots = [], [], []
             for n, (_, _, node, offset) in enumerate(part):
@@ -458,7 +458,7 @@ class HFCausalScorer(CausalGeneration, Scorer):
         mask = None if all(len(p) == longest for p in paths) else torch.tensor(
             [[1] * (len(ids) + len(p)) + [0] * (longest - len(p)) for p in paths], device=self.device)
         logits = self.model(input_ids=rows, attention_mask=mask, use_cache=False, logits_to_keep=longest + 1).logits
-        scores = _log_softmax_row(logits[:, :-1])
+        scores = log_softmax_row(logits[:, :-1])
         self._count(rows.numel(), sum(longest - len(p) for p in paths))
         # Summed in double, as the trie search sums its per-step float32 log-probs in Python floats.
         return [float(scores[k, torch.arange(len(p)), torch.tensor(p, device=scores.device)].double().sum())

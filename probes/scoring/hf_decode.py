@@ -19,7 +19,7 @@ import torch
 from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
-from .hf_cache import _expanded, _reordered, cache_of, with_cache
+from .hf_cache import cache_of, expanded_cache, reordered_cache, with_cache
 from .requests import Generation, GenerateRequest
 
 # What a forward pass costs beyond its tokens, in tokens: a batch of its own runs its prefill and
@@ -187,7 +187,7 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
         model(input_ids=torch.tensor([prompts[0][:shared]], device=device), **with_cache(model, cache),
               use_cache=True, logits_to_keep=1)
         scorer._count(shared, 0)
-        cache = _expanded(cache, len(group))
+        cache = expanded_cache(cache, len(group))
     lengths = torch.tensor([len(p) - shared for p in prompts], device=device)
     column = torch.arange(width, device=device)
     pad = (column[None, :] < (width - lengths)[:, None])  # left padding of each prompt's rest
@@ -205,9 +205,9 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
     owner = torch.tensor([g for g, (_, rs) in enumerate(group) for _ in rs], device=device)
     cache = cache_of(out)
     if len(group) == 1:
-        cache = _expanded(cache, len(rows))
+        cache = expanded_cache(cache, len(rows))
     elif len(rows) > len(group):
-        cache = _reordered(cache, owner)
+        cache = reordered_cache(cache, owner)
     logits = out.logits[:, -1].float().index_select(0, owner)
     seen, at = seen.index_select(0, owner), at.index_select(0, owner)
     following = positions[:, -1].index_select(0, owner) + 1
@@ -227,7 +227,7 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
                 continue
             tokens[b].append(token)
             text = scorer.tokenizer.decode(tokens[b], skip_special_tokens=True)
-            cut = _first_stop(text, request.stop)
+            cut = first_stop(text, request.stop)
             if cut is not None:
                 done[rows[b]] = (text[:cut], "stop")
             elif len(tokens[b]) == request.max_tokens:
@@ -238,7 +238,7 @@ def _decode(scorer, group: _Group, requests: Sequence[GenerateRequest], eos: set
             return done
         if len(keep) < len(live):  # finished rows leave: they would cost every later step
             index = torch.tensor(keep, device=device)
-            cache, logits = _reordered(cache, index), None
+            cache, logits = reordered_cache(cache, index), None
             seen, at, following = seen.index_select(0, index), at.index_select(0, index), following.index_select(0, index)
             live = [live[j] for j in keep]
             chosen = [chosen[j] for j in keep]
@@ -322,6 +322,7 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+def first_stop(text: str, stops: Sequence[str]) -> int | None:
+    """Where the earliest of the stop strings starts in text, or None when none occurs."""
     hits = [text.find(s) for s in stops if s and s in text]
     return min(hits) if hits else None

@@ -12,8 +12,8 @@ from typing import Sequence
 
 import torch
 
-from .hf_cache import _log_softmax_row, _reordered, cache_of, with_cache
-from .hf_decode import _first_stop, decode_batched
+from .hf_cache import cache_of, log_softmax_row, reordered_cache, with_cache
+from .hf_decode import decode_batched, first_stop
 from .requests import Generation, GenerateRequest
 
 
@@ -55,7 +55,7 @@ class CausalGeneration:
         cache = cache_of(out)
         live: list[tuple[tuple[int, ...], float]] = [((), 0.0)]  # (tokens, summed log-prob) per cache row
         done: list[tuple[float, str, str]] = []  # (score, text, finish reason), in the order found
-        logprobs = _log_softmax_row(out.logits[:, -1])
+        logprobs = log_softmax_row(out.logits[:, -1])
         for step in range(request.max_tokens):
             scores = torch.tensor([s for _, s in live], device=logprobs.device, dtype=torch.float64)[:, None] + logprobs
             # 2 x width candidates leave `width` live ones even if every beam's best token ends it.
@@ -68,7 +68,7 @@ class CausalGeneration:
                     done.append((score, self.tokenizer.decode(tokens, skip_special_tokens=True), "eos"))
                     continue
                 text = self.tokenizer.decode((*tokens, token), skip_special_tokens=True)
-                cut = _first_stop(text, request.stop)
+                cut = first_stop(text, request.stop)
                 if cut is not None:
                     done.append((score, text[:cut], "stop"))
                     continue
@@ -84,12 +84,12 @@ class CausalGeneration:
                 done += [(score, self.tokenizer.decode(tokens, skip_special_tokens=True), "length")
                          for tokens, score in live]
                 break
-            cache = _reordered(cache, torch.tensor(parents, device=self.device))
+            cache = reordered_cache(cache, torch.tensor(parents, device=self.device))
             out = self.model(input_ids=torch.tensor(chosen, device=self.device)[:, None], **with_cache(self.model, cache),
                              use_cache=True)
             self._count(len(chosen), 0)
             cache = cache_of(out)
-            logprobs = _log_softmax_row(out.logits[:, -1])
+            logprobs = log_softmax_row(out.logits[:, -1])
         best = sorted(range(len(done)), key=lambda k: (-done[k][0], k))[:request.n]
         self.work.requests += 1
         return Generation(tuple(done[k][1] for k in best), tuple(done[k][2] for k in best))

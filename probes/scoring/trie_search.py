@@ -1,6 +1,6 @@
 """ApprOpt's trie beam search, the machinery behind probes/scoring/appropt.py: the search as a
 coroutine (`_beam_search`), driven many at a time in lockstep over one KV cache (`_CachedBatch`,
-`_run_cached`) or with a full forward pass per beam and no cache (`_FullPasses`, `_run_uncached`,
+`run_cached`) or with a full forward pass per beam and no cache (`_FullPasses`, `run_uncached`,
 the benchmark's baseline), and the ranking of hits (an entity keeps its best name; ties by name,
 then entity id). How the search works and why: docs/design-notes.md, probes/scoring/appropt.py.
 """
@@ -13,7 +13,7 @@ from typing import Sequence
 
 import torch
 
-from .hf_cache import cache_of, with_cache
+from .hf_cache import cache_of, log_softmax_row, with_cache
 from .label_trie import ROOT, LabelTrie
 
 
@@ -28,7 +28,9 @@ _START = None  # what a search yields first: "the prompt's log-probs, please"
 
 
 @dataclass(frozen=True)
-class _Outcome:
+class SearchOutcome:
+    """What one search found (its top hits) and what it took (steps, completions, nodes entered)."""
+
     hits: tuple[ApprOptHit, ...]
     steps: int
     completed: int
@@ -45,7 +47,7 @@ class _Beam:
 def _beam_search(trie: LabelTrie, n: int, width: int, banned: frozenset[str], blocked: frozenset[int]):
     """The search as a coroutine, so that one driver can run many in lockstep: it yields _START,
     then (parents, tokens, nodes) for each step, is sent the log-prob rows it asked for
-    ([1, vocab] after the prompt, [beams, vocab] after a step) and returns an _Outcome.
+    ([1, vocab] after the prompt, [beams, vocab] after a step) and returns an SearchOutcome.
 
     The beam keeps `width` prefixes (n for ApprOpt as published). The best score among the
     prefixes it left for lack of room bounds every label it never saw, since log-probs only fall
@@ -56,7 +58,7 @@ def _beam_search(trie: LabelTrie, n: int, width: int, banned: frozenset[str], bl
     completed = step = 0
     left_behind = -math.inf
     if not trie.children[ROOT] or ROOT in blocked:  # nothing to find: ask for no forward pass
-        return _Outcome((), 0, 0, frozenset(visited), True)
+        return SearchOutcome((), 0, 0, frozenset(visited), True)
     live = [_Beam(ROOT, 0.0)]
     rows = yield _START
     while True:
@@ -73,7 +75,7 @@ def _beam_search(trie: LabelTrie, n: int, width: int, banned: frozenset[str], bl
                 for terminal in trie.terminals[node]:
                     if terminal.entity not in banned:
                         completed += 1
-                        _keep_best(best, ApprOptHit(terminal.entity, terminal.name, score))
+                        keep_best(best, ApprOptHit(terminal.entity, terminal.name, score))
         expansions.sort(key=lambda e: (-e[0], e[1], e[2]))
         if len(expansions) > width:
             left_behind = max(left_behind, expansions[width][0])
@@ -86,11 +88,13 @@ def _beam_search(trie: LabelTrie, n: int, width: int, banned: frozenset[str], bl
         visited.update(beam.node for beam in live)
         step += 1
     certified = left_behind == -math.inf or left_behind < _nth_best(best, n)
-    return _Outcome(_top(best, n), step, completed, frozenset(visited), certified)
+    return SearchOutcome(top_hits(best, n), step, completed, frozenset(visited), certified)
 
 
 @dataclass
-class _Job:
+class SearchJob:
+    """One search to run: the prompt's ids, the trie and the beam; it counts its own work."""
+
     ids: list[int]
     trie: LabelTrie
     n: int
@@ -118,7 +122,7 @@ class _CachedBatch:
     tokens, so each pass right-pads its block, and an attention mask with explicit positions
     keeps padding out of every real token's view."""
 
-    def __init__(self, scorer, jobs: dict[int, _Job]) -> None:
+    def __init__(self, scorer, jobs: dict[int, SearchJob]) -> None:
         self.model, self.device, self.pad_id = scorer.model, scorer.device, scorer.pad_id
         self.jobs = jobs
         self.owner: list[int] = list(jobs)  # row -> job key; a job's rows are contiguous
@@ -143,7 +147,7 @@ class _CachedBatch:
                          logits_to_keep=1)
         self.cache, self.mask, self.next_position = cache_of(out), mask, mask.sum(dim=1)
         self._count({key: len(self.jobs[key].ids) for key in self.owner})
-        rows = _log_softmax(out.logits[:, -1])
+        rows = log_softmax_row(out.logits[:, -1])
         return {key: rows[row:row + 1] for row, key in enumerate(self.owner)}
 
     def advance(self, requests: dict[int, tuple[list[int], list[int], list[int]]]) -> dict[int, torch.Tensor]:
@@ -194,7 +198,7 @@ class _CachedBatch:
                          **with_cache(self.model, self.cache), use_cache=True)
         self.cache, self.mask = cache_of(out), mask
         self.next_position = self.next_position + block.sum(dim=1)
-        rows = _log_softmax(out.logits[block.bool()])  # real positions only, row after row
+        rows = log_softmax_row(out.logits[block.bool()])  # real positions only, row after row
         at = 0
         fed: dict[int, int] = {}
         for row, (feed, node) in enumerate(zip(feeds, nodes)):
@@ -233,7 +237,7 @@ def _chain(trie: LabelTrie, blocked: frozenset[int], token: int, node: int) -> t
 class _FullPasses:
     """No cache: prompt + prefix through the whole model, for every beam at every step."""
 
-    def __init__(self, scorer, job: _Job) -> None:
+    def __init__(self, scorer, job: SearchJob) -> None:
         self.model, self.device, self.job = scorer.model, scorer.device, job
         self.prefixes: list[tuple[int, ...]] = [()]
         self.forward_passes = self.tokens_forwarded = 0
@@ -251,12 +255,12 @@ class _FullPasses:
         for counter in (self, self.job):
             counter.forward_passes += 1
             counter.tokens_forwarded += len(ids)
-        return _log_softmax(out.logits[:, -1])
+        return log_softmax_row(out.logits[:, -1])
 
 
-def _run_cached(scorer, jobs: list[_Job]) -> tuple[list[_Outcome], int, int]:
+def run_cached(scorer, jobs: list[SearchJob]) -> tuple[list[SearchOutcome], int, int]:
     """Every job's search, in lockstep over one batch; and the passes and tokens of the batch."""
-    outcomes: dict[int, _Outcome] = {}
+    outcomes: dict[int, SearchOutcome] = {}
     searches = {}
     for key, job in enumerate(jobs):
         search = job.search()
@@ -282,7 +286,8 @@ def _run_cached(scorer, jobs: list[_Job]) -> tuple[list[_Outcome], int, int]:
     return [outcomes[k] for k in range(len(jobs))], batch.forward_passes, batch.tokens_forwarded
 
 
-def _run_uncached(scorer, job: _Job) -> _Outcome:
+def run_uncached(scorer, job: SearchJob) -> SearchOutcome:
+    """The job's search with a full forward pass per step and no cache (the baseline)."""
     search = job.search()
     try:
         next(search)
@@ -305,13 +310,15 @@ def _rank(hit: ApprOptHit) -> tuple[float, str, str]:
     return (-hit.logprob, hit.name, hit.entity)
 
 
-def _keep_best(best: dict[str, ApprOptHit], hit: ApprOptHit) -> None:
+def keep_best(best: dict[str, ApprOptHit], hit: ApprOptHit) -> None:
+    """Record hit unless its entity already has a better one (an entity keeps its best name)."""
     held = best.get(hit.entity)
     if held is None or _rank(hit) < _rank(held):
         best[hit.entity] = hit
 
 
-def _top(best: dict[str, ApprOptHit], n: int) -> tuple[ApprOptHit, ...]:
+def top_hits(best: dict[str, ApprOptHit], n: int) -> tuple[ApprOptHit, ...]:
+    """The n best entities' hits, best first (ties by name, then entity id)."""
     return tuple(sorted(best.values(), key=_rank)[:n])
 
 
@@ -320,6 +327,3 @@ def _nth_best(best: dict[str, ApprOptHit], n: int) -> float:
         return -math.inf
     return sorted((h.logprob for h in best.values()), reverse=True)[n - 1]
 
-
-def _log_softmax(logits: torch.Tensor) -> torch.Tensor:
-    return torch.log_softmax(logits.float(), dim=-1)
