@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from factprobe.probes.scoring import hf_decode
-from factprobe.probes.scoring.hf_generation import eos_ids
+from factprobe.probes.scoring.tokens import eos_ids
 from factprobe.probes.scoring.requests import GenerateRequest
 from scoring_models import REAL_MODELS, real_scorer
 

@@ -187,7 +187,7 @@ def test_one_step_beam_search_is_the_top_tokens():
     is a finished, empty answer), best first."""
     import torch
 
-    from factprobe.probes.scoring.hf_causal import eos_ids
+    from factprobe.probes.scoring.tokens import eos_ids
     from factprobe.probes.scoring.requests import GenerateRequest
     from scoring_models import real_scorer
 

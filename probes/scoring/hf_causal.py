@@ -19,7 +19,7 @@ from transformers import DynamicCache
 
 from .device import is_out_of_memory, release_memory
 from .hf_cache import cache_of, expanded_cache, log_softmax_row, with_cache
-from .hf_generation import CausalGeneration, eos_ids  # noqa: F401  (label_trie and the tests import eos_ids here)
+from .hf_generation import CausalGeneration
 from .hf_packing import Row, Unit, chain_layout, cut_passes, pack_rows, packed_layout, windowed
 from .label_trie import label_end_id, label_tokens, prompt_ids
 from .prefix_tree import Node, PrefixTree, distinct_prefixes

@@ -2,8 +2,8 @@
 (hf_causal.py), answers greedy and sampled `generate` requests many at a time (hf_decode.py:
 prompts share their common prefix and a batch, each sample draws from its own seeded generator),
 and beam requests one at a time by beam search over summed log-probabilities (no length penalty,
-stopped early once nothing live can enter the top n). Stop strings are cut off; `eos_ids` are
-the tokens that end a text.
+stopped early once nothing live can enter the top n). Stop strings are cut off; a text ends at
+any of `eos_ids` (tokens.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import torch
 from .hf_cache import cache_of, log_softmax_row, reordered_cache, with_cache
 from .hf_decode import decode_batched, first_stop
 from .requests import Generation, GenerateRequest
+from .tokens import eos_ids
 
 
 class CausalGeneration:
@@ -99,10 +100,3 @@ def _settled(done: list[tuple[float, str, str]], best_live: float, n: int) -> bo
     """True when n finished hypotheses score at least `best_live`: no live beam can overtake them."""
     return len(done) >= n and sorted((d[0] for d in done), reverse=True)[n - 1] >= best_live
 
-
-def eos_ids(tokenizer, model) -> list[int]:
-    """Every token that ends a text for this model: the generation config's and the tokenizer's,
-    each once, in that order."""
-    found = model.generation_config.eos_token_id if model.generation_config is not None else None
-    ids = [*(found if isinstance(found, list) else [found]), tokenizer.eos_token_id]
-    return list(dict.fromkeys(int(i) for i in ids if i is not None))

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from .tokens import eos_ids
+
 ROOT = 0
 _FORMAT = 1  # bump when the on-disk layout or the path definition changes
 
@@ -196,8 +198,6 @@ def end_of_label(tokenizer, model, identity: str = "the model") -> int:
     tokenizer_eos = tokenizer.eos_token_id
     if tokenizer_eos is not None:
         return int(tokenizer_eos)
-    from .hf_causal import eos_ids
-
     ids = eos_ids(tokenizer, model)
     if not ids:
         raise ValueError(f"{identity}: the model names no EOS token to end a label with")

@@ -1,4 +1,5 @@
-"""Where the context ends in token space.
+"""Token facts every causal backend shares: where the context ends in token space, and which
+tokens end a text (`eos_ids`).
 
 The context and continuation are tokenized together, because a tokenizer may merge across the
 boundary (a context's trailing space usually becomes part of the continuation's first token).
@@ -39,3 +40,11 @@ def split_at_context(encode: Callable[[str], list[int]], context: str, continuat
     if n >= len(joint):
         raise ValueError(f"continuation {continuation!r} adds no token after context {context[-40:]!r}")
     return Split(tuple(joint), n)
+
+
+def eos_ids(tokenizer, model) -> list[int]:
+    """Every token that ends a text for this model: the generation config's and the tokenizer's,
+    each once, in that order."""
+    found = model.generation_config.eos_token_id if model.generation_config is not None else None
+    ids = [*(found if isinstance(found, list) else [found]), tokenizer.eos_token_id]
+    return list(dict.fromkeys(int(i) for i in ids if i is not None))
