@@ -156,7 +156,9 @@ class SemanticIndex:
         features, weights = self.matrix.indices[lo:hi], self.matrix.data[lo:hi].astype(np.float64)
         hits = pool.postings[features]
         contributions = hits.data * np.repeat(weights, np.diff(hits.indptr))
-        total = np.bincount(hits.indices, weights=contributions, minlength=len(pool))
+        # float64 even when no posting matches: numpy 2 gives int64 zeros for an empty input,
+        # which neither takes the dense rows' float products nor the -inf `ranked` marks with
+        total = np.bincount(hits.indices, weights=contributions, minlength=len(pool)).astype(np.float64, copy=False)
         # Dense rows one at a time, in feature order: a BLAS product would sum in an order that
         # depends on its thread count (ties between near-duplicates must not), and is slower
         # here under load than these few vector updates.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from conftest import run_cli
@@ -158,6 +159,35 @@ def test_semantic_index_roundtrip_and_empty_bags(graph, tmp_path):
     (tmp_path / "s" / "meta.json").write_text(json.dumps({**reloaded.meta, "format": 1}))
     with pytest.raises(ValueError, match="format 1.*rebuild it with `factprobe distractors build`"):
         SemanticIndex.load(tmp_path / "s")
+
+
+def test_scores_of_an_outsider_whose_shared_features_are_all_dense_rows(graph, monkeypatch):
+    """Lyon against the capitals: every feature it shares with them (P31, city, P17, France...) is
+    held by enough capitals to be a dense row, so no sparse posting matches and np.bincount starts
+    from an empty input, for which numpy 2 returns int64 zeros: adding the dense rows' float
+    products into those raised a casting error. The scores are those of the same pool held sparse."""
+    _, kg, index = graph
+    capitals = kg.entities_of_type(CAPITAL, via="P31")
+    held_sparse = index.pool(capitals)
+    expected = index.scores("Q456", held_sparse)
+    monkeypatch.setattr("factprobe.index.semantic.DENSE_MIN_POOL", 1)
+    dense = index.pool(capitals)
+    assert "Q456" not in dense.members and dense.postings.nnz == 0 and len(dense.dense_row) == 35
+    got = index.scores("Q456", dense)
+    assert got.dtype == np.float64 and got.tolist() == expected.tolist()
+    assert dict(zip(dense.members, got.tolist()))["Q90"] == max(got) > 0  # Paris shares France
+    assert [e for e, _ in index.ranked("Q456", dense)][0] == "Q90"
+
+
+def test_an_outsider_sharing_no_feature_with_a_pool_ranks_it_at_zero_by_id(graph):
+    """Smallton has no claims, so its only feature is itself: no member of the capitals' pool shares
+    it, the scores start from the int64 zeros np.bincount returns for empty input, and marking the
+    taken members with -inf overflowed. Every capital follows at similarity 0, by id."""
+    _, kg, index = graph
+    capitals = index.pool(kg.entities_of_type(CAPITAL, via="P31"))
+    assert index.has_vector("Q9001") and "Q9001" not in capitals.members
+    assert list(index.ranked("Q9001", capitals)) == [(e, 0.0) for e in sorted(CAPITALS)]
+    assert index.scores("Q9001", capitals).dtype == np.float64
 
 
 def test_cli_build_query_and_batch(graph, tmp_path):
