@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from factprobe.probes.methods import MethodContext  # noqa: E402
 from factprobe.probes.methods.eic_lke import EICLKE  # noqa: E402
-from factprobe.probes.methods.icl_mc import fictitious_name  # noqa: E402
+from factprobe.probes.methods.ic_lke import fictitious_name  # noqa: E402
 from factprobe.probes.scoring.loader import load_scorer  # noqa: E402
 from test_eval import CAPITALS  # noqa: E402
 

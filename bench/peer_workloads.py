@@ -7,7 +7,7 @@ one `loglikelihood` instance per (context, continuation), one `generate_until` i
 greedy prompt and `n` per sampled one (lm-eval repeats a request instead of asking for n).
 
 The prompt formats are factprobe's own: KDF's `render` (probes/methods/kdf.py), IC-LKE's
-"subject object" lines (probes/methods/icl_mc.py), BELIEF-ICL's instruction and Q/A lines
+"subject object" lines (probes/methods/ic_lke.py), BELIEF-ICL's instruction and Q/A lines
 (probes/methods/belief_icl.py).
 """
 
@@ -153,7 +153,7 @@ def kdf(graph: Graph, n: int, shots: int, seed: int, shared: bool) -> Workload:
 # -- IC-LKE with fixed examples --------------------------------------------------------------
 
 def iclke_fixed(graph: Graph, n: int, examples: int, choices: int, seed: int) -> Workload:
-    """IC-LKE as probes/methods/icl_mc.py prompts it with fixed_examples: per relation one draw of
+    """IC-LKE as probes/methods/ic_lke.py prompts it with fixed_examples: per relation one draw of
     `examples` "subject object" lines shared by every test fact of that relation, then the test
     subject; continuations " " + the gold label and choices - 1 wrong labels. Test facts are the
     relation's other subjects (38 for P17, 29 for P106, 6 for the others)."""

@@ -51,7 +51,7 @@ def sample_names() -> list[str]:
 
 def iclke_tokens(tokenizer, names: list[str], rng: random.Random, facts: int) -> dict[str, float]:
     from factprobe.probes.methods import MethodContext
-    from factprobe.probes.methods.icl_mc import ICLKE
+    from factprobe.probes.methods.ic_lke import ICLKE
 
     method = ICLKE(MethodContext({"examples": TREX_MC_EXAMPLES}))
     encode = lambda text: tokenizer(text, add_special_tokens=True)["input_ids"]  # noqa: E731

@@ -256,7 +256,7 @@ class Runner:
                       partial(steps.report_step, [f for f, _ in runs], report, title))
         return {"out": str(p.out), "report": str(report / "report.html") if p.report else None,
                 "runs": [str(f) for f, _ in runs], "seconds": round(time.perf_counter() - self.started, 1),
-                "headline": _headline(runs)}
+                "headline": headline_lines(runs)}
 
 
 def _safe(model: str) -> str:
@@ -267,66 +267,17 @@ def _json(value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _chance(probes: Path) -> float | None:
-    """Expected accuracy of a uniform guess over a multiple-choice set's test items (None when the
-    items have no choices): a headline number means little without it."""
-    shares = []
-    try:
-        with open(probes, encoding="utf-8") as lines:
-            for line in lines:
-                item = json.loads(line)
-                options = item.get("choices") or item.get("options")
-                if item.get("split") != "demo" and options:
-                    shares.append(1 / len(options))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return sum(shares) / len(shares) if shares else None
+def headline_lines(runs: list[tuple[Path, Path]]) -> list[str]:
+    """One line per evaluation (run folder, probe set): the folder, its item count and the figures
+    its method's `headline` gives (probes/methods); a run without a readable aggregate has none."""
+    from ..probes.methods import Method, registered
 
-
-def _headline(runs: list[tuple[Path, Path]]) -> list[str]:
-    """One line per evaluation: accuracy against chance and by frequency bucket; Min@n / Avg@n
-    per distractor strategy; BELIEF-ICL's Acc@1, Consist and Ovconf per setting; the baselines."""
     lines = []
     for folder, probes in runs:
         try:
             aggregate = json.loads((folder / "aggregate.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             continue
-        text = f"{folder.name} ({aggregate.get('items')} items):"
-        strategies = aggregate.get("by_strategy") or {}
-        if isinstance(aggregate.get("by_setting"), dict):  # BELIEF-ICL: its measures per setting
-            text += ";".join(
-                f" {name} Acc@1 {_fmt(v.get('accuracy'))}{_range(v.get('acc_at_1_interval'))} "
-                f"Consist {_fmt(v.get('consistency'))} Ovconf {_fmt(v.get('overconfidence'))}"
-                f"{_range(v.get('overconfidence_interval'))}" for name, v in aggregate["by_setting"].items())
-        elif isinstance(aggregate.get("baselines"), dict):  # the distractor paper's baselines
-            b = aggregate["baselines"]
-            text += "".join(f" {label} {_fmt(b.get(key))}{_range(b.get(key + '_interval'))}"
-                            for key, label in (("probability", "probability"), ("precision_at_n", "Precision@n"),
-                                               ("rouge_l", "ROUGE-L")) if b.get(key) is not None)
-        elif strategies:
-            text += "; ".join(f" {s} Min@n {_fmt(v.get('min_at_n'))}{_range(v.get('min_at_n_interval'))} "
-                              f"Avg@n {_fmt(v.get('avg_at_n'))}{_range(v.get('avg_at_n_interval'))}"
-                              for s, v in strategies.items())
-        else:
-            chance = _chance(probes)
-            text += f" accuracy {_fmt(aggregate.get('accuracy'))}{_range(aggregate.get('accuracy_interval'))}"
-            text += f" (chance {chance:.3f})" if chance is not None else ""
-            buckets = {b: v for b, v in (aggregate.get("by_bucket") or {}).items() if b != "none"}
-            if buckets:
-                text += " | by bucket " + ", ".join(f"{b} {_fmt(v.get('accuracy'), 2)}{_range(v.get('interval'), 2)}"
-                                                    for b, v in buckets.items())
-        lines.append(text)
+        figures = registered().get(aggregate.get("method"), Method).headline(aggregate, probes)
+        lines.append(f"{folder.name} ({aggregate.get('items')} items):" + (f" {figures}" if figures else ""))
     return lines
-
-
-def _range(interval: dict | None, digits: int = 3) -> str:
-    """ [low, high], the 95% interval; a figure over too few items says so."""
-    if not interval or interval.get("low") is None:
-        return ""
-    few = f", {interval['n']} items: too few to read" if interval.get("few") else ""
-    return f" [{interval['low']:.{digits}f}, {interval['high']:.{digits}f}{few}]"
-
-
-def _fmt(value, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from factprobe.probes.methods import MethodContext
-from factprobe.probes.methods.icl_mc import ICLKE
+from factprobe.probes.methods.ic_lke import ICLKE
 
 DEMOS = [{"subject_label": f"Country{k}", "object_label": f"City{k}", "relation": "P36"} for k in range(8)]
 ITEM = {"id": "icl-mc:x", "relation": "P36", "subject_label": "France", "choices": ["Paris", "Lyon"],

@@ -57,10 +57,10 @@ def test_the_report_names_the_scoring_a_run_used():
 
 def test_the_bucket_plot_knows_chance_and_the_label_names_the_options():
     from factprobe.probes.report.loading import Run
-    from factprobe.probes.report.plots import _chance
+    from factprobe.probes.report.plots import chance_level
 
     kdf = Run("r", {"method": "kdf", "model": "m", "options": {"scoring": "option-text"}}, {},
               ({"option_logprobs": [-1.0] * 4}, {"letter_logprobs": [-1.0] * 4}))
-    assert _chance(kdf) == 0.25 and kdf.label == "m / kdf (scoring=option-text)"
-    assert _chance(Run("r", {"method": "ic-lke"}, {}, ({"choices": 20}, {"choices": 10}))) == 0.075
-    assert _chance(Run("r", {"method": "distractor"}, {}, ({"min_at_n": 1.0},))) is None
+    assert chance_level(kdf) == 0.25 and kdf.label == "m / kdf (scoring=option-text)"
+    assert chance_level(Run("r", {"method": "ic-lke"}, {}, ({"choices": 20}, {"choices": 10}))) == 0.075
+    assert chance_level(Run("r", {"method": "distractor"}, {}, ({"min_at_n": 1.0},))) is None

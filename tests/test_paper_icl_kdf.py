@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.eic_lke import EICLKE
-from factprobe.probes.methods.icl_mc import ICLKE
+from factprobe.probes.methods.ic_lke import ICLKE
 from factprobe.probes.runner import evaluate
 from wikidata_builder import item, write_dump
 

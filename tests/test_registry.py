@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import run_cli
+from factprobe.probes.document import Section
 from factprobe.probes.methods import METHODS, Method, register, registered, unregister
 from factprobe.probes.probeset import KINDS
 
@@ -142,6 +143,26 @@ def test_the_runner_skips_an_item_missing_a_field_the_method_reads_naming_it(toy
                  tmp_path / "kdf")
 
 
+def test_the_pipeline_headline_and_the_report_show_what_the_method_declares(toy, tmp_path):
+    """The toy method's own `headline` and report section (tests/toy_method.py): the pipeline's
+    closing line and the report's "Method measures" show them, one table over both toy runs."""
+    from factprobe.cli.pipeline import headline_lines
+    from factprobe.probes.report import build_document, load_runs, to_markdown
+    from factprobe.probes.runner import evaluate
+
+    probes = write_items(tmp_path / "toy.jsonl", ITEMS)
+    evaluate(_StubScorer(), "toy", probes, tmp_path / "one")
+    evaluate(_StubScorer(), "toy", probes, tmp_path / "two", options={"top_k": 2})
+    # the stub answers "paris" with 0.5 everywhere: toy:1 right, toy:2 and toy:3 wrong
+    assert headline_lines([(tmp_path / "one", probes), (tmp_path / "missing", probes)]) == [
+        "one (3 items): accuracy 0.333 [0.061, 0.792, 3 items: too few to read] | by bucket "
+        "[1,10) 1.00 [0.21, 1.00, 1 items: too few to read], 0 0.00 [0.00, 0.66, 2 items: too few to read] "
+        "| mean confidence 0.500 (top_k 1)"]
+    markdown = to_markdown(build_document(load_runs([tmp_path / "one", tmp_path / "two"]), "t"))
+    assert ("## Method measures\n\n### Toy: mean confidence\n\n| Run | Mean confidence | top_k |\n|---|---|---|\n"
+            "| R1 | 0.5000 | 1 |\n| R2 | 0.5000 | 2 |\n\n## Accuracy by frequency bucket") in markdown
+
+
 def test_every_registered_method_declares_what_the_others_read():
     methods = registered()
     assert tuple(methods)[:len(BUILT_IN)] == BUILT_IN
@@ -150,7 +171,8 @@ def test_every_registered_method_declares_what_the_others_read():
         assert cls.summary.strip() and "\n" not in cls.summary
         assert cls.kinds and set(cls.kinds) <= set(KINDS)
         assert cls.reads and all(isinstance(field, str) for field in cls.reads)
-        assert callable(cls.aggregate_extra)
+        assert callable(cls.aggregate_extra) and callable(cls.headline)
+        assert all(isinstance(section, Section) for section in cls.report_sections)
 
 
 def test_eval_help_lists_every_methods_summary():
@@ -172,12 +194,18 @@ def test_register_checks_the_declarations(toy):
     class TakenName(Method):
         name, summary, kinds, reads = "toy", "one line", ("cloze",), ("prompt",)
 
+    class SectionsInAList(Method):
+        name, summary, kinds, reads = "bad", "one line", ("cloze",), ("prompt",)
+        report_sections = [toy.report_sections[0]]
+
     with pytest.raises(ValueError, match="summary"):
         register(NoSummary)
     with pytest.raises(ValueError, match="probe-set kinds"):
         register(UnknownKind)
     with pytest.raises(ValueError, match="registered already"):
         register(TakenName)
+    with pytest.raises(ValueError, match="`report_sections` must be a tuple of probes.document.Section"):
+        register(SectionsInAList)
     assert register(toy) is toy  # the same class again: nothing changes
     with pytest.raises(TypeError):
         register(dict)

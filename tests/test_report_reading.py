@@ -74,13 +74,14 @@ def readable(tmp_path_factory) -> Path:
              {"id": "b", "correct": False, "position_logprobs": [-3.0, -4.0]},
              {"id": "c", "correct": True, "position_logprobs": [-2.0]}]
     run = _run(base / "iclke", "gguf:SmolLM2-135M-Instruct.Q4_1.gguf@b179c9523d0e/float32", iclke, items)
-    # BELIEF-ICL: 3 of 4 answers right in the 0.9 bin: Wilson(3, 4) = [0.3006, 0.9544]
+    # BELIEF (its measures table is its method's section, so the run says belief): 3 of 4 answers
+    # right in the 0.9 bin: Wilson(3, 4) = [0.3006, 0.9544]
     belief = {"acc_at_1": {"mean": 0.6, "sd": 0.05}, "acc_at_1_interval": {"low": 0.41, "high": 0.79, "few": False},
               "consistency": 0.4, "consistency_interval": {"low": 0.3, "high": 0.5, "few": False},
               "overconfidence": 0.1, "overconfidence_interval": {"low": -0.02, "high": 0.21, "few": False},
               "reliability": [{"confidence": 0.9, "accuracy": 0.75, "count": 4}]}
     other = _run(base / "belief", "gguf:gemma-3-270m-q4_k_m.gguf@a5fd3b62230a/float32", belief,
-                 [{"id": "x", "correct": True}], method="belief-icl")
+                 [{"id": "x", "correct": True}], method="belief")
     out = base / "report"
     write_report(load_runs([run, other]), out, "Readable")
     return out
@@ -91,7 +92,7 @@ def test_labels_are_short_and_the_runs_table_is_their_legend(readable):
     rows = table_rows(markdown, "| Run | Label |")
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("R1", "SmolLM2-135M-Instruct / ic-lke", "gguf:SmolLM2-135M-Instruct.Q4_1.gguf@b179c9523d0e/float32"),
-        ("R2", "gemma-3-270m / belief-icl", "gguf:gemma-3-270m-q4_k_m.gguf@a5fd3b62230a/float32")]
+        ("R2", "gemma-3-270m / belief", "gguf:gemma-3-270m-q4_k_m.gguf@a5fd3b62230a/float32")]
     assert rows[0][8] == "0.2000–0.8000 (few)"
 
 

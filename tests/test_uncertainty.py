@@ -98,7 +98,7 @@ def test_mcnemar_p_from_the_discordant_counts():
 
 
 def test_accuracy_at_k_carries_its_wilson_interval():
-    from factprobe.probes.aggregate import icl_measures
+    from factprobe.probes.methods.ic_lke import icl_measures
 
     # probabilities .9/.8/.6/.4 with verdicts T/F/T/T: above .5 are 3 items, 2 right -> Wilson(2, 3)
     records = [{"probability": p, "correct": c} for p, c in ((0.9, True), (0.8, False), (0.6, True), (0.4, True))]
@@ -108,7 +108,7 @@ def test_accuracy_at_k_carries_its_wilson_interval():
 
 
 def test_baselines_carry_intervals_over_facts():
-    from factprobe.probes.aggregate import baseline_measures
+    from factprobe.probes.methods.baselines import baseline_measures
 
     # f1 has two clozes: ROUGE-L 1 and 1 (fact mean 1), Precision@n 1 and 0 (fact mean 0.5);
     # f2: 1 and 1; f3: 0 and 0. ROUGE-L per fact (1, 1, 0): Wilson(2, 3) = [0.2077, 0.9385].

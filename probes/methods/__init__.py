@@ -1,7 +1,7 @@
 """Probing methods: each turns probe-set items into per-item records through a scorer.
 
-The registry below is the one list of methods; the runner, the aggregator, the CLI, the pipeline
-and the service all read `registered()`. A new method is one `Method` subclass (base.py), added
+The registry below is the one list of methods; the runner, the aggregator, the CLI, the pipeline,
+the report and the service all read `registered()`. A new method is one `Method` subclass (base.py), added
 by `register`, or for other processes by a module named in FACTPROBE_PLUGINS (docs/design-notes.md).
 """
 
@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from ..document import Section
 from ..probeset import KINDS
 from .base import Method, MethodContext
 from .baselines import Baselines
@@ -18,7 +19,7 @@ from .belief import Belief
 from .belief_icl import BeliefICL
 from .distractor import DistractorMeasure
 from .eic_lke import EICLKE
-from .icl_mc import ICLKE
+from .ic_lke import ICLKE
 from .kdf import KDF
 
 PLUGINS_ENV = "FACTPROBE_PLUGINS"
@@ -52,6 +53,11 @@ def register(method: type[Method], *, replace: bool = False) -> type[Method]:
         raise ValueError(f"{where}: `defaults` must be a dict of option -> default")
     if not callable(getattr(method, "aggregate_extra", None)):
         raise ValueError(f"{where}: `aggregate_extra` must be callable (records, options) -> dict")
+    if not callable(getattr(method, "headline", None)):
+        raise ValueError(f"{where}: `headline` must be callable (aggregate, probes) -> str")
+    sections = getattr(method, "report_sections", None)
+    if not isinstance(sections, tuple) or not all(isinstance(s, Section) for s in sections):
+        raise ValueError(f"{where}: `report_sections` must be a tuple of probes.document.Section; got {sections!r}")
     held = METHODS.get(name)
     if held is not None and held is not method and not replace:
         raise ValueError(f"method {name!r} is registered already ({held.__module__}.{held.__qualname__}); "

@@ -1,12 +1,16 @@
-"""What every method shares: its context (options, the probe set's demonstration pool) and its
-interface."""
+"""What every method shares: its context (options, the probe set's demonstration pool), its
+interface (running, its measures, its headline line, its report sections) with the defaults, and
+the number formats of headline lines."""
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar, Sequence
 
+from ..document import Section
 from ..metrics import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
 
 
@@ -25,14 +29,16 @@ class MethodContext:
 
 class Method:
     """A probing method, declared in one class: the registry (probes/methods/__init__.py) and
-    through it the runner, the aggregator, `factprobe eval`, the pipeline and the service read
-    these declarations and nothing else."""
+    through it the runner, the aggregator, `factprobe eval`, the pipeline, the report and the
+    service read these declarations and nothing else."""
 
     name: ClassVar[str]  # what --method, the pipeline config and the service call it
     summary: ClassVar[str]  # one line: the method's entry in `factprobe eval --help`
     kinds: ClassVar[tuple[str, ...]]  # probe-set kinds it reads (probes/probeset.py KINDS)
     reads: ClassVar[tuple[str, ...]] = ()  # item fields every test item must have; the runner skips others
     defaults: ClassVar[dict] = {}  # its options and their defaults
+    # its parts of the report's "Method measures" (probes/document `Section`), beside what every run gets
+    report_sections: ClassVar[tuple[Section, ...]] = ()
 
     @classmethod
     def aggregate_extra(cls, records: Sequence[dict], options: dict) -> dict:
@@ -40,6 +46,22 @@ class Method:
         for every method (accuracy, breakdowns by relation and bucket) and overriding those keys
         where it returns them. `options` are the run's (run.json). None by default."""
         return {}
+
+    @classmethod
+    def headline(cls, aggregate: dict, probes: Path) -> str:
+        """The run's figures in `factprobe run`'s closing summary, after "folder (N items):"; by
+        default accuracy with its 95% interval, a uniform guess's accuracy when the probe set
+        (`probes`, the file the run read) is multiple choice, and accuracy per frequency bucket."""
+        chance = chance_accuracy(probes)
+        text = f"accuracy {headline_number(aggregate.get('accuracy'))}"
+        text += headline_interval(aggregate.get("accuracy_interval"))
+        text += f" (chance {chance:.3f})" if chance is not None else ""
+        buckets = {b: v for b, v in (aggregate.get("by_bucket") or {}).items() if b != "none"}
+        if buckets:
+            text += " | by bucket " + ", ".join(
+                f"{b} {headline_number(v.get('accuracy'), 2)}{headline_interval(v.get('interval'), 2)}"
+                for b, v in buckets.items())
+        return text
 
     def __init__(self, context: MethodContext) -> None:
         unknown = set(context.options) - set(self.defaults)
@@ -62,3 +84,32 @@ def base_record(item: dict, **fields) -> dict:
     return {"id": item["id"], "fact": item.get("fact"), "relation": item.get("relation"),
             "subject_label": item.get("subject_label"), "object_label": item.get("object_label"),
             "bucket": item.get("bucket"), "frequency": item.get("frequency"), **fields}
+
+
+def chance_accuracy(probes: Path) -> float | None:
+    """Expected accuracy of a uniform guess over a multiple-choice set's test items (None when the
+    items have no choices, or the file cannot be read): a headline number means little without it."""
+    shares = []
+    try:
+        with open(probes, encoding="utf-8") as lines:
+            for line in lines:
+                item = json.loads(line)
+                options = item.get("choices") or item.get("options")
+                if item.get("split") != "demo" and options:
+                    shares.append(1 / len(options))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return sum(shares) / len(shares) if shares else None
+
+
+def headline_number(value, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def headline_interval(interval: dict | None, digits: int = 3) -> str:
+    """" [low, high]", the 95% interval to follow a headline number; a figure over too few items
+    says so; nothing without an interval."""
+    if not interval or interval.get("low") is None:
+        return ""
+    few = f", {interval['n']} items: too few to read" if interval.get("few") else ""
+    return f" [{interval['low']:.{digits}f}, {interval['high']:.{digits}f}{few}]"

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from pathlib import Path
 from typing import Sequence
 
 from .. import metrics
-from ..aggregate import baseline_measures
 from ..scoring.requests import GenerateRequest
 from ..templates import load_templates, prompt_before_object
-from .base import Method, answer_key, base_record
+from .base import Method, answer_key, base_record, headline_interval, headline_number
 from .distractor import all_names, label_request, log_plausibility
+from .measures import interval
 
 JUDGE_PROMPT = ("Question: {question}\nReference answers: {gold}\nProposed answer: {answer}\n"
                 "Is the proposed answer correct? Reply with yes or no only.")
@@ -28,6 +29,22 @@ CANDIDATE_DEFINITIONS = ("beam", "sample")
 STOP = ("\n", ".", ",")
 
 
+def baseline_measures(records: Sequence[dict], options: dict | None = None) -> dict:
+    """Each baseline's mean verdict over facts (the probability's mean value too), with its 95%
+    interval over facts; the judge when it ran. A record's values are already means over its
+    clozes (`Baselines.run`)."""
+    out = {}
+    for name, key in (("probability", "probability"), ("precision_at_n", "precision_at_n"), ("rouge_l", "rouge_l"),
+                      ("judge", "judge"), ("probability_known", "correct")):
+        kept = [r for r in records if r.get(key) is not None]
+        means = metrics.fact_means([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
+            if kept else []
+        out[name] = math.fsum(means) / len(means) if means else None  # metrics.mean_over_facts
+        # its 95% interval over facts (Wilson where every fact's value is 0 or 1)
+        out[f"{name}_interval"] = interval(means)
+    return {"baselines": out}
+
+
 class Baselines(Method):
     name = "baselines"
     summary = "probability, Precision@n, ROUGE-L and an LLM judge (options judge_model, judge_base_url)"
@@ -36,6 +53,16 @@ class Baselines(Method):
     aggregate_extra = staticmethod(baseline_measures)
     defaults = {"threshold": 0.5, "probability": "all-names", "candidates": "beam", "clozes": 5, "beams": 10,
                 "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None}
+
+    @classmethod
+    def headline(cls, aggregate: dict, probes: Path) -> str:
+        """Probability, Precision@n and ROUGE-L, those the run has."""
+        b = aggregate.get("baselines")
+        if not isinstance(b, dict):  # no records: what every method has
+            return super().headline(aggregate, probes)
+        return " ".join(f"{label} {headline_number(b.get(key))}{headline_interval(b.get(key + '_interval'))}"
+                        for key, label in (("probability", "probability"), ("precision_at_n", "Precision@n"),
+                                           ("rouge_l", "ROUGE-L")) if b.get(key) is not None)
 
     def __init__(self, context) -> None:
         super().__init__(context)

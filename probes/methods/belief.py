@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..aggregate import belief_measures
 from ..metrics import BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
 from .base import Method, answer_key, base_record
+from .belief_measures import BELIEF_DEFINITIONS, BELIEF_MEASURES, belief_measures
 
 # top_k for the content-free prompts of bias=entropy: more than any vocabulary, so the backend
 # returns every entry (hf_masked clips top_k to the vocabulary size).
@@ -27,7 +27,8 @@ class Belief(Method):
     summary = "masked-LM top-1 over every prompt of an item: Acc@1, Consist, Ovconf, coverage, bias level"
     kinds = ("cloze",)
     reads = ("prompts", "gold")
-    aggregate_extra = staticmethod(belief_measures)
+    aggregate_extra = staticmethod(belief_measures)  # belief_measures.py
+    report_sections = (BELIEF_MEASURES, BELIEF_DEFINITIONS)
     # Lists, not tuples: options are compared with run.json's JSON when a run resumes.
     defaults = {"top_k": 1, "content_free": True, "bias": "entropy",
                 "content_free_subjects": list(PAPER_CONTENT_FREE), "content_free_token": "N/A",

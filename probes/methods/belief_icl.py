@@ -7,14 +7,17 @@ docs/design-notes.md.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
-from ..aggregate import belief_icl_measures
+from .. import metrics
 from ..answers import matches_any, same_answer
-from ..metrics import PAPER_ACC_DRAWS
+from ..metrics import PAPER_ACC_DRAWS, answer_key
 from ..scoring.requests import GenerateRequest
-from .base import Method, base_record
+from .base import Method, base_record, headline_interval, headline_number
 from .belief import check_belief_options
+from .belief_measures import BELIEF_DEFINITIONS, belief_definitions, bias_levels, overconfidence_interval
+from .measures import accuracy_breakdown, interval
 
 SETTINGS = ("zero-shot", "x-random", "x-relation", "x-template")
 INSTRUCTION = "Predict the [MASK] in each sentence in one word."
@@ -27,11 +30,41 @@ class BeliefICL(Method):
     summary = "causal-LM Q/A answers per ICL setting, confidence from samples (options settings, samples)"
     kinds = ("belief-icl",)
     reads = ("prompt", "gold", "demonstrations")
-    aggregate_extra = staticmethod(belief_icl_measures)
+    # BELIEF's definitions; `by_setting` gets the report's generic breakdown table
+    report_sections = (BELIEF_DEFINITIONS,)
     # A list, not a tuple: options are compared with run.json's JSON when a run resumes.
     defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": 8, "temperature": 1.0,
                 "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A",
                 "bias": "top1", "acc_draws": PAPER_ACC_DRAWS}
+
+    @staticmethod
+    def aggregate_extra(records: Sequence[dict], options: dict) -> dict:
+        """Per ICL setting (`by_setting`): accuracy, Acc@1 over `acc_draws` one-template-per-fact
+        draws, Consist (pairs of a fact's answers that are the same answer by lemmas,
+        probes/answers.py), Ovconf and reliability bins (10, or one per answer when fewer),
+        one-word ratio, relation and bucket breakdowns and the bias level; a record's own
+        `correct` is the share of its settings that are correct."""
+        settings = list(dict.fromkeys(s for r in records for s in r["by_setting"]))
+        by_setting = {}
+        for setting in settings:
+            # One flat row per (item, setting): the setting's answer over the item's fields.
+            rows = [{**r, **r["by_setting"][setting]} for r in records if setting in r["by_setting"]]
+            by_setting[setting] = _setting_measures(rows, options.get("acc_draws", PAPER_ACC_DRAWS))
+        # The bias is the top-1 agreement share (bias_levels, per setting); the content-free
+        # entropy is not computed for decoders yet.
+        definitions = {**belief_definitions(records, options, options.get("bias", "top1")), "coverage_maximum": None}
+        return {"by_setting": by_setting, "definitions": definitions}
+
+    @classmethod
+    def headline(cls, aggregate: dict, probes: Path) -> str:
+        """Acc@1, Consist and Ovconf per setting."""
+        if not isinstance(aggregate.get("by_setting"), dict):  # no records: what every method has
+            return super().headline(aggregate, probes)
+        return "; ".join(f"{name} Acc@1 {headline_number(v.get('accuracy'))}"
+                         f"{headline_interval(v.get('acc_at_1_interval'))} Consist {headline_number(v.get('consistency'))}"
+                         f" Ovconf {headline_number(v.get('overconfidence'))}"
+                         f"{headline_interval(v.get('overconfidence_interval'))}"
+                         for name, v in aggregate["by_setting"].items())
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -110,6 +143,43 @@ class BeliefICL(Method):
         requests = [GenerateRequest(text, max_tokens=self.options["max_tokens"], stop=STOP) for text in unique]
         answers = dict(zip(unique, (g.texts[0].strip() for g in scorer.generate(requests)))) if requests else {}
         return {key: answers[text] for key, text in texts.items()}
+
+
+def _setting_measures(rows: list[dict], draws: int) -> dict:
+    per_fact: dict[str, list[dict]] = {}
+    for row in rows:
+        per_fact.setdefault(row.get("fact") or row["id"], []).append(row)
+    acc = metrics.acc_at_1([[bool(r["correct"]) for r in group] for group in per_fact.values()], draws=draws)
+    shares = []
+    for group in per_fact.values():
+        answers = [r["prediction"] for r in group]
+        pairs = [(a, b) for k, a in enumerate(answers) for b in answers[k + 1:]]
+        if pairs:
+            shares.append(sum(same_answer(a, b) for a, b in pairs) / len(pairs))
+    confidence = [r["confidence"] for r in rows]
+    correct = [bool(r["correct"]) for r in rows]
+    bins = min(10, len(rows))
+    facts = [([r["confidence"] for r in g], [bool(r["correct"]) for r in g]) for g in per_fact.values()]
+    return {"items": len(rows), "accuracy": sum(correct) / len(correct),
+            "accuracy_interval": interval([float(c) for c in correct]),
+            "acc_at_1_interval": interval([sum(c) / len(c) for _, c in facts]),
+            "consistency_interval": interval(shares),
+            "overconfidence_interval": overconfidence_interval(facts, bins),
+            "acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
+                         "draws": acc.draws},
+            "consistency": sum(shares) / len(shares) if shares else None,  # None: no fact has two templates
+            "overconfidence": metrics.overconfidence(confidence, correct, bins),
+            "mean_confidence": sum(confidence) / len(confidence),
+            "one_word_ratio": metrics.one_word_ratio([r["prediction"] for r in rows]),
+            "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
+                            for b in metrics.reliability_bins(confidence, correct, bins)],
+            "by_relation": accuracy_breakdown(rows, "relation"), "by_bucket": accuracy_breakdown(rows, "bucket"),
+            **bias_levels([(answer_key(r["prediction"]), _key(r.get("content_free_prediction")), r.get("relation"))
+                           for r in rows])}
+
+
+def _key(answer: str | None) -> str | None:
+    return None if answer is None else answer_key(answer)
 
 
 def masked(template: str, subject_label: str) -> str:

@@ -7,13 +7,64 @@ averaged over the fact's clozes; the details: docs/design-notes.md."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Sequence
 
 from .. import metrics
-from ..aggregate import distractor_measures
+from ..document import Block, Heading, ReportRun, Section, breakdown, fmt_count, table, with_interval
 from ..scoring.requests import LabelPathRequest, LabelPathScore
 from ..templates import load_templates, prompt_before_object
-from .base import Method, base_record
+from .base import Method, base_record, headline_interval, headline_number
+from .measures import interval
+
+
+def distractor_measures(records: Sequence[dict], options: dict | None = None) -> dict:
+    """Min@n and Avg@n per strategy, each with its own breakdowns by relation and bucket: a
+    record's `correct` speaks for one strategy at most, so the top-level breakdowns cannot."""
+    strategies = sorted({s for r in records for s in r["by_strategy"]})
+    out = {}
+    for strategy in strategies:
+        # One flat row per (item, strategy): the strategy's scores over the item's fields.
+        rows = [{**r, **r["by_strategy"][strategy]} for r in records if strategy in r["by_strategy"]]
+        out[strategy] = {**_min_avg(rows), "skipped": sum(len(r.get("skipped") or ()) for r in rows),
+                         "by_relation": _min_avg_by(rows, "relation"), "by_bucket": _min_avg_by(rows, "bucket")}
+    return {"by_strategy": out}
+
+
+def _min_avg(rows: Sequence[dict]) -> dict:
+    """A record's Min@n / Avg@n is already the mean over its clozes; the probe set's is the mean
+    over facts (metrics.mean_over_facts: a distractor set has one item per fact)."""
+    scored = [r for r in rows if r.get("min_at_n") is not None]
+    facts = [r.get("fact") or r["id"] for r in scored]
+
+    def over_facts(key: str) -> float | None:
+        return metrics.mean_over_facts([r[key] for r in scored], facts) if scored else None
+
+    def per_fact(key: str) -> list[float]:
+        return metrics.fact_means([r[key] for r in scored], facts) if scored else []
+
+    return {"min_at_n": over_facts("min_at_n"), "avg_at_n": over_facts("avg_at_n"), "items": len(scored),
+            "min_at_n_interval": interval(per_fact("min_at_n")), "avg_at_n_interval": interval(per_fact("avg_at_n"))}
+
+
+def _min_avg_by(rows: Sequence[dict], key: str) -> dict:
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        groups.setdefault("none" if row.get(key) is None else str(row[key]), []).append(row)
+    return {name: _min_avg(group) for name, group in groups.items()}
+
+
+def _strategy_blocks(runs: Sequence[ReportRun]) -> list[Block]:
+    rows = [(r.rid, s, with_interval(v.get("min_at_n"), v.get("min_at_n_interval")),
+             with_interval(v.get("avg_at_n"), v.get("avg_at_n_interval")), fmt_count(v.get("items")))
+            for r in runs for s, v in sorted(breakdown(r, "by_strategy").items()) if isinstance(v, dict)]
+    if not rows:
+        return []
+    return [Heading("Distractors: Min@n and Avg@n per strategy", 3),
+            table(("Run", "Strategy", "Min@n [95%]", "Avg@n [95%]", "Items"), rows)]
+
+
+MIN_AVG_BY_STRATEGY = Section(40, _strategy_blocks, breakdowns=("by_strategy",))
 
 
 class DistractorMeasure(Method):
@@ -22,7 +73,21 @@ class DistractorMeasure(Method):
     kinds = ("distractor",)
     reads = ("distractors", "object", "object_label", "subject_label")
     aggregate_extra = staticmethod(distractor_measures)
+    report_sections = (MIN_AVG_BY_STRATEGY,)
     defaults = {"clozes": 5, "n": None}  # n: default every named distractor the item has
+
+    @classmethod
+    def headline(cls, aggregate: dict, probes: Path) -> str:
+        """Min@n and Avg@n per strategy."""
+        strategies = aggregate.get("by_strategy") or {}
+        if not strategies:  # no records: what every method has
+            return super().headline(aggregate, probes)
+        def entry(name: str, v: dict) -> str:
+            return (f"{name} Min@n {headline_number(v.get('min_at_n'))}{headline_interval(v.get('min_at_n_interval'))} "
+                    f"Avg@n {headline_number(v.get('avg_at_n'))}{headline_interval(v.get('avg_at_n_interval'))}")
+
+        # two spaces after ";": the line as `factprobe run` has always printed it
+        return ";  ".join(entry(name, v) for name, v in strategies.items())
 
     def __init__(self, context) -> None:
         super().__init__(context)

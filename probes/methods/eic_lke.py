@@ -10,10 +10,9 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Sequence
 
-from ..aggregate import icl_measures
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method
-from .icl_mc import choice_record
+from .ic_lke import ACCURACY_AT_K, choice_record, icl_measures
 
 
 class EICLKE(Method):
@@ -23,6 +22,7 @@ class EICLKE(Method):
     kinds = ("icl-mc",)
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
+    report_sections = (ACCURACY_AT_K,)
     defaults = {"construction": "paper", "examples": 50, "every": 5, "separator": " ", "line_separator": None,
                 "reuse_prefix": False}
     line_separators = {"paper": ", ", "chain": "\n"}

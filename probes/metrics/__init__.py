@@ -20,12 +20,6 @@ from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations
 from .uncertainty import (BOOTSTRAP_DRAWS, FEW_ITEMS, Estimate, PairedTest, bootstrap, items_for_width, mcnemar,
                           mcnemar_p, proportion, wilson)
 
-# The private helpers stay importable from here too (they were names of the single-file metrics.py).
-from ._checks import _require_items, _require_prompts, _require_same_length  # noqa: F401
-from .belief import _PICKS_PER_CHUNK  # noqa: F401
-from .distractors import _first_n, _lcs_length  # noqa: F401
-from .iclke import _paired  # noqa: F401
-
 __all__ = [
     # BELIEF / BELIEF-ICL / MyriadLAMA
     "AccAt1", "BIAS_DEFINITIONS", "Bin", "COVERAGE_MAXIMUM", "Coverage", "PAPER_ACC_DRAWS", "PAPER_CONTENT_FREE",

@@ -3,20 +3,22 @@ comparison of two. Everything here reads run folders only; no model is loaded. O
 deterministic: runs are sorted, keys are sorted, numbers have 4 decimals.
 
 Modules, each depending only on those before it: loading (run folders), compute (overlap,
-comparisons), formatting (numbers), blocks (the document model and its sections), render
-(Markdown, HTML), plots (PNGs), write (the report on disk, `factprobe compare`'s text). The
-public names are re-exported here, so `from factprobe.probes.report import ...` keeps working.
+comparisons), sections (the report's sections, each method's own from the method registry),
+render (Markdown, HTML), plots (PNGs), write (the report on disk, `factprobe compare`'s text).
+The blocks and number formats are probes/document's. The public names are re-exported here, so
+`from factprobe.probes.report import ...` keeps working.
 """
 
-from .blocks import (BELIEF_BIAS, BELIEF_MAXIMUM, BELIEF_UNITS, HANDLED_BREAKDOWNS, Block, Heading, Image,
-                     Reliability, Table, Text, build_document, reliability_series)
+from ..document import (Block, Heading, Image, Table, Text, bucket_key, fmt, fmt_acc_at_1, fmt_cell, fmt_count,
+                        fmt_signed, natural_key)
 from .compute import (KNOWN_DEFINITIONS, KNOWN_RULE, SHARING_DEFINITIONS, Comparison, Definitions, Overlap,
-                      PairRow, bucket_key, comparable_pairs, compare, is_known, known_units, natural_key, overlap,
-                      relation_means, same_probe_set)
-from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count, fmt_signed
+                      PairRow, comparable_pairs, compare, is_known, known_units, overlap, relation_means,
+                      same_probe_set)
 from .loading import RUN_FILES, Run, RunError, load_run, load_runs
 from .plots import plot_buckets, plot_overlap, plot_relations, plot_reliability
 from .render import md_escape, to_html, to_markdown
+from .sections import (SHARED_BREAKDOWNS, Reliability, build_document, method_sections, reliability_series,
+                       shown_breakdowns)
 from .write import ReportFiles, comparison_text, write_report
 
 __all__ = [
@@ -28,9 +30,9 @@ __all__ = [
     "comparable_pairs", "Comparison", "compare",
     # formatting
     "fmt", "fmt_signed", "fmt_count", "fmt_cell", "fmt_acc_at_1",
-    # blocks
-    "HANDLED_BREAKDOWNS", "Heading", "Text", "Table", "Image", "Block", "BELIEF_UNITS", "BELIEF_BIAS",
-    "BELIEF_MAXIMUM", "Reliability", "reliability_series", "build_document",
+    # blocks (probes/document) and sections
+    "Heading", "Text", "Table", "Image", "Block", "SHARED_BREAKDOWNS", "Reliability", "build_document",
+    "method_sections", "reliability_series", "shown_breakdowns",
     # render
     "md_escape", "to_markdown", "to_html",
     # plots

@@ -1,17 +1,17 @@
-"""Pure computations over loaded runs, no I/O: what counts as known, the sort orders of relations
-and frequency buckets, the overlap between two runs (subsumption, sharing, correlations of
-per-relation accuracies) under the chosen `Definitions`, and the side-by-side `Comparison`
-behind `factprobe compare`, and IC-LKE's per-position curve.
+"""Pure computations over loaded runs, no I/O: what counts as known, the overlap between two
+runs (subsumption, sharing, correlations of per-relation accuracies) under the chosen
+`Definitions`, the side-by-side `Comparison` behind `factprobe compare`, and IC-LKE's
+per-position curve. The sort orders of relations and buckets: probes/document/formatting.py.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from .. import metrics
+from ..document import breakdown, bucket_key, natural_key, number
 from ..metrics.uncertainty import Estimate, mean_estimate
 from .loading import Run
 
@@ -24,37 +24,11 @@ def is_known(correct) -> bool:
     return isinstance(correct, (int, float)) and correct == 1.0
 
 
-def natural_key(text: str) -> tuple:
-    """P17 before P36 before P1376: digit runs compare as numbers."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
-
-
-def bucket_key(label: str) -> tuple:
-    """Frequency buckets by their lower edge ("0", "[1,10)", "[100,inf)"); labels that are not
-    buckets after them, alphabetically; "none" (unannotated items) last."""
-    if label == "none":
-        return (2, 0.0, label)
-    match = re.fullmatch(r"\[?\s*([0-9.]+)\s*(,.*)?", label)
-    if match:
-        try:
-            return (0, float(match.group(1)), label)
-        except ValueError:
-            pass
-    return (1, 0.0, label)
-
-
 def same_probe_set(a: Run, b: Run) -> bool:
     """The same file contents when both runs know the SHA-256; otherwise the same file name."""
     if a.probes_sha256 and b.probes_sha256:
         return a.probes_sha256 == b.probes_sha256
     return a.probes == b.probes
-
-
-def _number(value) -> float | None:
-    """A float for tables and JSON; None for missing values and NaN (JSON has no NaN)."""
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return None if math.isnan(value) else float(value)
 
 
 # How `compare` and `report` decide what a run knows (see `Definitions`): the first value of each
@@ -178,16 +152,16 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
     both = len(known_a & known_b)
     if definitions.known == "per-template":
         relation_of = {u: units_a[u][0] for u in shared}
-        subsumption_ab = _number(metrics.subsumption_rate_by_relation(known_a, known_b, relation_of))
-        subsumption_ba = _number(metrics.subsumption_rate_by_relation(known_b, known_a, relation_of))
-        sharing = _number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
+        subsumption_ab = number(metrics.subsumption_rate_by_relation(known_a, known_b, relation_of))
+        subsumption_ba = number(metrics.subsumption_rate_by_relation(known_b, known_a, relation_of))
+        sharing = number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
             known_a & units, known_b & units, units, definitions.sharing)))
     else:
         # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
         # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
         subsumption_ab = metrics.subsumption_rate(known_a, known_b) if known_a else None
         subsumption_ba = metrics.subsumption_rate(known_b, known_a) if known_b else None
-        sharing = _number(_sharing(known_a, known_b, shared, definitions.sharing))
+        sharing = number(_sharing(known_a, known_b, shared, definitions.sharing))
     by_id_a = {r["id"]: r for r in items_a}
     by_id_b = {r["id"]: r for r in items_b}
     shared_ids = sorted({u[0] for u in shared}, key=str)
@@ -197,7 +171,7 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
     pearson = kendall = None
     if len(relations) >= 2:
         x, y = [acc_a[r] for r in relations], [acc_b[r] for r in relations]
-        pearson, kendall = _number(metrics.pearson(x, y)), _number(metrics.kendall_tau(x, y))
+        pearson, kendall = number(metrics.pearson(x, y)), number(metrics.kendall_tau(x, y))
     return Overlap(shared=len(shared), both=both, only_a=len(known_a) - both, only_b=len(known_b) - both,
                    neither=len(shared) - len(known_a | known_b), subsumption_ab=subsumption_ab,
                    subsumption_ba=subsumption_ba, sharing=sharing, relations=len(relations), pearson=pearson,
@@ -236,13 +210,8 @@ def comparable_pairs(runs: Sequence[Run], definitions: Definitions = Definitions
             if a.method == b.method and same_probe_set(a, b)]
 
 
-def _breakdown(run: Run, key: str) -> dict[str, dict]:
-    value = run.aggregate.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _entry_accuracy(entry) -> float | None:
-    return _number(entry.get("accuracy")) if isinstance(entry, dict) else None
+def entry_accuracy(entry) -> float | None:
+    return number(entry.get("accuracy")) if isinstance(entry, dict) else None
 
 
 def _diff(a: float | None, b: float | None) -> float | None:
@@ -261,13 +230,13 @@ class Comparison:
         def side(run: Run) -> dict:
             return {"folder": run.folder, "model": run.model, "method": run.method, "probes": run.probes,
                     "probes_sha256": run.probes_sha256, "items": run.item_count,
-                    "accuracy": _number(run.aggregate.get("accuracy"))}
+                    "accuracy": number(run.aggregate.get("accuracy"))}
 
         def table(key: str, order) -> dict:
-            ta, tb = _breakdown(self.a, key), _breakdown(self.b, key)
+            ta, tb = breakdown(self.a, key), breakdown(self.b, key)
             out = {}
             for name in sorted(set(ta) | set(tb), key=order):
-                acc_a, acc_b = _entry_accuracy(ta.get(name)), _entry_accuracy(tb.get(name))
+                acc_a, acc_b = entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name))
                 out[name] = {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b),
                              "total_a": (ta.get(name) or {}).get("total"), "total_b": (tb.get(name) or {}).get("total")}
             return out

@@ -10,9 +10,10 @@ import textwrap
 from pathlib import Path
 from typing import Sequence
 
-from .blocks import bin_interval, reliability_series
-from .compute import PairRow, _breakdown, _entry_accuracy, _number, bucket_key, natural_key, position_curve
+from ..document import breakdown, bucket_key, natural_key, number
+from .compute import PairRow, entry_accuracy, position_curve
 from .loading import Run
+from .sections import bin_interval, reliability_series
 
 
 def _figure(width: float, height: float):
@@ -31,11 +32,11 @@ def _wrap(text: str, width: int = 32) -> str:
 
 
 def _nan(value) -> float:
-    number = _number(value)
-    return math.nan if number is None else number
+    x = number(value)
+    return math.nan if x is None else x
 
 
-def _chance(run: Run) -> float | None:
+def chance_level(run: Run) -> float | None:
     """A uniform guess's accuracy over the run's multiple-choice items; None without choices."""
     shares = []
     for item in run.items:
@@ -48,16 +49,16 @@ def _chance(run: Run) -> float | None:
 
 def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
     # Runs without a single bucket accuracy (e.g. multi-strategy distractor runs) only add legend noise.
-    runs = [r for r in runs if any(_entry_accuracy(v) is not None for v in _breakdown(r, "by_bucket").values())]
-    buckets = sorted({b for r in runs for b in _breakdown(r, "by_bucket")}, key=bucket_key)
+    runs = [r for r in runs if any(entry_accuracy(v) is not None for v in breakdown(r, "by_bucket").values())]
+    buckets = sorted({b for r in runs for b in breakdown(r, "by_bucket")}, key=bucket_key)
     if not buckets:
         return False
     fig = _figure(max(6.0, 1.2 * len(buckets) * max(1, len(runs)) ** 0.5 + 2), 4.5)
     ax = fig.add_subplot()
     width = 0.8 / len(runs)
     for k, run in enumerate(runs):
-        entries = [_breakdown(run, "by_bucket").get(b) or {} for b in buckets]
-        heights = [_nan(_entry_accuracy(e)) for e in entries]
+        entries = [breakdown(run, "by_bucket").get(b) or {} for b in buckets]
+        heights = [_nan(entry_accuracy(e)) for e in entries]
         # 95% intervals as error bars, where the run's aggregate has them (older runs: none)
         low = [h - _nan((e.get("interval") or {}).get("low")) for h, e in zip(heights, entries)]
         high = [_nan((e.get("interval") or {}).get("high")) - h for h, e in zip(heights, entries)]
@@ -70,7 +71,7 @@ def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
         # missing bucket, and 0.22 of 9 items reads differently from 0.22 of 900.
         ax.bar_label(bars, ["" if math.isnan(h) else f"{h:.2f}\nn={e.get('total')}" for h, e in zip(heights, entries)],
                      fontsize="xx-small", padding=2)
-    chances = {_chance(run) for run in runs}
+    chances = {chance_level(run) for run in runs}
     if len(chances) == 1 and None not in chances:
         ax.axhline(chances.pop(), color="grey", linestyle="--", linewidth=1, label="chance")
     ax.set_xticks(range(len(buckets)), buckets)
@@ -126,12 +127,12 @@ def plot_positions(runs: Sequence[Run], path: Path) -> bool:
 
 
 def plot_relations(runs: Sequence[Run], path: Path) -> bool:
-    relations = sorted({n for r in runs for n in _breakdown(r, "by_relation")}, key=natural_key)
+    relations = sorted({n for r in runs for n in breakdown(r, "by_relation")}, key=natural_key)
     if not relations:
         return False
     import numpy as np
 
-    values = np.array([[_nan(_entry_accuracy(_breakdown(r, "by_relation").get(rel))) for r in runs]
+    values = np.array([[_nan(entry_accuracy(breakdown(r, "by_relation").get(rel))) for r in runs]
                        for rel in relations], dtype=float)
     fig = _figure(max(5.0, 1.6 * len(runs) + 2.5), min(60.0, max(3.0, 0.35 * len(relations) + 2)))
     ax = fig.add_subplot()

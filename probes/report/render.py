@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from .blocks import Block, Heading, Image, Text
+from ..document import Block, Heading, Image, Text
 
 
 _MD_SPECIAL = re.compile(r"([\\`*<>|])")

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .blocks import build_document
+from ..document import fmt, fmt_signed
 from .compute import Definitions, comparable_pairs
-from .formatting import fmt, fmt_signed
 from .loading import Run
 from .plots import plot_buckets, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import to_html, to_markdown
+from .sections import build_document
 
 
 @dataclass

@@ -1,66 +1,35 @@
-"""The report as a document: blocks (headings, text, tables, images) that render to Markdown and
-to HTML alike, the builders of each section (runs, method measures, frequency buckets,
-reliability, IC-LKE positions, relations, overlap between runs) and `build_document`, which puts them together.
+"""The report's sections (runs, method measures, frequency buckets, reliability, IC-LKE
+positions, relations, overlap between runs) as blocks of probes/document, and `build_document`,
+which puts them together. "Method measures" holds the sections that the runs' methods declare
+(`report_sections`, probes/methods/base.py), then a table per breakdown no section shows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence, Union
+from typing import Sequence
 
-from .compute import Definitions, PairRow, _breakdown, bucket_key, comparable_pairs, natural_key, position_curve
-from .formatting import fmt, fmt_acc_at_1, fmt_cell, fmt_count, fmt_interval, interval_suffix, with_interval
+from ..document import (Block, Heading, Image, Section, Table, Text, breakdown, bucket_key, fmt, fmt_cell, fmt_count,
+                        fmt_interval, measure_columns, natural_key, table, with_interval)
+from ..methods import registered
+from ..metrics.uncertainty import wilson
+from .compute import Definitions, PairRow, comparable_pairs, position_curve
 from .loading import Run
 
-# Aggregate keys rendered by dedicated tables; any other `by_*` mapping gets a generic table.
-HANDLED_BREAKDOWNS = {"by_relation", "by_bucket", "by_strategy"}
+# The breakdowns every aggregate has; their own sections (buckets, relations) show them.
+SHARED_BREAKDOWNS = ("by_relation", "by_bucket")
 
 
-@dataclass(frozen=True)
-class Heading:
-    text: str
-    level: int = 2
+def method_sections(run: Run) -> tuple[Section, ...]:
+    """The report sections the run's method declares; none for a method no longer registered."""
+    cls = registered().get(run.method)
+    return tuple(cls.report_sections) if cls is not None else ()
 
 
-@dataclass(frozen=True)
-class Text:
-    text: str
-
-
-@dataclass(frozen=True)
-class Table:
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class Image:
-    file: str
-    alt: str
-
-
-Block = Union[Heading, Text, Table, Image]
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
-    return Table(tuple(headers), tuple(tuple(r) for r in rows))
-
-
-def _headline_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict], str]]]:
-    """The BELIEF-style measures present in any of `entries` (a run's aggregate, or one setting
-    of a breakdown), as (column header, formatter) pairs; absent ones get no column."""
-    candidates = [
-        ("acc_at_1", "Acc@1 (mean ± SD) [95%]",
-         lambda d: fmt_acc_at_1(d.get("acc_at_1")) + interval_suffix(d.get("acc_at_1_interval"))),
-        ("consistency", "Consistency [95%]", lambda d: with_interval(d.get("consistency"), d.get("consistency_interval"))),
-        ("overconfidence", "Overconfidence [95%]",
-         lambda d: with_interval(d.get("overconfidence"), d.get("overconfidence_interval"))),
-        ("one_word_ratio", "One-word ratio", lambda d: fmt(d.get("one_word_ratio"))),
-        ("coverage", "Coverage avg / max / oracle",
-         lambda d: " / ".join(fmt((d.get("coverage") or {}).get(k)) for k in ("average", "maximum", "oracle"))),
-        ("bias_level", "Bias level", lambda d: fmt(d.get("bias_level"))),
-    ]
-    return [(header, get) for key, header, get in candidates if any(key in e for e in entries)]
+def shown_breakdowns(run: Run) -> set[str]:
+    """The run's `by_*` keys that a section of their own shows: the shared ones and those its
+    method's sections declare (the distractor measure's `by_strategy`)."""
+    return {*SHARED_BREAKDOWNS, *(key for section in method_sections(run) for key in section.breakdowns)}
 
 
 def _runs_section(runs: Sequence[Run]) -> list[Block]:
@@ -75,8 +44,8 @@ def _runs_section(runs: Sequence[Run]) -> list[Block]:
                  "method's defaults (KDF's `scoring`, for one). Numbers are rounded to 4 decimals, "
                  "intervals to 2. Plots and tables name runs by their label (model alias / method "
                  "(options)); this table is their legend, with each model's full identity."),
-            _table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Accuracy", "95% interval",
-                    "Options"), rows)]
+            table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Accuracy", "95% interval",
+                   "Options"), rows)]
 
 
 def _interval_text(interval: dict | None) -> str:
@@ -86,82 +55,40 @@ def _interval_text(interval: dict | None) -> str:
 
 
 def _method_sections(runs: Sequence[Run]) -> list[Block]:
-    blocks: list[Block] = []
-    headline_runs = [r for r in runs if "acc_at_1" in r.aggregate or "consistency" in r.aggregate]
-    if headline_runs:
-        columns = _headline_columns([r.aggregate for r in headline_runs])
-        blocks += [Heading("BELIEF measures", 3),
-                   _table(("Run", *(h for h, _ in columns)),
-                          [(r.rid, *(get(r.aggregate) for _, get in columns)) for r in headline_runs])]
-    blocks += _belief_definitions(runs)
-    icl_rows = [(r.rid, k, fmt((v or {}).get("accuracy")), fmt_interval((v or {}).get("interval")),
-                 fmt_count((v or {}).get("items")))
-                for r in runs for k, v in sorted(_breakdown(r, "accuracy_at_k").items(), key=lambda kv: bucket_key(kv[0]))]
-    if icl_rows:
-        blocks += [Heading("IC-LKE Accuracy@K", 3),
-                   Text("Accuracy over the items whose normalized probability of the predicted choice exceeds K."),
-                   _table(("Run", "K", "Accuracy", "95% interval", "Items"), icl_rows)]
-    strategy_rows = [(r.rid, s, with_interval(v.get("min_at_n"), v.get("min_at_n_interval")),
-                      with_interval(v.get("avg_at_n"), v.get("avg_at_n_interval")), fmt_count(v.get("items")))
-                     for r in runs for s, v in sorted(_breakdown(r, "by_strategy").items()) if isinstance(v, dict)]
-    if strategy_rows:
-        blocks += [Heading("Distractors: Min@n and Avg@n per strategy", 3),
-                   _table(("Run", "Strategy", "Min@n [95%]", "Avg@n [95%]", "Items"), strategy_rows)]
-    for key in sorted({k for r in runs for k, v in r.aggregate.items()
-                       if k.startswith("by_") and k not in HANDLED_BREAKDOWNS and isinstance(v, dict)}):
-        blocks += _extra_breakdown(runs, key)
+    declared: dict[Section, list[Run]] = {}  # each section once, with the runs that declare it
+    for run in runs:
+        for section in method_sections(run):
+            declared.setdefault(section, []).append(run)
+    blocks = [block for section in sorted(declared, key=lambda s: s.place)
+              for block in section.build(declared[section])]
+    shown = [shown_breakdowns(r) for r in runs]
+    for key in sorted({k for r, own in zip(runs, shown) for k, v in r.aggregate.items()
+                       if k.startswith("by_") and k not in own and isinstance(v, dict)}):
+        blocks += _extra_breakdown([r for r, own in zip(runs, shown) if key not in own], key)
     return [Heading("Method measures"), *blocks] if blocks else []
-
-
-BELIEF_UNITS = {"pair": "subject-relation pair (BELIEF's)", "fact": "(s, r, o) fact, not BELIEF's pair",
-                "mixed": "mixed pairs and facts"}
-BELIEF_BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects (BELIEF's)",
-               "top1": "share of answers equal to the content-free prompt's top-1 answer, not BELIEF's"}
-BELIEF_MAXIMUM = {"best-subject": "best subject expression per template (MyriadLAMA's)",
-                  "mean": "mean over a template's subject expressions, not MyriadLAMA's"}
-
-
-def _belief_definitions(runs: Sequence[Run]) -> list[Block]:
-    """Which definition each BELIEF / BELIEF-ICL run's numbers follow (aggregate.json's
-    `definitions`; probes/aggregate.py), one line per run, beside the numbers."""
-    lines = []
-    for r in runs:
-        d = r.aggregate.get("definitions")
-        if not isinstance(d, dict):
-            continue
-        parts = [f"unit {d.get('unit')}: {BELIEF_UNITS.get(d.get('unit'), '?')}",
-                 f"Acc@1 over {d.get('acc_draws')} one-prompt draws"
-                 + (" (BELIEF's N)" if d.get("acc_draws") == 50_000 else " (BELIEF uses 50000)")]
-        if d.get("bias"):
-            parts.append(f"bias={d['bias']}: {BELIEF_BIAS.get(d['bias'], '?')}")
-        if d.get("coverage_maximum"):
-            parts.append(f"coverage_maximum={d['coverage_maximum']}: "
-                         f"{BELIEF_MAXIMUM.get(d['coverage_maximum'], '?')}")
-        lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
-    return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
 
 
 def _extra_breakdown(runs: Sequence[Run], key: str) -> list[Block]:
     """A breakdown this report has no dedicated table for (BELIEF-ICL's `by_setting`, or one added
     later): accuracy and item count per entry, plus whatever headline measures the entries have."""
-    entries = [(r, name, entry) for r in runs for name, entry in sorted(_breakdown(r, key).items())
+    entries = [(r, name, entry) for r in runs for name, entry in sorted(breakdown(r, key).items())
                if isinstance(entry, dict)]
     if not entries:
         return []
-    columns = _headline_columns([e for _, _, e in entries])
+    columns = measure_columns([e for _, _, e in entries])
     rows = [(r.rid, name, with_interval(e.get("accuracy"), e.get("interval") or e.get("accuracy_interval")),
              fmt_count(e.get("items", e.get("total"))),
              *(get(e) for _, get in columns))
             for r, name, e in entries]
     return [Heading(f"Accuracy by {key[3:].replace('_', ' ')}", 3),
-            _table(("Run", key[3:].replace("_", " ").capitalize(), "Accuracy [95%]", "Items", *(h for h, _ in columns)),
-                   rows)]
+            table(("Run", key[3:].replace("_", " ").capitalize(), "Accuracy [95%]", "Items", *(h for h, _ in columns)),
+                  rows)]
 
 
 def _breakdown_table(runs: Sequence[Run], key: str, order, first: str) -> Table:
-    names = sorted({name for r in runs for name in _breakdown(r, key)}, key=order)
-    return _table((first, *(r.rid for r in runs)),
-                  [(name, *(fmt_cell(_breakdown(r, key).get(name)) for r in runs)) for name in names])
+    names = sorted({name for r in runs for name in breakdown(r, key)}, key=order)
+    return table((first, *(r.rid for r in runs)),
+                 [(name, *(fmt_cell(breakdown(r, key).get(name)) for r in runs)) for name in names])
 
 
 def _bucket_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
@@ -189,8 +116,9 @@ def reliability_series(run: Run) -> list[Reliability]:
     found: list[tuple[str | None, list]] = []
     if isinstance(run.aggregate.get("reliability"), list):
         found.append((None, run.aggregate["reliability"]))
-    for key in sorted(k for k in run.aggregate if k.startswith("by_") and k not in HANDLED_BREAKDOWNS):
-        for name, entry in sorted(_breakdown(run, key).items()):
+    shown = shown_breakdowns(run)
+    for key in sorted(k for k in run.aggregate if k.startswith("by_") and k not in shown):
+        for name, entry in sorted(breakdown(run, key).items()):
             if isinstance(entry, dict) and isinstance(entry.get("reliability"), list):
                 found.append((name, entry["reliability"]))
     return [Reliability(run, name, tuple(b for b in bins if isinstance(b, dict))) for name, bins in found]
@@ -209,13 +137,11 @@ def _reliability_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
                                 "the diagonal are overconfident.")]
     if "reliability.png" in images:
         blocks.append(Image("reliability.png", "Reliability diagram"))
-    return [*blocks, _table(("Run", "Bin", "Confidence", "Accuracy", "95% interval", "Count"), rows)]
+    return [*blocks, table(("Run", "Bin", "Confidence", "Accuracy", "95% interval", "Count"), rows)]
 
 
 def bin_interval(b: dict) -> dict | None:
     """A reliability bin's accuracy interval (Wilson over its count; shares rounded to answers)."""
-    from ..metrics.uncertainty import wilson
-
     count, accuracy = b.get("count"), b.get("accuracy")
     if not isinstance(count, (int, float)) or count < 1 or not isinstance(accuracy, (int, float)):
         return None
@@ -236,7 +162,7 @@ def _positions_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
                                 "picking up the relation from the examples.")]
     if "positions.png" in images:
         blocks.append(Image("positions.png", "Log-probability by demonstration position"))
-    return [*blocks, _table(("Run", "Position", "Mean log-prob", "95% interval", "Items"), rows)]
+    return [*blocks, table(("Run", "Position", "Mean log-prob", "95% interval", "Items"), rows)]
 
 
 def _finite(interval: dict) -> dict | None:
@@ -268,9 +194,9 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
              fmt(o.sharing), str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
              fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}")
             for p in pairs for o in (p.overlap,)]
-    return [*blocks, _table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
-                             "Sharing", "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
-                             "Kendall tau-b", "McNemar p"), rows)]
+    return [*blocks, table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
+                            "Sharing", "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
+                            "Kendall tau-b", "McNemar p"), rows)]
 
 
 def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,

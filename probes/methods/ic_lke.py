@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import metrics
-from ..aggregate import icl_measures
+from ..document import (Block, Heading, ReportRun, Section, Text, breakdown, bucket_key, fmt, fmt_count, fmt_interval,
+                        table)
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method, base_record
+from .measures import json_number, proportion_interval
 
 _SYLLABLES = ("ka", "lo", "mi", "ren", "tu", "vas", "no", "bri", "sel", "dor", "qua", "zen")
 
@@ -21,12 +23,41 @@ def fictitious_name(rng, words: int = 1) -> str:
     return " ".join("".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize() for _ in range(words))
 
 
+def icl_measures(records: Sequence[dict], options: dict | None = None) -> dict:
+    """IC-LKE's and EIC-LKE's Accuracy@K: accuracy over the items whose normalized probability of
+    the predicted choice exceeds K (0.5, 0.7, 0.9), with its Wilson interval."""
+    probability = [r["probability"] for r in records]
+    correct = [bool(r["correct"]) for r in records]
+    at_k = {}
+    for k in (0.5, 0.7, 0.9):
+        found = metrics.accuracy_at_k(probability, correct, k)
+        right = sum(c for p, c in zip(probability, correct) if p > k)  # as accuracy_at_k selects
+        at_k[str(k)] = {"accuracy": json_number(found.accuracy), "items": found.count,
+                        "interval": proportion_interval(right, found.count) if found.count else None}
+    return {"accuracy_at_k": at_k}
+
+
+def _accuracy_at_k_blocks(runs: Sequence[ReportRun]) -> list[Block]:
+    rows = [(r.rid, k, fmt((v or {}).get("accuracy")), fmt_interval((v or {}).get("interval")),
+             fmt_count((v or {}).get("items")))
+            for r in runs for k, v in sorted(breakdown(r, "accuracy_at_k").items(), key=lambda kv: bucket_key(kv[0]))]
+    if not rows:
+        return []
+    return [Heading("IC-LKE Accuracy@K", 3),
+            Text("Accuracy over the items whose normalized probability of the predicted choice exceeds K."),
+            table(("Run", "K", "Accuracy", "95% interval", "Items"), rows)]
+
+
+ACCURACY_AT_K = Section(30, _accuracy_at_k_blocks)  # IC-LKE's and EIC-LKE's
+
+
 class ICLKE(Method):
     name = "ic-lke"
     summary = "'subject object' demonstrations of the relation, then the subject; argmax over the choices"
     kinds = ("icl-mc",)
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
+    report_sections = (ACCURACY_AT_K,)
     defaults = {"preset": "factprobe", "examples": 50, "separator": " ", "line_separator": "\n",
                 "fixed_examples": False, "order_seed": None, "replace": 0, "replace_with": "unknown",
                 "replace_positions": "random", "record_positions": False}
