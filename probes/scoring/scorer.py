@@ -9,7 +9,6 @@ cannot answer one raises `Unsupported` with a sentence naming the model and what
 
 from __future__ import annotations
 
-from abc import ABC
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -51,7 +50,12 @@ class Work:
     cached_tokens: int = 0  # shared prefixes served from an earlier call (prefix_cache_bytes)
 
 
-class Scorer(ABC):
+class Scorer:
+    """The base of every backend. No question is required of a backend: each one a backend does not
+    override answers `Unsupported` (a causal LM answers loglikelihood, label_paths and generate; a
+    masked LM fill_mask; an OpenAI-compatible server generate, and loglikelihood and label_paths
+    without EOS where it returns prompt log-probs)."""
+
     #: Stable name of the model's weights and numerics (dtype), the key of the result cache.
     identity: str = "unknown"
 
