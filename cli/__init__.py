@@ -1,1 +1,1 @@
-"""The `factprobe` command line (and, later, the HTTP service)."""
+"""The `factprobe` command line, the pipeline runner (`factprobe run`) and the HTTP service (`factprobe serve`)."""

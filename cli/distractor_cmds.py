@@ -46,29 +46,17 @@ def build(store, out_dir, min_df, check_queries, seed, quiet, as_json):
     objects, its relation=object pairs). Sem ranks a fact's pool (the entities sharing a type with
     the object) by exact cosine, ties by id; the build then checks that ranking against brute
     force on sampled facts and prints the recall and the time per query."""
-    from ..index.semantic_check import build_semantic_index
-    from ..kg.graph import KnowledgeGraph
+    from .steps import Console
+    from .steps_graph import semantic_step
 
-    if not Path(store).is_file():
-        fail(f"no knowledge-graph store at {store}", EXIT_USAGE)
-
-    def stage(text: str) -> None:
-        if not quiet:
-            click.echo(f"  {text}...", err=True)
-
-    with KnowledgeGraph(store) as kg:
-        index, report = build_semantic_index(kg, out_dir, min_df=min_df, check_queries=check_queries, seed=seed,
-                                             on_stage=stage)
-    meta = {**index.meta, "out": out_dir}
+    console = Console(quiet=quiet, say=(lambda _: None) if as_json else click.echo,
+                      note=lambda text: click.echo(text, err=True))
+    try:
+        index, _ = semantic_step(store, out_dir, console, min_df=min_df, check_queries=check_queries, seed=seed)
+    except FileNotFoundError as error:
+        fail(str(error), EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps(meta))
-    else:
-        click.echo(f"{meta['entities']:,} entities ({meta['indexed']:,} with features), {meta['features']:,} "
-                   f"features, built in {meta['build_seconds']} s -> {out_dir}")
-        if check_queries:
-            click.echo(report.summary())
-    if not report.ok:
-        click.echo(f"warning: {report.summary()}", err=True)
+        click.echo(json.dumps({**index.meta, "out": out_dir}))
 
 
 def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=16):
@@ -91,9 +79,9 @@ def _finder(store, semantic_dir, strategies, model, languages, exact=False, batc
         if not model:
             fail("--strategy appropt needs --model SPEC (see `factprobe model --help`)", EXIT_USAGE)
         from ..probes.scoring.appropt import ApprOptRanker
-        from ..probes.scoring.loader import load_scorer
+        from ..probes.scoring.model_cache import ModelCache
 
-        ranker = ApprOptRanker(load_scorer(model), exact=exact, batch_size=batch)
+        ranker = ApprOptRanker(ModelCache().get(model), exact=exact, batch_size=batch)
     langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else None
     return DistractorFinder(kg, semantic, languages=langs, appropt=ranker)
 

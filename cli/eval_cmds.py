@@ -47,13 +47,6 @@ def method_help() -> str:
     return "; ".join(f"{name} ({'/'.join(cls.kinds)} sets): {cls.summary}" for name, cls in registered().items()) + "."
 
 
-def _option_value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text  # a bare string: --option separator=": "
-
-
 @click.command("eval")
 @click.option("--model", "spec", required=True, help="Model spec (see `factprobe model --help`).")
 @click.option("--method", cls=MethodOption, required=True, type=MethodChoice(),
@@ -78,46 +71,30 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, dev
     factprobe eval --model smollm2-135m-instruct --method ic-lke --probes mc.jsonl --out runs/smollm2-iclke
     factprobe eval --model gemma3-270m --method kdf --probes kdf.jsonl --out runs/gemma-kdf --limit 50
     """
-    from tqdm import tqdm
-
-    from ..probes.runner import evaluate
-    from ..probes.scoring.loader import load_scorer
+    from ..probes.scoring.model_cache import ModelCache
     from ..probes.scoring.scorer import ScoringError, Unsupported
     from ..probes.scoring.specs import SpecError
+    from .steps import Console, eval_step, option_value
 
     parsed = {}
     for option in options:
         key, sep, value = option.partition("=")
         if not sep or not key:
             fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
-        parsed[key.strip()] = _option_value(value)
+        parsed[key.strip()] = option_value(value)
     try:
-        scorer = load_scorer(spec, device=device, dtype=dtype)
+        scorer = ModelCache(device, dtype).get(spec)
     except (SpecError, ValueError, FileNotFoundError) as error:
         fail(str(error), EXIT_USAGE)
-    bar = tqdm(unit=" items", disable=quiet or as_json, dynamic_ncols=True)
-
-    def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
+    console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else click.echo,
+                      note=lambda text: click.echo(text, err=True))
     try:
-        summary = evaluate(scorer, method, probes, out_dir, options=parsed, limit=limit, batch=batch, seed=seed,
-                           progress=progress)
+        summary = eval_step(scorer, method, probes, out_dir, options=parsed, limit=limit, batch=batch, seed=seed,
+                            console=console)
     except (ValueError, ScoringError, Unsupported) as error:
         fail(str(error), EXIT_USAGE)
-    finally:
-        bar.close()
-    for line in summary.rejected:
-        click.echo(f"rejected {line}", err=True)
-    result = summary.aggregate
     if as_json:
         click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,
-                               "rejected": len(summary.rejected), **result}))
-    else:
-        accuracy = result.get("accuracy")
-        click.echo(f"{method} on {summary.items:,} items ({summary.new:,} new): accuracy "
-                   f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {summary.out}/aggregate.json")
+                               "rejected": len(summary.rejected), **summary.aggregate}))
     if summary.rejected:
         sys.exit(EXIT_PARTIAL)

@@ -1,6 +1,6 @@
 """`factprobe corpus index` and `factprobe frequency ...`: how often entities and facts occur.
 
-Thin commands over index/corpus_jobs.py (`index_corpus`, `annotate`, `count_documents`): options
+Thin commands over the corpus steps (steps_graph.py) and `count_documents`: options
 in, progress bars and one-line errors out."""
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
     factprobe corpus index re-nlg_*.json --format trex --links --index trex-links.sqlite
     factprobe corpus index wiki.jsonl.gz --backend elasticsearch --es-url http://127.0.0.1:9200 --es-index wiki
     """
-    from ..index.corpus_jobs import IndexOptions, index_corpus
+    from ..index.corpus_jobs import IndexOptions
+    from .steps_graph import index_step
 
     if not files and not from_store:
         raise click.UsageError("give corpus files, --from-store, or both")
@@ -100,11 +101,10 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
                            tuple(exclude_alias), tuple(count_facts))
-    with _job_errors(), document_progress("indexing", disable=quiet) as progress:
-        result = index_corpus(_backend(backend, index_path, es_url, es_index), store, options, progress=progress)
-    for reject in result.rejects:
-        click.echo(f"rejected {reject.file}:{reject.line}: {reject.reason}", err=True)
-    click.echo(json.dumps(result.to_dict()) if as_json else result.summary())
+    with _job_errors():
+        result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json))
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
     if result.rejects:
         sys.exit(EXIT_PARTIAL)
 
@@ -113,51 +113,12 @@ def _languages(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
-@contextmanager
-def document_progress(label: str, *, disable: bool = False):
-    """A bar counting documents read; yields the callback `index_corpus` takes (None when off)."""
-    if disable:
-        yield None
-        return
-    from tqdm import tqdm
+def _console(quiet: bool, as_json: bool):
+    """The steps' output for these commands: the summary on stdout unless --json, notes on stderr."""
+    from .steps import Console
 
-    bars: list = []  # opened at the first document: a job that fails to start prints no bar
-
-    def update(read: int) -> None:
-        if not bars:
-            bars.append(tqdm(desc=label, unit=" docs", dynamic_ncols=True))
-        bars[0].update(read - bars[0].n)
-
-    try:
-        yield update
-    finally:
-        for bar in bars:
-            bar.close()
-
-
-@contextmanager
-def fact_progress(*, disable: bool = False):
-    """One bar per relation counting facts; yields the callback `annotate` takes (None when off)."""
-    if disable:
-        yield None
-        return
-    from tqdm import tqdm
-
-    bars: dict = {}
-
-    def update(relation: str, done: int) -> None:
-        if relation not in bars:
-            for bar in bars.values():
-                bar.close()
-            bars[relation] = tqdm(desc=relation, unit=" facts", dynamic_ncols=True)
-        bar = bars[relation]
-        bar.update(done - bar.n)
-
-    try:
-        yield update
-    finally:
-        for bar in bars.values():
-            bar.close()
+    return Console(quiet=quiet, say=(lambda _: None) if as_json else click.echo,
+                   note=lambda text: click.echo(text, err=True))
 
 
 @click.group("frequency")
@@ -250,7 +211,8 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
     \b
     factprobe frequency annotate --relation P36 --relation P19 --out counts.jsonl --to-store
     """
-    from ..index.corpus_jobs import AnnotateOptions, CorpusJobError, annotate, parse_buckets
+    from ..index.corpus_jobs import AnnotateOptions, CorpusJobError, parse_buckets
+    from .steps_graph import annotate_step
 
     if not out_path and not to_store:
         raise click.UsageError("say where the counts go: --out FILE, --to-store, or both")
@@ -259,10 +221,8 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
     except CorpusJobError:
         raise click.UsageError(f"--buckets {buckets!r}: give increasing positive integers, e.g. 1,10,100") from None
     options = AnnotateOptions(tuple(relations), out_path, to_store, corpus_name, edges)
-    with _job_errors(), fact_progress(disable=quiet) as progress:
-        result = annotate(_backend(backend, index_path, es_url, es_index), store, options, progress=progress)
+    with _job_errors():
+        result = annotate_step(_backend(backend, index_path, es_url, es_index), store, options,
+                               _console(quiet, as_json))
     if as_json:
         click.echo(json.dumps(result.to_dict()))
-    else:
-        for line in result.summary_lines(store):
-            click.echo(line)

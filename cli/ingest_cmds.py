@@ -11,13 +11,12 @@ import sys
 
 import click
 
-from ..kg.ingest import IngestReport, default_workers, ingest, write_rejects
-from ..kg.readers import InputError, check_readable
-from ..kg.restrict import ingest_relations, parse_relations
-from ..kg.store import Store, StoreError
+from ..kg.ingest import IngestReport, default_workers
+from ..kg.readers import InputError
+from ..kg.restrict import parse_relations
+from ..kg.store import StoreError
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
-from .progress import file_progress
 
 
 def _languages(value: str) -> tuple[str, ...]:
@@ -60,54 +59,37 @@ def ingest_group() -> None:
 
 def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path, quiet,
                 as_json, languages, relations: frozenset[str] | None = None) -> None:
-    reports: list[IngestReport] = []
+    """The ingest step (the pipeline's too) with the command's output: per-input lines on stderr,
+    or one JSON object; exit 3 when an input was truncated."""
+    from .steps import Console
+    from .steps_graph import ingest_step
+
+    console = Console(quiet=quiet, say=click.echo,
+                      note=(lambda _: None) if as_json else (lambda text: click.echo(text, err=True)))
     try:
-        with Store(store_path, languages=languages) as store:
-            for source, path in sources_and_paths:
-                check_readable(path)
-                with file_progress(path, disable=quiet, label=source.name) as progress:
-                    if relations is None:
-                        report = ingest(store, source, path, workers=workers, restart=restart,
-                                        progress=progress)
-                    else:
-                        report = ingest_relations(store, source, path, relations, workers=workers,
-                                                  restart=restart, progress=progress)
-                reports.append(report)
-                if not as_json:
-                    print_report(report)
-            store.optimize()
+        reports = ingest_step(store_path, sources_and_paths, languages, workers=workers, restart=restart,
+                              relations=relations, rejects_path=rejects_path, console=console)
     except (InputError, StoreError) as exc:
         fail(str(exc), EXIT_USAGE)
     _finish(store_path, reports, rejects_path, as_json)
 
 
 def _finish(store_path, reports: list[IngestReport], rejects_path, as_json) -> None:
-    rejected = sum(r.rejected for r in reports)
-    target = rejects_path or f"{store_path}.rejects.jsonl"
-    if rejected:
-        write_rejects(target, reports)
+    """The JSON summary when asked; exit 3 when an input was truncated."""
     if as_json:
+        rejected = sum(r.rejected for r in reports)
+        target = rejects_path or f"{store_path}.rejects.jsonl"
         click.echo(json.dumps({"store": str(store_path), "inputs": [r.as_dict() for r in reports],
                                "rejects_file": target if rejected else None}, indent=2))
-    elif rejected:
-        click.echo(f"{rejected} rejected record(s) written to {target}", err=True)
     if any(not r.complete for r in reports):
         sys.exit(EXIT_PARTIAL)
 
 
 def print_report(r: IngestReport) -> None:
     """One input's outcome, one line on stderr (also `factprobe sample`'s)."""
-    if r.already_done:
-        click.echo(f"{r.path}: already ingested ({r.lines_read} lines; use --restart to redo)", err=True)
-        return
-    state = "TRUNCATED" if r.truncated else "complete"
-    resumed = f", resumed after line {r.resumed_from}" if r.resumed_from else ""
-    rate = r.records / r.seconds if r.seconds else 0.0
-    click.echo(
-        f"{r.path}: {state}: {r.records} records in {r.seconds:.1f}s ({rate:,.0f}/s), "
-        f"{r.rejected} rejected{resumed}",
-        err=True,
-    )
+    from .steps_graph import ingest_line
+
+    click.echo(ingest_line(r), err=True)
 
 
 @ingest_group.command("wikidata")
@@ -255,7 +237,10 @@ def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store
                   restart, rejects_path, quiet, as_json):
     """Pull facts (with labels, aliases and types of their entities) of given relations from
     a SPARQL endpoint, page by page; a rerun resumes at the last finished page."""
+    from ..kg.store import Store
     from ..kg.sources.sparql import SparqlError, ingest_sparql as run
+    from .steps import Console
+    from .steps_graph import write_ingest_rejects
 
     reports: list[IngestReport] = []
     try:
@@ -269,5 +254,7 @@ def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store
             st.optimize()
     except (InputError, StoreError, SparqlError) as exc:
         fail(str(exc), EXIT_USAGE)
+    write_ingest_rejects(store, reports, rejects_path,
+                         Console(note=(lambda _: None) if as_json else (lambda text: click.echo(text, err=True))))
     _finish(store, reports, rejects_path, as_json)
 

@@ -14,11 +14,9 @@ import click
 
 from .. import __version__
 from ..kg.graph import KnowledgeGraph
-from ..kg.ingest import ingest
 from ..kg.readers import InputError
-from ..kg.store import Store, StoreError
+from ..kg.store import StoreError
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
-from .progress import file_progress
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -55,8 +53,10 @@ def main() -> None:
 def sample(out, entity_id, quiet):
     """Ingest just the shipped sample graph (Wikidata JSON) and show it (`factprobe run` runs the whole job):
     print its statistics and one entity with its temporal facts."""
-    from .render import entity_record, render_entity, render_stats
     from ..kg.sources.wikidata_json import WikidataJsonSource
+    from .render import entity_record, render_entity, render_stats
+    from .steps import Console
+    from .steps_graph import ingest_step
 
     data = Path(__file__).resolve().parent.parent / "kg" / "data" / "sample_wikidata.json"
     out_dir = Path(out)
@@ -64,10 +64,8 @@ def sample(out, entity_id, quiet):
     store_path = out_dir / "graph.sqlite"
     source = WikidataJsonSource(languages=("en", "de", "fr"))
     try:
-        with Store(store_path, languages=source.languages) as st:
-            with file_progress(data, disable=quiet, label="sample graph") as progress:
-                report = ingest(st, source, data, progress=progress)
-            print_report(report)
+        ingest_step(store_path, [(source, data)], source.languages,
+                    console=Console(quiet=quiet, note=lambda text: click.echo(text, err=True)))
     except (InputError, StoreError) as exc:
         fail(str(exc), EXIT_USAGE)
     with KnowledgeGraph(store_path) as kg:
@@ -80,7 +78,7 @@ def sample(out, entity_id, quiet):
     click.echo(f"\nstore: {store_path}  (try: factprobe kg facts --relation P36 --store {store_path})")
 
 
-from .ingest_cmds import ingest_group, print_report  # noqa: E402  (after `main` exists)
+from .ingest_cmds import ingest_group  # noqa: E402  (after `main` exists)
 from .kg_cmds import kg_group  # noqa: E402
 from .frequency_cmds import corpus_group, frequency_group  # noqa: E402
 from .model_cmds import model_group  # noqa: E402

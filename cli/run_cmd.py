@@ -1,5 +1,5 @@
 """`factprobe run [CONFIG]`: the whole job from a pipeline file (the sample's when none is given),
-every step a library call in this process (pipeline.py, pipeline_steps.py)."""
+every step the function its own command calls, in this process (pipeline.py, steps.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 
 @click.command("run")
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
-@click.option("--out", help="Output folder [default: the config's `out`, relative to the current directory "
+@click.option("--out", type=click.Path(file_okay=False), help="Output folder [default: the config's `out`, relative to the current directory "
                             "for the shipped sample].")
 @click.option("--restart", is_flag=True, help="Delete the output folder first. A plain rerun resumes, and an "
                                               "evaluation whose probe set or options changed is refused.")
@@ -31,7 +31,8 @@ def run_command(config, out, restart, quiet, as_json):
     factprobe run                          # the sample, into runs/sample
     factprobe run my-pipeline.yaml         # yours: edit sources, corpus, relations, models
     """
-    from .pipeline import SAMPLE_CONFIG, ConfigError, Runner, load_pipeline
+    from .pipeline import Runner
+    from .pipeline_config import SAMPLE_CONFIG, ConfigError, load_pipeline
 
     try:
         pipeline = load_pipeline(config or SAMPLE_CONFIG, out or (None if config else "runs/sample"))

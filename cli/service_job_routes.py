@@ -25,16 +25,32 @@ def started(job: Job | None) -> dict:
 
 @jobs_router.post("/jobs/probeset", status_code=202, dependencies=[Depends(require_token)])
 def start_probeset(request: ProbesetRequest, state: State) -> dict:
+    from ..probes.build import build_request
+    from ..probes.declare import SERVED_MODEL
+    from .build_options import merged_options
+
     config = state.config
-    if request.relations:
+    values = request.model_dump(exclude_none=True)
+    kind = values.pop("kind")
+    if values.get("relations"):
         present = {r for r, _, _ in state.res.kg().relations()}
-        missing = [r for r in request.relations if r not in present]
+        missing = [r for r in values["relations"] if r not in present]
         if missing:
             raise HTTPException(422, f"no entity-valued facts of {', '.join(missing)} in the store")
-    if set(request.strategies) - {"random"} and request.kind == "distractor" and config.semantic is None:
-        raise HTTPException(409, "strategies sem and temp+sem need a semantic index (--semantic DIR)")
-    return started(state.jobs.submit("probeset", request.model_dump(),
-                                     probeset_work(config.store, config.semantic, request)))
+    merged = merged_options()
+    for name, value in values.items():
+        if merged[name].spec.exposure == SERVED_MODEL and value not in config.models:
+            raise HTTPException(422, f"{name} {value!r}: use one of {', '.join(config.models)}")
+    if kind == "distractor":
+        if set(values.get("strategies") or ()) - {"random", "appropt"} and config.semantic is None:
+            raise HTTPException(409, "strategies sem and temp+sem need a semantic index (--semantic DIR)")
+        if config.semantic is not None:
+            values["semantic"] = str(config.semantic)  # the server's index: a client names no path
+    try:
+        built = build_request(kind, values)
+    except ValueError as error:  # an option of another kind, or a value its declaration refuses
+        raise HTTPException(422, str(error)) from None
+    return started(state.jobs.submit("probeset", built.to_dict(), probeset_work(config.store, built, state.models)))
 
 
 @jobs_router.post("/jobs/eval", status_code=202, dependencies=[Depends(require_token)])
@@ -62,7 +78,7 @@ def start_eval(request: EvalRequest, state: State) -> dict:
     if kind not in method.kinds:
         raise HTTPException(422, f"method {request.method} reads {' or '.join(method.kinds)} probe sets; "
                                  f"job {source.id} built {kind}")
-    return started(jobs.submit("eval", request.model_dump(), eval_work(state.scorers, source.probes, request)))
+    return started(jobs.submit("eval", request.model_dump(), eval_work(state.models, source.probes, request)))
 
 
 def job_of(state: ServiceState, job_id: str) -> Job:

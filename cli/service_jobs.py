@@ -7,7 +7,6 @@ never by a path. Job records live in memory: a restarted server forgets its jobs
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import threading
@@ -18,47 +17,56 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from ..probes.declare import LOCAL, OptionSpec
+from ..probes.kinds import registered as registered_kinds
+from ..kg.jsonl import read_jsonl
 from ..probes.methods import registered
-from ..probes.probeset import KINDS
+from ..probes.scoring.model_cache import ModelCache
+from .build_options import merged_options
 
 log = logging.getLogger("factprobe.service")
 
-PID = r"^P[1-9][0-9]{0,9}$"
-DATE = r"^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$"
+DATE = r"^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$"  # the graph routes' `at`
 JOB_ID = r"^[0-9a-f]{32}$"
 MAX_PENDING = 16  # queued + running jobs; more answer 429
 MAX_KEPT = 1000  # finished job records kept in memory (oldest finished dropped first)
 
-PropertyId = Annotated[str, StringConstraints(pattern=PID)]
-Language = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[a-z0-9]{1,8})?$")]
-Bucket = Annotated[str, StringConstraints(min_length=1, max_length=20)]
+def probeset_request_model() -> type[BaseModel]:
+    """The request of a probe-set job, derived from the declarations (cli/build_options.py): the
+    kind and every option a client may set, each with its type, bounds, choices and help; a
+    client's absent (or null) option takes the kind's default. Options naming a path on the
+    server's disk are not offered; a model is one the server serves (checked by the route)."""
+    fields: dict[str, Any] = {"kind": (Literal[tuple(registered_kinds())], ...)}  # type: ignore[misc]
+    for name, merged in merged_options().items():
+        spec = merged.spec
+        if spec.exposure == LOCAL:
+            continue
+        fields[name] = (_field_type(spec) | None, Field(None, description=merged.help, **_bounds(spec)))
+    model = create_model("ProbesetRequest", __config__=ConfigDict(extra="forbid"), **fields)
+    model.__doc__ = "A probe-set build: the kind, the fact selection and the kind's options."
+    return model
 
 
-class ProbesetRequest(BaseModel):
-    """A probe-set build: the fact selection and the kind's options, paths left out."""
-    model_config = ConfigDict(extra="forbid")
+def _field_type(spec: OptionSpec) -> Any:
+    if spec.type in ("int", "float", "bool"):
+        return {"int": int, "float": float, "bool": bool}[spec.type]
+    element: Any = Literal[spec.choices] if spec.choices else (  # type: ignore[valid-type]
+        Annotated[str, StringConstraints(pattern=f"^{spec.pattern}$")] if spec.pattern else str)
+    return list[element] if spec.type == "list" else element
 
-    kind: Literal[KINDS]  # type: ignore[valid-type]  (probes/probeset.py, an enum in OpenAPI)
-    relations: list[PropertyId] = Field(default_factory=list, max_length=50)
-    per_relation: int | None = Field(None, ge=1, le=10_000)
-    per_bucket: int | None = Field(None, ge=1, le=10_000)
-    buckets: list[Bucket] = Field(default_factory=list, max_length=10)
-    corpus: str | None = Field(None, pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
-    annotators: list[Literal["NoSub", "AllEnt", "SPO"]] = Field(default_factory=list, max_length=3)
-    at: str | None = Field(None, pattern=DATE)
-    popularity_bins: int = Field(0, ge=0, le=100)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
-    languages: list[Language] = Field(default_factory=list, max_length=5)
-    manual_only: bool = False
-    aliases_per_subject: int = Field(3, ge=1, le=20)
-    choices: int = Field(100, ge=2, le=100)
-    demo_fraction: float = Field(0.2, ge=0.0, le=1.0)
-    shots: int = Field(5, ge=0, le=20)
-    strategies: list[Literal["random", "sem", "temp+sem"]] = Field(default_factory=lambda: ["random"],
-                                                                   min_length=1, max_length=3)
-    n: int = Field(5, ge=1, le=50)
+
+def _bounds(spec: OptionSpec) -> dict:
+    if spec.type == "list":
+        return {"max_length": spec.http_limit} if spec.http_limit else {}
+    if spec.type not in ("int", "float"):
+        return {}
+    top = [x for x in (spec.maximum, spec.http_limit) if x is not None]
+    return {**({"ge": spec.minimum} if spec.minimum is not None else {}), **({"le": min(top)} if top else {})}
+
+
+ProbesetRequest = probeset_request_model()
 
 
 OptionValue = Annotated[str, StringConstraints(max_length=200)] | int | float | bool | None
@@ -153,42 +161,26 @@ class JobQueue:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def probeset_work(store: Path, semantic_dir: Path | None, request: ProbesetRequest) -> Callable[[Job], dict]:
-    from ..probes.build import build_probeset, request_from_mapping
-
-    # The request's fields are FactSelection / BuildOptions fields by name; the server adds the semantic index.
-    selection, options = request_from_mapping(
-        {**request.model_dump(), "semantic_dir": str(semantic_dir) if semantic_dir else None})
+def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], dict]:
+    """The work of a probe-set job: `build_step` (the command's) on a BuildRequest, silently, a
+    model it asks for (appropt, single_token) loaded from the server's cache."""
+    from .steps import SILENT, build_step
 
     def work(job: Job) -> dict:
-        meta = build_probeset(store, job.probes, selection, options)
+        meta = build_step(store, job.probes, request, SILENT, models)
         return {"items": meta.items, "kind": meta.kind, "sha256": meta.sha256}
 
     return work
 
 
-class Scorers:
-    """The last loaded model, kept for the next run (one at a time: models are the big memory)."""
-
-    def __init__(self) -> None:
-        self.spec: str | None = None
-        self.scorer: Any = None
-
-    def get(self, spec: str):
-        if spec != self.spec:
-            from ..probes.scoring.loader import load_scorer
-
-            self.spec, self.scorer = None, None
-            self.scorer, self.spec = load_scorer(spec), spec
-        return self.scorer
-
-
-def eval_work(scorers: Scorers, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
-    from ..probes.runner import evaluate
+def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
+    """The work of an evaluation job: `eval_step` (the command's) with the served model, silently."""
+    from .steps import SILENT, eval_step
 
     def work(job: Job) -> dict:
-        summary = evaluate(scorers.get(request.model), request.method, probes, job.run_dir,
-                           options=dict(request.options), limit=request.limit, batch=request.batch, seed=request.seed)
+        summary = eval_step(models.get(request.model), request.method, probes, job.run_dir,
+                            options=dict(request.options), limit=request.limit, batch=request.batch,
+                            seed=request.seed, console=SILENT)
         aggregate = summary.aggregate
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
 
@@ -199,8 +191,7 @@ def read_page(path: Path, offset: int, limit: int) -> list[dict]:
     """Lines offset..offset+limit of a JSONL file, streamed (a page never loads the whole file)."""
     if not path.is_file():
         return []
-    with open(path, encoding="utf-8") as lines:
-        return [json.loads(line) for line in itertools.islice(lines, offset, offset + limit) if line.strip()]
+    return list(read_jsonl(path, start=offset, stop=offset + limit))
 
 
 def read_json(path: Path) -> dict | None:

@@ -14,7 +14,8 @@ from fastapi import Depends, HTTPException, Request
 
 from ..kg.graph import KnowledgeGraph
 from .service_guard import ErrorCounter
-from .service_jobs import JobQueue, Scorers
+from ..probes.scoring.model_cache import ModelCache
+from .service_jobs import JobQueue
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
@@ -93,12 +94,12 @@ class ServiceState:
     config: ServiceConfig
     res: Resources
     jobs: JobQueue
-    scorers: Scorers
+    models: ModelCache  # honours FACTPROBE_DEVICE / FACTPROBE_DTYPE, as the pipeline's and eval's
     errors: ErrorCounter
 
     @classmethod
     def create(cls, config: ServiceConfig, errors: ErrorCounter) -> ServiceState:
-        return cls(config, Resources(config), JobQueue(config.data_dir), Scorers(), errors)
+        return cls(config, Resources(config), JobQueue(config.data_dir), ModelCache(), errors)
 
 
 def service_state(request: Request) -> ServiceState:

@@ -12,44 +12,48 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Mapping, NamedTuple, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import NamedTuple, Sequence
 
 from ..kg.graph import KnowledgeGraph
+from .declare import as_dict, option
 
 # T-REx annotators, as MyriadLAMA widened LAMA's NoSub-only facts by admitting all three.
 TREX_ANNOTATORS = ("NoSub", "AllEnt", "SPO")
 
 
+# The patterns a selection's values follow, wherever they come from (CLI, config, HTTP).
+PROPERTY_ID = r"P[1-9][0-9]{0,9}"
+DATE = r"[0-9]{4}(-[0-9]{2}-[0-9]{2})?"
+LANGUAGE = r"[a-z]{2,3}(-[a-z0-9]{1,8})?"
+
+
 @dataclass(frozen=True)
 class FactSelection:
-    relations: tuple[str, ...] = ()  # empty: every relation with entity objects
-    per_relation: int | None = None  # cap on facts per relation, after the other filters
-    per_bucket: int | None = None  # cap per (relation, frequency bucket); needs a corpus
-    buckets: tuple[str, ...] = ()  # keep only these frequency buckets, e.g. ("0", "[1,10)")
-    corpus: str | None = None  # the store's fact_frequencies corpus (frequency annotate --to-store)
-    annotators: tuple[str, ...] = ()  # keep facts with provenance from one of these (T-REx)
-    at: str | None = None  # truth date YYYY-MM-DD (default: today; build_probeset fixes and records it)
-    popularity_bins: int = 0  # >0: label each fact with its subject's popularity bin (0 = least)
-    seed: int = 0
-
-    @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any]) -> FactSelection:
-        """A selection from its fields by name (lists become tuples); ValueError on an unknown key."""
-        return cls(**keyword_arguments(cls, mapping))
+    """Which facts a probe set asks about; its fields are the options every kind shares
+    (probes/declare.py: the CLI, the pipeline and the service derive theirs from them)."""
+    relations: tuple[str, ...] = option((), "Repeatable [default: every relation with entity objects].",
+                                        flag="--relation", pattern=PROPERTY_ID, http_limit=50, metavar="PID")
+    per_relation: int | None = option(None, "At most this many facts per relation.", minimum=1, http_limit=10_000)
+    per_bucket: int | None = option(None, "At most this many facts per (relation, bucket).", minimum=1,
+                                    http_limit=10_000)
+    buckets: tuple[str, ...] = option((), 'Keep only these buckets, e.g. "0" "[1,10)". Repeatable.', flag="--bucket",
+                                      pattern=r".{1,20}", http_limit=10)
+    corpus: str | None = option(None, "Frequency corpus in the store (`frequency annotate --to-store --corpus`): "
+                                      "items get `frequency` and `bucket`.", pattern=r"[\w.:-]{1,64}", metavar="NAME")
+    annotators: tuple[str, ...] = option((), "Keep facts with provenance from these annotators (T-REx: NoSub, "
+                                             "AllEnt, SPO). Repeatable.", flag="--annotator",
+                                         choices=TREX_ANNOTATORS, http_limit=len(TREX_ANNOTATORS))
+    at: str | None = option(None, "Truth date YYYY-MM-DD: facts (and gold answers) valid then [default: the "
+                                  "graph's own date; the sidecar records the date used].", pattern=DATE)
+    popularity_bins: int = option(0, "Label items with the subject's popularity bin (by its number of statements).",
+                                  minimum=0, http_limit=100)
+    seed: int = option(0, "Seed of every draw.", minimum=0, maximum=2**31 - 1)
+    languages: tuple[str, ...] = option((), "Name languages, comma-separated [default: the store's].", comma=True,
+                                        pattern=LANGUAGE, http_limit=5)
 
     def to_dict(self) -> dict:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
-
-
-def keyword_arguments(cls: type, mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """`mapping` as keyword arguments of the dataclass `cls`: lists become tuples (the frozen
-    dataclasses hold tuples); a key that is none of its fields raises ValueError naming it."""
-    names = [f.name for f in fields(cls)]
-    unknown = [key for key in mapping if key not in names]
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown key {unknown[0]!r} (allowed: {', '.join(names)})")
-    return {key: tuple(value) if isinstance(value, list) else value for key, value in mapping.items()}
+        return as_dict(self)
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ def select_facts(kg: KnowledgeGraph, selection: FactSelection,
     lang = (tuple(languages) or kg.languages)[0] if languages else kg.languages[0]
     if selection.corpus and not kg.has_frequencies(selection.corpus):
         raise ValueError(f"the store holds no frequencies for corpus {selection.corpus!r} "
-                         "(run `factprobe frequency annotate --to-store --corpus-name ...` first)")
+                         "(run `factprobe frequency annotate --to-store --corpus NAME ...` first)")
     relations = list(selection.relations) or [r for r, _, _ in kg.relations()]
     missing = [r for r in relations if not kg.has_entity_facts(r)]
     if missing:

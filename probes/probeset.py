@@ -3,10 +3,9 @@
 `NAME.jsonl` holds one self-describing item per line (loadable with
 `datasets.load_dataset("json", data_files=...)`); `NAME.meta.json` beside it holds the kind, the
 build parameters, the seed, statistics of the source graph and the JSONL's SHA-256. Nothing in
-either file depends on the machine, and only the sidecar on the clock: a build without a truth
-date records the day it used as one (probes/build.py), so the same command and seed reproduce the
-same JSONL bytes (and, on the same day, the same sidecar). The sidecar is a separate file because
-a header line inside the JSONL would break `datasets`.
+either file depends on the machine or the clock (a build's truth date comes from the graph,
+probes/build.py), so the same command, graph and seed reproduce both files byte for byte on any
+day. The sidecar is a separate file because a header line inside the JSONL would break `datasets`.
 """
 
 from __future__ import annotations
@@ -18,16 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-# The probe-set kinds, their one home: the builders (probes/build.py), `probeset build --kind`
-# (its choices and help), the pipeline config, the service and the methods' `kinds` read this.
-PROBESET_KINDS: dict[str, str] = {
-    "cloze": "MyriadLAMA-style templates x subject names",
-    "icl-mc": "IC-LKE 100-way choices with a demonstration pool",
-    "kdf": "A-D questions with 5-shot demonstrations",
-    "distractor": "strategy x n distractors per fact",
-    "belief-icl": "per (fact, template) demonstrations for zero-shot / x-random / x-relation / x-template",
-}
-KINDS: tuple[str, ...] = tuple(PROBESET_KINDS)
+from ..kg.jsonl import read_jsonl
+from .kinds import get_kind
+
 FORMAT_VERSION = 1
 
 
@@ -54,8 +46,7 @@ def sidecar_path(path: str | Path) -> Path:
 def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: int, params: dict,
                    source: dict, parquet: bool = False) -> ProbeSetMeta:
     """Write the items (already in their final order) and the sidecar; optionally NAME.parquet."""
-    if kind not in KINDS:
-        raise ValueError(f"kind {kind!r}: use one of {', '.join(KINDS)}")
+    get_kind(kind)  # a kind the registry knows (ValueError naming them otherwise)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     digest, count = hashlib.sha256(), 0
@@ -104,14 +95,8 @@ def read_meta(path: str | Path) -> ProbeSetMeta:
 
 
 def read_items(path: str | Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+    """The items of a probe set; ValueError "PATH:LINE: not JSON (...)" at a bad line."""
+    return read_jsonl(path)
 
 
 @dataclass(frozen=True)

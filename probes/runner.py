@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..kg.jsonl import jsonl_lines, read_jsonl
 from .aggregate import aggregate
 from .methods import MethodContext, get_method
 from .probeset import read_meta, sidecar_path
@@ -69,7 +70,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             new += len(records)
             if progress:
                 progress(len(done) + new, len(done) + len(todo))
-    records = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines()]
+    records = list(read_jsonl(items_path))
     summary = aggregate(method, records, runner.options)  # options name some measures' definitions
     summary["rejected_records"] = len(rejected)
     (out / "aggregate.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -80,29 +81,20 @@ def _kind(probes: Path) -> tuple[str, str | None]:
     if sidecar_path(probes).is_file():
         meta = read_meta(probes)
         return meta.kind, meta.sha256
-    with open(probes, encoding="utf-8") as lines:  # a set from elsewhere: its first item says
-        for line in lines:
-            try:
-                return json.loads(line)["kind"], None
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
+    for line in jsonl_lines(probes):  # a set from elsewhere: its first item says
+        if isinstance(line.value, dict) and "kind" in line.value:
+            return line.value["kind"], None
     raise ValueError(f"{probes}: no sidecar and no item with a `kind`: is it a factprobe probe set?")
 
 
 def _records(path: Path, rejected: list[str]) -> Iterator[tuple[int, dict]]:
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                rejected.append(f"{path}:{number}: not JSON ({error.msg})")
-                continue
-            if not isinstance(record, dict) or "id" not in record:
-                rejected.append(f"{path}:{number}: not a probe item (no id)")
-                continue
-            yield number, record
+    for line in jsonl_lines(path):
+        if line.error:
+            rejected.append(f"{line.where(path)}: {line.error}")
+        elif not isinstance(line.value, dict) or "id" not in line.value:
+            rejected.append(f"{line.where(path)}: not a probe item (no id)")
+        else:
+            yield line.number, line.value
 
 
 def _check_config(path: Path, config: dict) -> None:
@@ -123,4 +115,4 @@ def _done_ids(path: Path) -> set[str]:
     if data and not data.endswith(b"\n"):  # killed mid-write: the torn record is redone
         data = data[: data.rfind(b"\n") + 1]
         path.write_bytes(data)
-    return {json.loads(line)["id"] for line in data.decode("utf-8").splitlines() if line.strip()}
+    return {record["id"] for record in read_jsonl(path)}

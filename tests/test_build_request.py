@@ -1,48 +1,74 @@
-"""`request_from_mapping`: one mapping of field names -> (FactSelection, BuildOptions), as the
-`probeset build` command, the service's probe-set jobs and `factprobe run` all build them; and
-`cli.errors.fail`, the one way a command stops on an error."""
+"""`build_request`: one mapping of option names -> a BuildRequest (the kind, its FactSelection and
+its own options dataclass), checked against the declarations, as `probeset build`, the service's
+probe-set jobs and `factprobe run` all make it; and `cli.errors.fail`, the one way a command
+stops on an error."""
 
 from __future__ import annotations
 
 import pytest
 
-from factprobe.probes.build import BuildOptions, request_from_mapping
+from factprobe.probes.build import build_request
 from factprobe.probes.facts import FactSelection
+from factprobe.probes.kinds.distractor import DistractorOptions
+from factprobe.probes.kinds.icl_mc import IclMcOptions
 
 
-def test_request_from_mapping_builds_what_the_keyword_constructors_build():
-    selection, options = request_from_mapping({
+def test_build_request_splits_the_mapping_into_the_selection_and_the_kinds_options():
+    request = build_request("distractor", {
         "relations": ["P36", "P19"], "per_relation": 10, "buckets": ["0", "[1,10)"], "corpus": "wiki",
-        "annotators": ("NoSub",), "at": "2020-01-01", "popularity_bins": 3, "seed": 7,
-        "kind": "distractor", "languages": ["en", "de"], "strategies": ["random", "sem"], "n": 4,
-        "semantic_dir": "idx", "allow_fewer_choices": True, "cloze_unit": "fact", "extra": {"k": [1]},
+        "annotators": ("NoSub",), "at": "2020-01-01", "popularity_bins": 3, "seed": 7, "languages": "en,de",
+        "strategies": ["random", "sem"], "n": 4, "semantic": "idx", "manual_only": None,
     })
-    assert selection == FactSelection(relations=("P36", "P19"), per_relation=10, buckets=("0", "[1,10)"),
-                                      corpus="wiki", annotators=("NoSub",), at="2020-01-01", popularity_bins=3,
-                                      seed=7)
-    assert options == BuildOptions(kind="distractor", languages=("en", "de"), strategies=("random", "sem"), n=4,
-                                   semantic_dir="idx", allow_fewer_choices=True, cloze_unit="fact",
-                                   extra={"k": [1]})
-    assert isinstance(selection.relations, tuple) and isinstance(options.strategies, tuple)
-    # what the mapping leaves out keeps the constructors' defaults
-    assert request_from_mapping({"kind": "cloze"}) == (FactSelection(), BuildOptions(kind="cloze"))
+    assert request.selection == FactSelection(relations=("P36", "P19"), per_relation=10, buckets=("0", "[1,10)"),
+                                              corpus="wiki", annotators=("NoSub",), at="2020-01-01",
+                                              popularity_bins=3, seed=7, languages=("en", "de"))
+    # None is "not given": the declared default (manual_only False)
+    assert request.options == DistractorOptions(strategies=("random", "sem"), n=4, semantic="idx")
+    assert request.kind == "distractor"
+    # what the mapping leaves out keeps the declared defaults
+    plain = build_request("icl-mc", {})
+    assert (plain.selection, plain.options) == (FactSelection(), IclMcOptions())
+    assert plain.options.choices == 100 and plain.options.demo_fraction == 0.2
+    assert plain.to_dict()["options"] == {"parquet": False, "choices": 100, "demo_fraction": 0.2,
+                                          "allow_fewer_choices": False}
 
 
-def test_an_unknown_key_is_rejected_by_name():
-    with pytest.raises(ValueError, match="'per_relatoin'"):
-        request_from_mapping({"kind": "cloze", "per_relatoin": 3})
-    with pytest.raises(ValueError, match="FactSelection: unknown key 'kind'"):
-        FactSelection.from_mapping({"kind": "cloze"})
-    with pytest.raises(ValueError, match="BuildOptions: unknown key 'seed'"):
-        BuildOptions.from_mapping({"kind": "cloze", "seed": 1})
+def test_an_unknown_option_and_another_kinds_option_are_refused_by_name():
+    with pytest.raises(ValueError, match="unknown option 'per_relatoin'"):
+        build_request("cloze", {"per_relatoin": 3})
+    with pytest.raises(ValueError, match="option 'choices' is for icl-mc probe sets, not kdf"):
+        build_request("kdf", {"choices": 10})
+    with pytest.raises(ValueError, match="option 'shots' is for kdf and belief-icl probe sets, not cloze"):
+        build_request("cloze", {"shots": 3})
+    with pytest.raises(ValueError, match="kind 'mcq': use one of cloze, icl-mc, kdf, distractor, belief-icl"):
+        build_request("mcq", {})
 
 
-def test_every_field_of_the_service_request_is_a_build_field():
-    pytest.importorskip("pydantic")
-    from factprobe.cli.service_jobs import ProbesetRequest
+@pytest.mark.parametrize("kind, values, message", [
+    ("icl-mc", {"choices": 1}, "option choices: 1 is below its minimum 2"),
+    ("icl-mc", {"demo_fraction": 1.5}, "option demo_fraction: 1.5 is above its maximum 1"),
+    ("icl-mc", {"choices": "many"}, "option choices: 'many' is not an int"),
+    ("icl-mc", {"choices": 2.5}, "option choices: 2.5 is not an int"),
+    ("icl-mc", {"allow_fewer_choices": "yes"}, "option allow_fewer_choices: expected true or false, got 'yes'"),
+    ("kdf", {"kdf_options": "tails"}, "option kdf_options: 'tails' is not one of relation-tails, type-pool"),
+    ("cloze", {"relations": ["Q36"]}, r"option relations: 'Q36' is not of the form P\[1-9\]"),
+    ("cloze", {"at": "May 2020"}, "option at: 'May 2020' is not of the form"),
+    ("cloze", {"languages": "en,EN"}, "option languages: 'EN' is not of the form"),
+    ("distractor", {"strategies": ["random", "best"]}, "option strategies: 'best' is not one of random, sem"),
+    ("cloze", {"seed": -1}, "option seed: -1 is below its minimum 0"),
+])
+def test_every_value_is_checked_against_its_declaration(kind, values, message):
+    with pytest.raises(ValueError, match=message):
+        build_request(kind, values, where="here")
+    with pytest.raises(ValueError, match="^here: "):
+        build_request(kind, values, where="here")
 
-    selection, options = request_from_mapping(ProbesetRequest(kind="icl-mc", relations=["P36"]).model_dump())
-    assert selection.relations == ("P36",) and options.kind == "icl-mc" and options.strategies == ("random",)
+
+def test_text_from_a_command_line_or_a_config_becomes_the_declared_type():
+    request = build_request("icl-mc", {"choices": "20", "demo_fraction": "0.4", "per_relation": 30.0,
+                                       "relations": "P36"})
+    assert (request.options.choices, request.options.demo_fraction) == (20, 0.4)
+    assert request.selection.per_relation == 30 and request.selection.relations == ("P36",)
 
 
 def test_fail_prints_error_on_stderr_and_exits_with_the_code():

@@ -108,6 +108,7 @@ MEANINGS = {
     "--token-env": ("text", "the environment variable holding the bearer token"),
     "--top-k": ("number", "candidates kept"),
     "--top-p": ("number", "nucleus sampling's probability mass"),
+    "--with-templates": ("flag", "give imported items our cloze templates"),
     "--triples": ("path", "a triples TSV file"),
     "--version": ("flag", "print the version"),
     "--workers": ("number", "parsing processes"),
@@ -115,8 +116,6 @@ MEANINGS = {
 
 # Options that do not match their name's entry yet, each waiting for its fix (then delete its line).
 PENDING = {
-    ("probeset import", "--templates"): "a flag (give items our cloze templates), not folders: --with-templates",
-    ("run", "--out"): "an output folder typed as TEXT: type it click.Path(file_okay=False)",
 }
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from factprobe.probes import metrics
 from factprobe.probes.aggregate import aggregate
-from factprobe.probes.builders import build_cloze
+from factprobe.probes.kinds.cloze import build_cloze
 from factprobe.probes.facts import ProbeFact
 from factprobe.probes.importers import import_items
 from factprobe.probes.methods import MethodContext

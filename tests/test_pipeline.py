@@ -68,7 +68,7 @@ def _tiny_inputs(folder) -> None:
 COMMANDS = [
     "ingest wikidata capitals.json --store out/graph.sqlite",
     "corpus index news.jsonl --format jsonl --store out/graph.sqlite --index out/news.index.sqlite --count-facts P36",
-    "frequency annotate --relation P36 --to-store --corpus-name news --store out/graph.sqlite "
+    "frequency annotate --relation P36 --to-store --corpus news --store out/graph.sqlite "
     "--index out/news.index.sqlite --out out/frequency-P36.jsonl",
     "distractors build --store out/graph.sqlite --out out/semantic-index",
     "probeset build --kind icl-mc --store out/graph.sqlite --out out/probesets/mc.jsonl --seed 1 --relation P36 "

@@ -30,7 +30,7 @@ def store(tmp_path_factory):
             k += 1
     docs.write_text("\n".join(lines) + "\n")
     run_cli("corpus", "index", str(docs), "--store", str(path), "--index", str(base / "f.sqlite"), "--quiet", check=True)
-    run_cli("frequency", "annotate", "--relation", "P36", "--to-store", "--corpus-name", "wiki", "--store", str(path),
+    run_cli("frequency", "annotate", "--relation", "P36", "--to-store", "--corpus", "wiki", "--store", str(path),
             "--index", str(base / "f.sqlite"), "--quiet", check=True)
     return base, str(path)
 
@@ -376,20 +376,26 @@ def test_kdf_options_read_differently_and_share_no_name_with_a_true_object(borde
             assert len(set(demo["options"])) == 4
 
 
-def test_truth_date_defaults_to_today_and_is_recorded(border_store, tmp_path):
-    """Without --at the build uses today's date for every truth test and writes it in the sidecar;
-    --at with that date rebuilds the same items. Newtown's validity starts in 2999: not gold today."""
-    import datetime
+def test_truth_date_comes_from_the_graph_and_is_recorded(border_store, tmp_path):
+    """Without --at the build takes its truth date from the store, never from the clock: these
+    records carry no revision date, so the day the store was loaded (a Wikidata dump's own date
+    is test_a_build_is_the_same_bytes_on_any_day's); the sidecar says which date and whence, and
+    --at with that date rebuilds the same items. Newtown's validity starts in 2999: not gold then."""
+    from factprobe.kg.graph import KnowledgeGraph
 
-    before = datetime.date.today().isoformat()
+    with KnowledgeGraph(border_store) as kg:
+        assert kg.as_of() is None
+        loaded = kg.loaded_on()
     meta = _build(border_store, tmp_path / "today.jsonl", "--kind", "cloze", "--relation", "P36")
-    after = datetime.date.today().isoformat()
     used = meta["params"]["selection"]["at"]
-    assert used in (before, after)
+    assert used == loaded
+    assert meta["source"]["truth_date"] == {"at": loaded, "from": "the day the store was last loaded (its inputs "
+                                                                  "carry no dates)"}
     sidecar = json.loads((tmp_path / "today.meta.json").read_text(encoding="utf-8"))
     assert sidecar["params"]["selection"]["at"] == used
     assert [(i["subject_label"], i["gold"]) for i in _items(tmp_path / "today.jsonl")] == [("Newland", ["Oldtown"])]
-    _build(border_store, tmp_path / "dated.jsonl", "--kind", "cloze", "--relation", "P36", "--at", used)
+    dated = _build(border_store, tmp_path / "dated.jsonl", "--kind", "cloze", "--relation", "P36", "--at", used)
+    assert dated["source"]["truth_date"] == {"at": used, "from": "asked (--at)"}
     assert (tmp_path / "dated.jsonl").read_bytes() == (tmp_path / "today.jsonl").read_bytes()
     # once the move happened, both are capitals (neither validity has ended): each is gold, in one
     # item for the subject-relation pair (the paper's unit), or in one item per fact
@@ -474,7 +480,7 @@ def test_all_but_view_equals_the_filtered_list():
     filtered copy per fact; a seeded sample over it must draw exactly what the copy gave."""
     import random
 
-    from factprobe.probes.builders import _AllBut
+    from factprobe.probes.kinds.sampling import AllBut as _AllBut
 
     items = list(range(40))
     for skipped in ([], [0], [39], [0, 1, 2], [3, 4, 10, 11, 12, 38, 39], list(range(0, 40, 2)), list(range(40))):

@@ -328,7 +328,7 @@ def test_cli_ingest_rdf(nt_store, tmp_path):
     store, _ = nt_store
     target = tmp_path / "cli.sqlite"
     proc = run_cli("ingest", "rdf", str(RDF / "sample.nt"), "--store", str(target),
-                   "--lang", "en,de", "--quiet", "--json")
+                   "--languages", "en,de", "--quiet", "--json")
     assert proc.returncode == 3, proc.stderr  # done, with one rejected line
     out = json.loads(proc.stdout)
     [entry] = out["inputs"]

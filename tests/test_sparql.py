@@ -268,7 +268,7 @@ def test_cli_ingest_sparql(endpoint, pulled, tmp_path):
     store, _ = pulled
     target = tmp_path / "cli.sqlite"
     proc = run_cli("ingest", "sparql", "--endpoint", endpoint, "--relation", "P36",
-                   "--relation", "P31", "--store", str(target), "--lang", "en,de", "--quiet",
+                   "--relation", "P31", "--store", str(target), "--languages", "en,de", "--quiet",
                    "--json", "--page-size", "4")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

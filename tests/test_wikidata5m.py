@@ -205,7 +205,7 @@ def test_interrupted_then_resumed_equals_uninterrupted(tmp_path, name):
 def test_cli(tmp_path):
     store = tmp_path / "s.sqlite"
     proc = run_cli("ingest", "wikidata5m", "--triples", str(TRIPLES), "--entity-aliases", str(ENTITIES),
-                   "--relation-aliases", str(RELATIONS), "--corpus", str(CORPUS),
+                   "--relation-aliases", str(RELATIONS), "--documents", str(CORPUS),
                    "--store", str(store), "--quiet", "--json")
     assert proc.returncode == 3, proc.stderr
     out = json.loads(proc.stdout)

@@ -12,7 +12,7 @@ import os
 import sys
 
 from ..document import Section
-from ..probeset import KINDS
+from ..kinds import KINDS as KIND_REGISTRY
 from .base import Method, MethodContext
 from .baselines import Baselines
 from .belief import Belief
@@ -42,10 +42,10 @@ def register(method: type[Method], *, replace: bool = False) -> type[Method]:
     summary = getattr(method, "summary", None)
     if not isinstance(summary, str) or not summary.strip() or "\n" in summary:
         raise ValueError(f"{where}: `summary` must be one line of text (it is the method's --help entry)")
-    kinds = getattr(method, "kinds", None)
-    if not isinstance(kinds, tuple) or not kinds or any(k not in KINDS for k in kinds):
+    kinds, known = getattr(method, "kinds", None), KIND_REGISTRY
+    if not isinstance(kinds, tuple) or not kinds or any(k not in known for k in kinds):
         raise ValueError(f"{where}: `kinds` must be a non-empty tuple of probe-set kinds "
-                         f"({', '.join(KINDS)}); got {kinds!r}")
+                         f"({', '.join(known)}); got {kinds!r}")
     reads = getattr(method, "reads", None)
     if not isinstance(reads, tuple) or not all(isinstance(f, str) and f for f in reads):
         raise ValueError(f"{where}: `reads` must be a tuple of item field names; got {reads!r}")

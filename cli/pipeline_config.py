@@ -1,0 +1,143 @@
+"""A pipeline file (`factprobe run CONFIG.yaml`), read and checked before anything runs: its
+graph sources, corpus, probe sets (each checked against its kind's declared options, as
+`probeset build` checks its command line), models and evaluations. Paths are relative to the
+file; `@sample/` names the sample data shipped with factprobe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .steps_graph import WIKIDATA5M_PARTS
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
+SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
+TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "models", "evaluations", "report"}
+PIPELINE_ONLY_KEYS = ("kind", "with_corpus")  # a probe set's keys besides its options
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    out: Path
+    seed: int
+    graph: dict
+    corpus: dict | None
+    semantic: bool
+    probesets: dict[str, dict]  # name -> {kind, options...}
+    models: list[str]
+    evaluations: list[dict]  # {method, probeset, options}
+    report: bool
+    base: Path = field(repr=False, default=Path("."))
+
+    def path(self, value: str) -> Path:
+        if value.startswith("@sample/"):
+            return SAMPLE_DIR / value.removeprefix("@sample/")
+        path = Path(value)
+        return path if path.is_absolute() else self.base / path
+
+
+def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
+    import yaml
+
+    from ..probes.build import build_request
+    from ..probes.kinds import registered as registered_kinds
+    from ..probes.methods import registered
+
+    methods, kinds = registered(), registered_kinds()  # the built-in methods and those FACTPROBE_PLUGINS registers
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not YAML ({error})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping")
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(TOP_KEYS))})")
+
+    def need(mapping: dict, key: str, where: str, kind=None):
+        if key not in mapping:
+            raise ConfigError(f"{path}: {where}: `{key}` is required")
+        value = mapping[key]
+        if kind is not None and not isinstance(value, kind):
+            raise ConfigError(f"{path}: {where}.{key}: expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    graph = need(data, "graph", "top level", dict)
+    sources = need(graph, "sources", "graph", list)
+    for k, source in enumerate(sources):
+        if not isinstance(source, dict) or source.get("format") not in ("wikidata", "trex", "rdf", "wikidata5m"):
+            raise ConfigError(f"{path}: graph.sources[{k}]: needs `format` (wikidata, trex, rdf or wikidata5m) and `path`")
+        need(source, "path", f"graph.sources[{k}]", str)
+        if source["format"] == "wikidata5m" and source.get("part", "triples") not in WIKIDATA5M_PARTS:
+            raise ConfigError(f"{path}: graph.sources[{k}].part: one of {', '.join(WIKIDATA5M_PARTS)} (Wikidata5M "
+                              f"files: `ingest wikidata5m --triples/--entity-aliases/--relation-aliases/--documents`)")
+    probesets = need(data, "probesets", "top level", dict)
+    for name, spec in probesets.items():
+        if not isinstance(spec, dict) or spec.get("kind") not in kinds:
+            raise ConfigError(f"{path}: probesets.{name}: `kind` must be one of {', '.join(kinds)}")
+        try:  # the kind's declared options, checked as `probeset build` checks its command line
+            build_request(spec["kind"], {k: v for k, v in spec.items() if k not in PIPELINE_ONLY_KEYS})
+        except ValueError as error:
+            raise ConfigError(f"{path}: probesets.{name}: {error}") from None
+    models = need(data, "models", "top level", list)
+    evaluations = need(data, "evaluations", "top level", list)
+    for k, ev in enumerate(evaluations):
+        if not isinstance(ev, dict) or ev.get("method") not in methods:
+            raise ConfigError(f"{path}: evaluations[{k}]: `method` must be one of {', '.join(methods)}")
+        if ev.get("probeset") not in probesets:
+            raise ConfigError(f"{path}: evaluations[{k}]: `probeset` must name one of: {', '.join(probesets)}")
+        method, kind = methods[ev["method"]], probesets[ev["probeset"]]["kind"]
+        if kind not in method.kinds:
+            raise ConfigError(f"{path}: evaluations[{k}]: method {method.name} reads {' or '.join(method.kinds)} "
+                              f"probe sets; {ev['probeset']} is {kind}")
+        limit = ev.get("limit")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ConfigError(f"{path}: evaluations[{k}].limit: a positive whole number of items")
+        if not isinstance(ev.get("options") or {}, dict):
+            raise ConfigError(f"{path}: evaluations[{k}].options: a mapping of method options")
+        unknown = set(ev) - {"method", "probeset", "options", "limit", "name", "models"}
+        if unknown:
+            raise ConfigError(f"{path}: evaluations[{k}]: unknown keys {', '.join(sorted(unknown))} "
+                              "(allowed: method, probeset, options, limit, name, models)")
+        chosen = ev.get("models")
+        if chosen is not None and (not isinstance(chosen, list) or not chosen
+                                   or any(str(m) not in [str(x) for x in models] for m in chosen)):
+            raise ConfigError(f"{path}: evaluations[{k}].models: a list of some of the top-level models "
+                              f"({', '.join(map(str, models))})")
+    # `name` (default: the method) tells two evaluations of one method over one probe set apart
+    labels = [(ev.get("name") or ev["method"], ev["probeset"]) for ev in evaluations]
+    twice = sorted({f"{a}--{b}" for a, b in labels if labels.count((a, b)) > 1})
+    if twice:
+        raise ConfigError(f"{path}: evaluations: {', '.join(twice)} appear more than once; give one a `name`")
+    return Pipeline(str(data.get("name", path.stem)), Path(out) if out else path.parent / data.get("out", "runs"),
+                    int(data.get("seed", 0)), graph, data.get("corpus"), bool(data.get("semantic", False)),
+                    probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent)
+
+
+def _flags(options: dict) -> list[str]:
+    """{"per_relation": 30, "relations": [P36, P37], "manual_only": true} -> CLI flags."""
+    renamed = {"relations": "relation", "buckets": "bucket", "annotators": "annotator", "strategies": "strategy",
+               "templates": "templates"}
+    flags = []
+    for key, value in options.items():
+        flag = "--" + renamed.get(key, key).replace("_", "-")
+        if key == "languages" and isinstance(value, list):  # one comma-separated option
+            flags += [flag, ",".join(str(v) for v in value)]
+        elif isinstance(value, bool):
+            flags += [flag] if value else []
+        elif isinstance(value, list):
+            for v in value:
+                flags += [flag, str(v)]
+        else:
+            flags += [flag, str(value)]
+    return flags
+
+

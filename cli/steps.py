@@ -1,0 +1,120 @@
+"""The steps of the jobs factprobe runs, one function each: build a probe set, evaluate, write a
+report (and, in steps_graph.py, the graph and corpus steps). The `factprobe` command, the
+pipeline (`factprobe run`) and the service call these same functions; each says what it did
+through a `Console`: summary lines on stdout, progress, notes and warnings on stderr, or nowhere
+for the service, which keeps the returned result instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+
+def _stdout(text: str) -> None:
+    print(text, flush=True)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Console:
+    """Where a step writes: `say` its summary (stdout), `note` warnings and rejects (stderr);
+    `quiet` turns progress bars and progress notes off."""
+    quiet: bool = False
+    say: Callable[[str], None] = _stdout
+    note: Callable[[str], None] = _stderr
+
+
+SILENT = Console(quiet=True, say=lambda _: None, note=lambda _: None)
+
+
+# -- probe sets -----------------------------------------------------------------------------------
+
+
+def build_step(store: str | Path, out: str | Path, request, console: Console = Console(), models=None):
+    """`factprobe probeset build`: the probe set `request` (probes.build.BuildRequest) from the
+    store into `out`; prints the kind's warnings and the summary. `models`: the ModelCache a kind
+    that asks a model loads from. Returns the ProbeSetMeta. FileNotFoundError when there is no
+    store; ValueError when the build cannot be made."""
+    from ..probes.build import build_probeset
+    from ..probes.kinds import get_kind
+
+    if not Path(store).is_file():
+        raise FileNotFoundError(f"no knowledge-graph store at {store}")
+    progress = None if console.quiet else (lambda text: console.note(f"{text} ..."))
+    meta = build_probeset(store, out, request, progress=progress, models=models)
+    kind = get_kind(request.kind)
+    for warning in kind.warnings(meta.source):
+        console.note(f"warning: {warning}")
+    out = Path(out)
+    console.say(f"{meta.items:,} {request.kind} items from {meta.source['selection']['kept']:,} facts -> {out} "
+                f"(sidecar {out.name.removesuffix('.jsonl')}.meta.json)")
+    for line in kind.summary_lines(meta.source):
+        console.say(line)
+    return meta
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+
+
+def eval_step(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict[str, Any] | None = None,
+              limit: int | None = None, batch: int = 16, seed: int = 0, console: Console = Console()):
+    """`factprobe eval`: `method` over the probe set with the loaded `scorer` into `out` (a rerun
+    continues after the finished items), with a progress bar; prints rejected records and the
+    summary line. Returns the EvalSummary."""
+    from tqdm import tqdm
+
+    from ..probes.runner import evaluate
+
+    bar = tqdm(unit=" items", disable=console.quiet, dynamic_ncols=True)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        summary = evaluate(scorer, method, probes, out, options=options or {}, limit=limit, batch=batch, seed=seed,
+                           progress=progress)
+    finally:
+        bar.close()
+    for line in summary.rejected:
+        console.note(f"rejected {line}")
+    accuracy = summary.aggregate.get("accuracy")
+    console.say(f"{method} on {summary.items:,} items ({summary.new:,} new): accuracy "
+                f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {summary.out}/aggregate.json")
+    return summary
+
+
+def option_value(value: Any) -> Any:
+    """A method option's value as `eval --option KEY=VALUE` reads it: text that is JSON is parsed
+    ("10" is 10, "true" is True), other text stays text (`separator=": "`); lists and numbers
+    stay what they are."""
+    import json
+
+    if not isinstance(value, str):
+        return json.loads(json.dumps(value))
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+
+def report_step(folders: Sequence[str | Path], out: str | Path, title: str, definitions=None,
+                console: Console = Console()):
+    """`factprobe report`: tables and plots over finished runs into `out` (Markdown and a
+    self-contained HTML page). Returns the ReportFiles."""
+    from ..probes.report import Definitions, load_runs, write_report
+
+    runs = load_runs([Path(f) for f in folders])
+    files = write_report(runs, Path(out), title, definitions or Definitions(known="per-template", sharing="probed"))
+    console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {len(files.images)} plot(s)")
+    return files

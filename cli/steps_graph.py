@@ -1,0 +1,148 @@
+"""The graph and corpus steps, one function each: ingest inputs into the store, index a corpus,
+count facts into the store, build the semantic index. The `factprobe` commands and the
+pipeline call these same functions; each writes through a `Console` (cli/steps.py) and returns
+its result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from .steps import Console
+
+# The parts of a Wikidata5M release, each ingested on its own (kg/sources/wikidata5m.py).
+WIKIDATA5M_PARTS = ("triples", "entity-aliases", "relation-aliases", "corpus")
+
+
+def source_for(fmt: str, languages: tuple[str, ...], *, part: str = "triples", store: str | Path | None = None,
+               **options):
+    """The kg source that reads one input format ("wikidata", "rdf", "trex", "wikidata5m")."""
+    if fmt == "wikidata":
+        from ..kg.sources.wikidata_json import WikidataJsonSource
+
+        return WikidataJsonSource(languages=languages, **options)
+    if fmt == "rdf":
+        from ..kg.sources.rdf import RdfSource
+
+        return RdfSource(languages=languages, **options)
+    if fmt == "trex":
+        from ..kg.sources.trex import TrexSource
+
+        return TrexSource(languages=languages, **options)
+    if fmt == "wikidata5m":
+        from ..kg.sources.wikidata5m import Wikidata5mSource
+
+        extra = {"labels_from": str(store)} if part == "corpus" and store is not None else {}
+        return Wikidata5mSource(kind=part, languages=languages, **extra, **options)
+    raise ValueError(f"input format {fmt!r}: use wikidata, rdf, trex or wikidata5m")
+
+
+def ingest_step(store: str | Path, inputs: Sequence[tuple[object, str | Path]], languages: tuple[str, ...], *,
+                workers: int | None = None, restart: bool = False, relations: frozenset[str] | None = None,
+                rejects_path: str | Path | None = None, console: Console = Console()) -> list:
+    """`factprobe ingest`: each (source, path) into the store (resumable: an input already
+    ingested is skipped), one line per input on stderr; rejected records go to the rejects file
+    (STORE.rejects.jsonl unless named). Returns the IngestReports. InputError / StoreError on
+    an unreadable input or store."""
+    from ..kg.ingest import ingest
+    from ..kg.readers import check_readable
+    from ..kg.restrict import ingest_relations
+    from ..kg.store import Store
+    from .progress import file_progress
+
+    reports = []
+    with Store(store, languages=languages) as writer:
+        for source, path in inputs:
+            check_readable(path)
+            with file_progress(path, disable=console.quiet, label=source.name) as progress:
+                if relations is None:
+                    report = ingest(writer, source, path, workers=workers, restart=restart, progress=progress)
+                else:
+                    report = ingest_relations(writer, source, path, relations, workers=workers, restart=restart,
+                                              progress=progress)
+            reports.append(report)
+            console.note(ingest_line(report))
+        writer.optimize()
+    write_ingest_rejects(store, reports, rejects_path, console)
+    return reports
+
+
+def write_ingest_rejects(store: str | Path, reports: Sequence, rejects_path: str | Path | None,
+                         console: Console = Console()) -> str | None:
+    """The rejected records of `reports` into the rejects file (STORE.rejects.jsonl unless named);
+    its path, or None when nothing was rejected."""
+    from ..kg.ingest import write_rejects
+
+    rejected = sum(r.rejected for r in reports)
+    if not rejected:
+        return None
+    target = str(rejects_path or f"{store}.rejects.jsonl")
+    write_rejects(target, reports)
+    console.note(f"{rejected} rejected record(s) written to {target}")
+    return target
+
+
+def ingest_line(report) -> str:
+    """One input's outcome in one line."""
+    if report.already_done:
+        return f"{report.path}: already ingested ({report.lines_read} lines; use --restart to redo)"
+    state = "TRUNCATED" if report.truncated else "complete"
+    resumed = f", resumed after line {report.resumed_from}" if report.resumed_from else ""
+    rate = report.records / report.seconds if report.seconds else 0.0
+    return (f"{report.path}: {state}: {report.records} records in {report.seconds:.1f}s ({rate:,.0f}/s), "
+            f"{report.rejected} rejected{resumed}")
+
+
+def index_step(backend, store: str | Path, options, console: Console = Console()):
+    """`factprobe corpus index`: add the documents `options` (index.corpus_jobs.IndexOptions) name
+    to the backend's index; rejected documents on stderr, the summary on stdout."""
+    from ..index.corpus_jobs import index_corpus
+    from .progress import document_progress
+
+    with document_progress("indexing", disable=console.quiet) as progress:
+        result = index_corpus(backend, store, options, progress=progress)
+    for reject in result.rejects:
+        console.note(f"rejected {reject.file}:{reject.line}: {reject.reason}")
+    console.say(result.summary())
+    return result
+
+
+def annotate_step(backend, store: str | Path, options, console: Console = Console()):
+    """`factprobe frequency annotate`: count the facts of `options` (index.corpus_jobs.AnnotateOptions)
+    into its file and/or the store; the summary on stdout."""
+    from ..index.corpus_jobs import annotate
+    from .progress import fact_progress
+
+    with fact_progress(disable=console.quiet) as progress:
+        result = annotate(backend, store, options, progress=progress)
+    for line in result.summary_lines(store):
+        console.say(line)
+    return result
+
+
+def semantic_step(store: str | Path, out: str | Path, console: Console = Console(), *, min_df: int = 1,
+                  check_queries: int = 200, seed: int = 0):
+    """`factprobe distractors build`: the TF-IDF semantic index of the store's entities, with its
+    self-check of Sem against brute force on `check_queries` sampled facts (0: none); the summary
+    on stdout, a failed check also as a warning on stderr. FileNotFoundError without a store."""
+    from ..index.semantic_check import build_semantic_index
+    from ..kg.graph import KnowledgeGraph
+
+    def stage(text: str) -> None:
+        if not console.quiet:
+            console.note(f"  {text}...")
+
+    if not Path(store).is_file():
+        raise FileNotFoundError(f"no knowledge-graph store at {store}")
+    with KnowledgeGraph(store) as kg:
+        index, report = build_semantic_index(kg, str(out), min_df=min_df, check_queries=check_queries, seed=seed,
+                                             on_stage=stage)
+    meta = index.meta
+    console.say(f"{meta['entities']:,} entities ({meta['indexed']:,} with features), {meta['features']:,} features, "
+                f"built in {meta['build_seconds']} s -> {out}")
+    if check_queries:
+        console.say(report.summary())
+    if not report.ok:
+        console.note(f"warning: {report.summary()}")
+    return index, report

@@ -1,0 +1,97 @@
+"""The distractor kind (Ammar Khodja et al. 2025): per fact, n fair wrong answers from each asked
+strategy (random, sem, temp+sem, appropt), with every name of the object and of each distractor,
+which the distractor measure sums its plausibility over."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..facts import ProbeFact
+from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
+from ..declare import LOCAL, SERVED_MODEL, option
+
+STRATEGIES = ("random", "sem", "temp+sem", "appropt")
+
+
+@dataclass(frozen=True)
+class DistractorOptions(ClozeTemplateOptions):
+    strategies: tuple[str, ...] = option(("random",), "repeatable.", choices=STRATEGIES, flag="--strategy",
+                                         http_limit=len(STRATEGIES))
+    n: int = option(5, "per fact and strategy.", minimum=1, http_limit=50)
+    semantic: str | None = option(None, "semantic index folder.", exposure=LOCAL, metavar="DIR")
+    model: str | None = option(None, "model spec for appropt.", exposure=SERVED_MODEL)
+
+
+class Distractor(ProbeSetKind):
+    name = "distractor"
+    summary = "strategy x n distractors per fact"
+    options = DistractorOptions
+    item_fields = ("distractors", "shortfall", "object_names")
+
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: DistractorOptions) -> list[dict]:
+        from ...index.distractors import DistractorFinder
+
+        semantic = ranker = None
+        if {"sem", "temp+sem"} & set(options.strategies):
+            from ...index.semantic import SemanticIndex
+
+            if not options.semantic:
+                raise ValueError("sem and temp+sem need a semantic index (--semantic DIR, from "
+                                 "`factprobe distractors build`)")
+            semantic = SemanticIndex.load(options.semantic)
+        prompts = {}
+        if "appropt" in options.strategies:
+            if not options.model:
+                raise ValueError("appropt needs --model")
+            from ..scoring.appropt import ApprOptRanker
+            from ..templates import prompt_before_object
+
+            ranker = ApprOptRanker(context.models.get(options.model))
+            templates = context.cloze_texts(options, sorted({f.relation for f in facts}))
+            prompts = {f.id: prompt_before_object(_object_final(templates[f.relation]), f.subject_label)
+                       for f in facts}
+        finder = DistractorFinder(context.kg, semantic, languages=context.languages, appropt=ranker)
+        found = {}
+        for strategy in options.strategies:
+            keys = [(f.subject, f.relation, f.object, prompts.get(f.id)) for f in facts]
+            found[strategy] = finder.find_many(keys, strategy=strategy, n=options.n, at=context.selection.at,
+                                               seed=context.selection.seed)
+        return _with_names(build_distractor_sets(facts, found), finder)
+
+
+def _object_final(texts: Sequence[str]) -> str:
+    """ApprOpt scores object labels as continuations: the first object-final template."""
+    from ..templates import object_final
+
+    for text in texts:
+        if object_final(text):
+            return text
+    raise ValueError(f"appropt needs a template that ends with [Y]; none among {texts[:3]}...")
+
+
+def build_distractor_sets(facts: Sequence[ProbeFact], found: Mapping[str, Sequence]) -> list[dict]:
+    """`found`: strategy -> DistractorSet per fact (same order as `facts`)."""
+    items = []
+    for k, fact in enumerate(facts):
+        per_strategy, shortfall = {}, {}
+        for strategy, sets in found.items():
+            result = sets[k]
+            per_strategy[strategy] = [{"entity": d.entity, "label": d.label, "source": d.source, "score": d.score}
+                                      for d in result.distractors]
+            if result.shortfall:
+                shortfall[strategy] = result.shortfall
+        items.append({"id": f"distractor:{fact.id}", "kind": "distractor", "split": "test", **fact.fields(),
+                      "distractors": per_strategy, "shortfall": shortfall or None})
+    return items
+
+
+def _with_names(items: list[dict], finder) -> list[dict]:
+    """The distractor measure sums an entity's plausibility over all its names (label and
+    aliases), for the object and for each distractor alike: the items carry those names."""
+    for item in items:
+        item["object_names"] = list(finder.names_of_raw(item["object"]))
+        for found in item["distractors"].values():
+            for entry in found:
+                entry["names"] = list(finder.names_of_raw(entry["entity"]))
+    return items

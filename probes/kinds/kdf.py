@@ -1,0 +1,164 @@
+"""The kdf kind (KDF): per fact, a question with four options A-D (the gold object and three fair
+wrong answers, shuffled) and answered questions of other facts as demonstrations. By default as
+the KDF paper: demonstrations of other relations, wrong options drawn from the relation's tails."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..facts import ProbeFact
+from .base import BuildContext, ProbeSetKind, TemplateOptions
+from ..declare import option
+from .sampling import AllBut, ChoicePool, distinct_by_name, positions_by_subject, seeded
+
+LETTERS = "ABCD"
+KDF_DEMONSTRATIONS = ("other-relations", "same-relation")  # the paper's first
+KDF_OPTIONS = ("relation-tails", "type-pool")  # the paper's first
+
+
+@dataclass(frozen=True)
+class KdfOptions(TemplateOptions):
+    shots: int = option(5, "demonstrations per question.", minimum=0, http_limit=20)
+    kdf_demonstrations: str = option("other-relations", "other-relations (the KDF paper's) or same-relation "
+                                                        "demonstrations, other subjects either way.",
+                                     choices=KDF_DEMONSTRATIONS)
+    kdf_options: str = option("relation-tails", "wrong options drawn from the relation's tails (the KDF paper's) "
+                                                "or from the object's type pool (fair random distractors).",
+                              choices=KDF_OPTIONS)
+
+
+class Kdf(ProbeSetKind):
+    name = "kdf"
+    summary = "A-D questions with 5-shot demonstrations"
+    options = KdfOptions
+    item_fields = ("question", "options", "option_ids", "answer", "demonstrations")
+
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: KdfOptions) -> list[dict]:
+        questions = _questions(context, options, sorted({f.relation for f in facts}))
+
+        def question(f: ProbeFact) -> str:
+            return questions[f.relation].replace("[X]", f.subject_label)
+
+        seed = context.selection.seed
+        wrong = (relation_tails(context.objects_of, context.true_objects, seed=seed)
+                 if options.kdf_options == "relation-tails" else _type_pool(context))
+        return build_kdf(facts, wrong, question, shots=options.shots, seed=seed,
+                         demonstrations=options.kdf_demonstrations)
+
+    def source_notes(self, context: BuildContext, facts: list[ProbeFact], items: list[dict],
+                     options: KdfOptions) -> dict:
+        """The facts left out for want of 3 wrong options, per relation."""
+        asked = {item["fact"] for item in items}
+        skipped: dict[str, int] = {}
+        for fact in facts:
+            if fact.id not in asked:
+                skipped[fact.relation] = skipped.get(fact.relation, 0) + 1
+        return {"kdf": {"skipped_too_few_options": skipped}}
+
+    @classmethod
+    def warnings(cls, source: dict) -> list[str]:
+        return [f"{relation}: {count} fact(s) left out, fewer than 3 fair wrong options"
+                for relation, count in sorted(((source.get("kdf") or {}).get("skipped_too_few_options") or {}).items())]
+
+
+def _questions(context: BuildContext, options: KdfOptions, relations: Sequence[str]) -> dict[str, str]:
+    """A question per relation: `RelationTemplates.question()` (its first QA template, else a cloze
+    with a blank)."""
+    loaded = context.templates(options)
+    out = {}
+    for relation in relations:
+        entry = loaded.get(relation)
+        if entry is None or not (entry.qa or entry.cloze):
+            raise ValueError(f"no templates for {relation}: KDF questions are written from them")
+        out[relation] = entry.question()
+    return out
+
+
+def _type_pool(context: BuildContext) -> Callable[[ProbeFact], list[tuple[str, str]]]:
+    """Wrong options as fair random distractors sharing a type with the object."""
+    from ...index.distractors import DistractorFinder
+
+    finder = DistractorFinder(context.kg, languages=context.languages)
+    at, seed = context.selection.at, context.selection.seed
+
+    def wrong(fact: ProbeFact) -> list[tuple[str, str]]:
+        # Random distractors follow one seeded order whatever n is, so a larger n only extends the
+        # list: ask again for more while entities sharing a label leave fewer than 3 distinct ones.
+        n = 3
+        while True:
+            found = finder.find(fact.subject, fact.relation, fact.object, strategy="random", n=n, at=at, seed=seed)
+            pairs = [(d.entity, d.label or d.entity) for d in found.distractors]
+            if len(distinct_by_name(pairs, fact.gold)) >= 3 or len(pairs) < n:
+                return pairs
+            n *= 2
+
+    return wrong
+
+
+def relation_tails(objects_of: Callable[[str], Sequence[tuple[str, str, tuple[str, ...]]]],
+                   true_objects: Callable[[str, str], set[str]], *, seed: int = 0,
+                   n: int = 3) -> Callable[[ProbeFact], list[tuple[str, str]]]:
+    """KDF's wrong answers as the paper draws them: random tails (objects) of the fact's own
+    relation, whatever their type. They are as fair as icl-mc choices (ChoicePool): not true for
+    the subject, not the subject, no name shared with a gold answer or the subject's label, one
+    entity per label; a seeded draw per fact."""
+    pools: dict[str, ChoicePool] = {}
+
+    def tails(fact: ProbeFact) -> list[tuple[str, str]]:
+        if fact.relation not in pools:
+            pools[fact.relation] = ChoicePool(objects_of(fact.relation))
+        others = pools[fact.relation].fair(fact, true_objects(fact.subject, fact.relation))
+        return seeded(seed, "tails", fact.id).sample(others, min(n, len(others)))
+
+    return tails
+
+
+def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], list[tuple[str, str]]],
+              question_of: Callable[[ProbeFact], str], *, shots: int = 5, seed: int = 0,
+              demonstrations: str = "other-relations") -> list[dict]:
+    """`distractors_of(fact)`: fair (entity, label) wrong answers, best first; the first 3 that read
+    differently from each other and from every gold name are the options, and a fact with fewer
+    is skipped (the caller counts what is missing). `question_of(fact)`: the question text.
+    Demonstrations are other asked facts, each with its own options and answer: with
+    `demonstrations="other-relations"` (the paper) facts of other relations, about other subjects;
+    with "same-relation" facts of the same relation with other subjects."""
+    if demonstrations not in KDF_DEMONSTRATIONS:
+        raise ValueError(f"kdf demonstrations {demonstrations!r}: use one of {', '.join(KDF_DEMONSTRATIONS)}")
+    questions = {}
+    for fact in facts:
+        wrong = distinct_by_name(distractors_of(fact), fact.gold)[:3]
+        if len(wrong) < 3:
+            continue
+        options = [(fact.object, fact.object_label), *wrong]
+        seeded(seed, "options", fact.id).shuffle(options)
+        answer = [e for e, _ in options].index(fact.object)
+        questions[fact.id] = {"question": question_of(fact), "options": [label for _, label in options],
+                              "option_ids": [e for e, _ in options], "answer": LETTERS[answer]}
+    by_relation: dict[str, list[ProbeFact]] = defaultdict(list)
+    for fact in facts:
+        if fact.id in questions:
+            by_relation[fact.relation].append(fact)
+    if demonstrations == "other-relations":
+        # Per relation, every asked fact of the other relations (in the facts' order); a fact then
+        # skips its own subject's positions in its relation's list, as below.
+        asked = [f for f in facts if f.id in questions]
+        sources = {relation: [f for f in asked if f.relation != relation] for relation in by_relation}
+        if shots > 0 and len(by_relation) < 2:
+            only = ", ".join(by_relation) or "none"
+            raise ValueError(f"kdf: demonstrations from other relations (the KDF paper's) need questions of at "
+                             f"least two relations; only {only} has any. Add relations, or build with "
+                             "--kdf-demonstrations same-relation")
+    else:
+        sources = by_relation
+    subject_at = {relation: positions_by_subject(source) for relation, source in sources.items()}
+    items = []
+    for fact in facts:
+        if fact.id not in questions:
+            continue
+        pool = AllBut(sources[fact.relation], subject_at[fact.relation].get(fact.subject, []))
+        shots_taken = seeded(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
+        items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), **questions[fact.id],
+                      "demonstrations": [{"fact": f.id, **questions[f.id]} for f in shots_taken]})
+    return items
