@@ -7,12 +7,9 @@ by `register`, or for other processes by a module named in FACTPROBE_PLUGINS (do
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
-
 from ..document import Section
 from ..kinds import KINDS as KIND_REGISTRY
+from ..plugins import load_plugins
 from .base import Method, MethodContext
 from .baselines import Baselines
 from .belief import Belief
@@ -21,8 +18,6 @@ from .distractor import DistractorMeasure
 from .eic_lke import EICLKE
 from .ic_lke import ICLKE
 from .kdf import KDF
-
-PLUGINS_ENV = "FACTPROBE_PLUGINS"
 
 # name -> method class; filled by register() only (the built-ins just below, plugins later).
 METHODS: dict[str, type[Method]] = {}
@@ -69,23 +64,6 @@ def register(method: type[Method], *, replace: bool = False) -> type[Method]:
 def unregister(name: str) -> type[Method] | None:
     """Remove a method from the registry (tests, a plugin that replaces itself); returns it."""
     return METHODS.pop(name, None)
-
-
-def load_plugins(modules: str | None = None) -> list[str]:
-    """Import the modules named in FACTPROBE_PLUGINS (or `modules`), comma-separated; each
-    registers its methods when imported. A module imported before is not imported again.
-    Returns the names imported now."""
-    spec = os.environ.get(PLUGINS_ENV, "") if modules is None else modules
-    imported = []
-    for module in (m.strip() for m in spec.split(",")):
-        if not module or module in sys.modules:
-            continue
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            raise ImportError(f"{PLUGINS_ENV}: cannot import {module!r}: {error}") from error
-        imported.append(module)
-    return imported
 
 
 def registered() -> dict[str, type[Method]]:
