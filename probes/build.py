@@ -51,6 +51,10 @@ def build_request(kind: str, values: Mapping[str, Any], where: str = "") -> Buil
                          f"{', '.join(sorted(own | set(SELECTION_OPTIONS)))})")
     selection = coerce(FactSelection, {k: v for k, v in given.items() if k in SELECTION_OPTIONS}, where)
     options = coerce(cls.options, {k: v for k, v in given.items() if k in own}, where)
+    try:
+        cls.check(options)
+    except ValueError as error:
+        raise ValueError(f"{prefix}{error}") from None
     return BuildRequest(kind, selection, options)
 
 

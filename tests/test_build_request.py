@@ -56,6 +56,7 @@ def test_an_unknown_option_and_another_kinds_option_are_refused_by_name():
     ("cloze", {"languages": "en,EN"}, "option languages: 'EN' is not of the form"),
     ("distractor", {"strategies": ["random", "best"]}, "option strategies: 'best' is not one of random, sem"),
     ("cloze", {"seed": -1}, "option seed: -1 is below its minimum 0"),
+    ("distractor", {"strategies": ["random", "appropt"]}, "appropt needs a model: --model SPEC"),  # the kind's check
 ])
 def test_every_value_is_checked_against_its_declaration(kind, values, message):
     with pytest.raises(ValueError, match=message):

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from conftest import run_cli
 from factprobe.probes.document import Section
 from factprobe.probes.methods import METHODS, Method, register, registered, unregister
-from factprobe.probes.probeset import KINDS
+from factprobe.probes.kinds import KINDS
 
 HERE = Path(__file__).parent
 BUILT_IN = ("ic-lke", "eic-lke", "kdf", "belief", "belief-icl", "distractor", "baselines")
@@ -213,18 +213,17 @@ def test_register_checks_the_declarations(toy):
 
 
 def test_probe_set_kinds_have_one_home():
-    from factprobe.cli import pipeline, service_jobs
+    from factprobe.cli import service_jobs
     from factprobe.cli.probeset_cmds import probeset_group
 
     kind_option = next(p for p in probeset_group.commands["build"].params if p.name == "kind")
-    assert tuple(kind_option.type.choices) == KINDS
-    assert pipeline.KINDS is KINDS
-    assert typing.get_args(service_jobs.ProbesetRequest.model_fields["kind"].annotation) == KINDS
+    assert tuple(kind_option.type.choices) == tuple(KINDS) == ("cloze", "icl-mc", "kdf", "distractor", "belief-icl")
+    assert typing.get_args(service_jobs.ProbesetRequest.model_fields["kind"].annotation) == tuple(KINDS)
     assert typing.get_args(service_jobs.EvalRequest.model_fields["method"].annotation) == tuple(registered())
 
 
 def test_the_pipeline_config_reads_the_registry(tmp_path):
-    from factprobe.cli.pipeline import ConfigError, load_pipeline
+    from factprobe.cli.pipeline_config import ConfigError, load_pipeline
 
     config = tmp_path / "p.yaml"
     base = ("graph: {sources: [{format: wikidata, path: g.json}]}\nprobesets: {mc: {kind: icl-mc}}\n"

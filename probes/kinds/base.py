@@ -103,6 +103,10 @@ class ProbeSetKind:
     options: ClassVar[type] = KindOptions  # a frozen dataclass of option() fields
     item_fields: ClassVar[tuple[str, ...]] = ()  # what every item carries besides the fact's fields
 
+    @classmethod
+    def check(cls, options: Any) -> None:
+        """Refuse (ValueError), before anything runs, options that cannot build together."""
+
     def build(self, context: BuildContext, facts: list[ProbeFact], options: Any) -> list[dict]:
         """The items, in their final order, from the selected facts."""
         raise NotImplementedError

@@ -29,6 +29,11 @@ class Distractor(ProbeSetKind):
     options = DistractorOptions
     item_fields = ("distractors", "shortfall", "object_names")
 
+    @classmethod
+    def check(cls, options: DistractorOptions) -> None:
+        if "appropt" in options.strategies and not options.model:
+            raise ValueError("appropt needs a model: --model SPEC (over HTTP, `model`: one the server serves)")
+
     def build(self, context: BuildContext, facts: list[ProbeFact], options: DistractorOptions) -> list[dict]:
         from ...index.distractors import DistractorFinder
 
@@ -42,8 +47,6 @@ class Distractor(ProbeSetKind):
             semantic = SemanticIndex.load(options.semantic)
         prompts = {}
         if "appropt" in options.strategies:
-            if not options.model:
-                raise ValueError("appropt needs --model")
             from ..scoring.appropt import ApprOptRanker
             from ..templates import prompt_before_object
 

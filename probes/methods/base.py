@@ -4,12 +4,12 @@ the number formats of headline lines."""
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Sequence
 
+from ...kg.jsonl import jsonl_lines
 from ..document import Section
 from ..metrics import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
 
@@ -91,13 +91,14 @@ def chance_accuracy(probes: Path) -> float | None:
     items have no choices, or the file cannot be read): a headline number means little without it."""
     shares = []
     try:
-        with open(probes, encoding="utf-8") as lines:
-            for line in lines:
-                item = json.loads(line)
-                options = item.get("choices") or item.get("options")
-                if item.get("split") != "demo" and options:
-                    shares.append(1 / len(options))
-    except (OSError, json.JSONDecodeError):
+        for line in jsonl_lines(probes):
+            if line.error:
+                return None
+            item = line.value
+            options = item.get("choices") or item.get("options")
+            if item.get("split") != "demo" and options:
+                shares.append(1 / len(options))
+    except OSError:
         return None
     return sum(shares) / len(shares) if shares else None
 
