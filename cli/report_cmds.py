@@ -33,15 +33,6 @@ def _definitions(known: str, sharing: str):
     return Definitions(known=known, sharing=sharing)
 
 
-def _load(folders):
-    from ..probes.report import RunError, load_runs
-
-    try:
-        return load_runs(folders)
-    except (RunError, OSError) as error:
-        fail(str(error), EXIT_USAGE)
-
-
 @click.command("report")
 @click.argument("folders", nargs=-1, required=True, metavar="DIR...")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -61,11 +52,13 @@ def report_command(folders, out_dir, title, known, sharing):
     \b
     factprobe report runs/smollm2-iclke runs/gemma-iclke --out reports/iclke
     """
-    from ..probes.report import write_report
+    from ..probes.report import RunError
+    from .steps import Console, report_step
 
-    runs = _load(folders)
-    files = write_report(runs, out_dir, title, _definitions(known, sharing))
-    click.echo(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {len(files.images)} plot(s)")
+    try:
+        report_step(folders, out_dir, title, _definitions(known, sharing), Console(say=click.echo))
+    except (RunError, OSError) as error:
+        fail(str(error), EXIT_USAGE)
 
 
 @click.command("compare")
