@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..kg.jsonl import jsonl_lines
+
 FORMATS = ("lama-trex", "trex-mc", "myriadlama")
 
 
@@ -52,17 +54,12 @@ def _rows(path: Path) -> Iterator[tuple[str, dict]]:
             for number, row in enumerate(csv.DictReader(handle), start=2):
                 yield f"{path}:{number}", row
         return
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    row = {"__error__": f"not JSON ({error.msg})"}
-                # Rows are read by field name: a list or a number on a line is a bad row, not a crash.
-                if not isinstance(row, dict):
-                    row = {"__error__": f"not a JSON object (a {type(row).__name__})"}
-                yield f"{path}:{number}", row
+    for line in jsonl_lines(path):
+        row = {"__error__": line.error} if line.error else line.value
+        # Rows are read by field name: a list or a number on a line is a bad row, not a crash.
+        if not isinstance(row, dict):
+            row = {"__error__": f"not a JSON object (a {type(row).__name__})"}
+        yield line.where(path), row
 
 
 def _field(row: dict, name: str) -> object:

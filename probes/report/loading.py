@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
+from ...kg.jsonl import jsonl_lines
+
 RUN_FILES = ("run.json", "aggregate.json", "items.jsonl")
 
 
@@ -93,17 +95,12 @@ def load_run(folder: str | Path) -> Run:
     config = _json_object(path / "run.json")
     aggregate = _json_object(path / "aggregate.json")
     items = []
-    text = (path / "items.jsonl").read_text(encoding="utf-8")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise RunError(f"{path / 'items.jsonl'}:{number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or "id" not in record:
-            raise RunError(f"{path / 'items.jsonl'}:{number}: not an item record (no id)")
-        items.append(record)
+    for line in jsonl_lines(path / "items.jsonl"):
+        if line.error:
+            raise RunError(f"{line.where(path / 'items.jsonl')}: {line.error}")
+        if not isinstance(line.value, dict) or "id" not in line.value:
+            raise RunError(f"{line.where(path / 'items.jsonl')}: not an item record (no id)")
+        items.append(line.value)
     return Run(str(folder), config, aggregate, tuple(items))
 
 
