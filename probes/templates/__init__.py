@@ -31,9 +31,9 @@ import yaml
 SHIPPED_DIR = Path(__file__).resolve().parent / "relations"
 ENV_VAR = "FACTPROBE_TEMPLATES"
 
-Kind = Literal["cloze", "qa"]
+TemplateKind = Literal["cloze", "qa"]
 Source = Literal["manual", "generated"]
-KINDS: tuple[Kind, ...] = ("cloze", "qa")
+TEMPLATE_KINDS: tuple[TemplateKind, ...] = ("cloze", "qa")  # a template's kind is its section in a relation's file
 SOURCES: tuple[Source, ...] = ("manual", "generated")
 FILE_KEYS = ("relation", "label", "description", "cloze", "qa")
 ENTRY_KEYS = ("text", "source")
@@ -50,7 +50,7 @@ class TemplateError(ValueError):
 class Template:
     text: str
     source: Source = "manual"
-    kind: Kind = "cloze"
+    kind: TemplateKind = "cloze"
 
     def fill(self, subject_label: str, object_label: str | None = None) -> str:
         return fill(self, subject_label, object_label)
@@ -145,7 +145,7 @@ def object_final(template: Template | str) -> bool:
     return text.rstrip(" .!?").endswith("[Y]") and not text.startswith("[Y]")
 
 
-def slot_problem(text: str, kind: Kind) -> str | None:
+def slot_problem(text: str, kind: TemplateKind) -> str | None:
     """Why `text` is not a valid template of `kind`, or None when it is."""
     for slot in ("[X]", "[Y]"):
         wanted = 1 if kind == "cloze" or slot == "[X]" else 0
@@ -226,12 +226,12 @@ def parse(data: object, path: Path) -> RelationTemplates:
         raise fail("label must be a non-empty string")
     if description is not None and not isinstance(description, str):
         raise fail("description must be a string")
-    sections = {kind: _entries(data.get(kind), kind, fail) for kind in KINDS}
+    sections = {kind: _entries(data.get(kind), kind, fail) for kind in TEMPLATE_KINDS}
     return RelationTemplates(relation, (label or "").strip(), _unique(sections["cloze"]), _unique(sections["qa"]),
                              description)
 
 
-def _entries(items: object, kind: Kind, fail) -> tuple[Template, ...]:
+def _entries(items: object, kind: TemplateKind, fail) -> tuple[Template, ...]:
     if items is None:
         return ()
     if not isinstance(items, list):
@@ -279,7 +279,7 @@ def dump(entry: RelationTemplates) -> str:
     lines = [f"relation: {entry.relation}", f"label: {q(entry.label or entry.relation)}"]
     if entry.description:
         lines.append(f"description: {q(entry.description)}")
-    for kind in KINDS:
+    for kind in TEMPLATE_KINDS:
         templates = getattr(entry, kind)
         lines.append(f"{kind}:" if templates else f"{kind}: []")
         lines += [f"  - {{text: {q(t.text)}, source: {t.source}}}" for t in templates]
