@@ -1,12 +1,14 @@
-"""On-disk results, so a killed evaluation resumes instead of starting over.
+"""On-disk results of a scorer (`CachedScorer`), for `factprobe model ... --cache FILE`: a request
+answered once, by this command or an earlier one killed partway, is read back instead of asked of
+the model again. Evaluations do not use it; they resume from their own items.jsonl (runner.py).
 
 A result is stored under (model identity, kind, request digest), the digest being the SHA-256 of
 the request's canonical JSON, which holds everything that determines the answer (text, sampling
 settings, seed). A request is the unit: a context is scored with all its continuations or not at
 all. A recomputed request may share its passes with other requests than the first time, so its
 numbers agree to the float rounding of those passes (within 1e-4 nats, tests/test_scoring_exact.py),
-bit for bit where the scorer scores each context on its own (`share_across_requests=False`). Each chunk of answers is committed as soon as it is computed;
-a kill loses at most the chunk in flight.
+bit for bit where the scorer scores each context on its own (`share_across_requests=False`). Each
+chunk of answers is committed as soon as it is computed; a kill loses at most the chunk in flight.
 """
 
 from __future__ import annotations
