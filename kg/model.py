@@ -17,9 +17,7 @@ DEPRECATED, NORMAL, PREFERRED = 0, 1, 2
 RANKS = {"deprecated": DEPRECATED, "normal": NORMAL, "preferred": PREFERRED}
 RANK_NAMES = {v: k for k, v in RANKS.items()}
 
-# Value types a fact's object can have. Entity-valued facts carry the id in `object`.
-ENTITY_VALUE_TYPES = ("item", "property", "lexeme", "form", "sense")
-LITERAL_VALUE_TYPES = ("time", "quantity", "string", "monolingualtext", "globecoordinate")
+# Value types of a statement without a known value ("some value", "no value"): never true.
 NO_VALUE_TYPES = ("somevalue", "novalue")
 
 # Qualifiers that give a statement its temporal validity.
@@ -29,12 +27,7 @@ INSTANCE_OF, SUBCLASS_OF = "P31", "P279"
 # Wikidata time precisions: 9 year, 10 month, 11 day (lower values are decades, centuries...).
 PRECISION_YEAR, PRECISION_MONTH, PRECISION_DAY = 9, 10, 11
 
-_ENTITY_ID = re.compile(r"^[QPL][1-9][0-9]*$")
 _TIME = re.compile(r"^([+-]?)(\d{1,16})-(\d{2})-(\d{2})")
-
-
-def is_entity_id(text: str) -> bool:
-    return bool(_ENTITY_ID.match(text))
 
 
 @dataclass(frozen=True)
@@ -131,6 +124,8 @@ class Fact:
     subject: str
     relation: str
     object: str | None  # entity id, or None for literals / somevalue / novalue
+    # item, property, lexeme, form, sense (an entity, in `object`); time, quantity, string,
+    # monolingualtext, globecoordinate (a literal, in `value`); somevalue, novalue
     value_type: str
     value: str | None = None  # literal value (time string, amount, text, "lat,lon")
     extra: str | None = None  # JSON details: precision, unit, language, globe...
@@ -146,29 +141,11 @@ class Fact:
 
 
 @dataclass(frozen=True)
-class Provenance:
-    fact: str
-    source: str
-    annotator: str = ""
-    document: str = ""
-
-
-@dataclass(frozen=True)
 class Document:
     id: str
     title: str
     text: str
     source: str
-
-
-@dataclass(frozen=True)
-class Annotation:
-    document: str
-    entity: str
-    start: int
-    end: int
-    surface: str
-    annotator: str = ""
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,7 @@ nothing but decompress and find line ends.
 from __future__ import annotations
 
 import bz2
-import gzip
 import hashlib
-import io
 import lzma
 import os
 import zlib
@@ -59,23 +57,6 @@ def check_readable(path: str | os.PathLike) -> Path:
     if not os.access(p, os.R_OK):
         raise InputError(f"{p}: permission denied")
     return p
-
-
-def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
-    """Open a possibly compressed file (by extension) for binary reading, for sources that
-    want a file object rather than chunks."""
-    p = check_readable(path)
-    name = p.name.lower()
-    try:
-        if name.endswith(".gz"):
-            return gzip.open(p, "rb")  # type: ignore[return-value]
-        if name.endswith(".bz2"):
-            return bz2.open(p, "rb")  # type: ignore[return-value]
-        if name.endswith(".xz"):
-            return lzma.open(p, "rb")  # type: ignore[return-value]
-        return open(p, "rb")
-    except OSError as exc:
-        raise InputError(f"{p}: {exc.strerror or exc}") from exc
 
 
 class DamagedInput(Exception):

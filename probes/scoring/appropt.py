@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import torch
 
-from .label_trie import ROOT, LabelPath, LabelTrie, Terminal, TrieCache, prompt_ids  # noqa: F401
+from .label_trie import LabelPath, LabelTrie, Terminal, TrieCache, prompt_ids  # noqa: F401
 from .scorer import Unsupported
 from .trie_search import ApprOptHit, SearchJob, SearchOutcome, keep_best, run_cached, run_uncached, top_hits
 

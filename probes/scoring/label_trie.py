@@ -146,26 +146,6 @@ class LabelTrie:
                     node = self.parent[node]
         return frozenset(node for node, count in banned_below.items() if count == self.below[node])
 
-    def forced(self, node: int, blocked: frozenset[int] = frozenset()) -> tuple[int, ...] | None:
-        """The tokens after `node` down to EOS (included) when every step has exactly one
-        unblocked child, else None: a search at `node` has only one way to go."""
-        out = []
-        while node not in self.terminals:
-            open_children = [(t, c) for t, c in self.children[node].items() if c not in blocked]
-            if len(open_children) != 1:
-                return None
-            token, node = open_children[0]
-            out.append(token)
-        return tuple(out)
-
-    def subtree(self, node: int) -> list[int]:
-        out, stack = [], [node]
-        while stack:
-            top = stack.pop()
-            out.append(top)
-            stack.extend(self.children[top].values())
-        return out
-
 
 # -- the path of a name ---------------------------------------------------------------------------
 

@@ -80,10 +80,6 @@ class RelationTemplates:
     def generated_cloze(self) -> tuple[Template, ...]:
         return tuple(t for t in self.cloze if t.source == "generated")
 
-    @property
-    def manual_qa(self) -> tuple[Template, ...]:
-        return tuple(t for t in self.qa if t.source == "manual")
-
     def object_final_clozes(self) -> tuple[Template, ...]:
         """The clozes that end in the object slot, in file order: the ones a causal LM can be asked
         to continue with the object (the distractor measure, the baselines, ApprOpt)."""
