@@ -4,9 +4,8 @@
 After building it asks Sem's questions for a seeded sample of real facts (the pool of each fact's
 object, as the distractor strategies form it) and compares the served ranking with a brute-force
 one (the pool's rows times the query as a plain matrix-vector product, sorted by similarity then
-id). The
-served path is exact by design, so anything below 1.0 is a defect to report, not a setting to
-tune; the check also says what a query costs at the pool sizes of this graph.
+id). The served path is exact by design, so anything below 1.0 is a defect to report, not a
+setting to tune; the check also says what a query costs at the pool sizes of this graph.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Wikidata JSON dumps (`.json`, `.json.gz`, `.json.bz2`): one entity per line inside a JSON array.
+"""Wikidata JSON dumps (`.json`, plain or .gz/.bz2/.xz): one entity per line inside a JSON array.
 
 Kept: labels/aliases/descriptions in the chosen languages, sitelink count, and every statement
 whose value is an entity, time, quantity, string, monolingual text or globe coordinate, with its

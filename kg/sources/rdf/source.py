@@ -1,4 +1,4 @@
-"""`RdfSource`: the ingest source for N-Triples and Turtle dumps (plain, gzip, bz2). N-Triples
+"""`RdfSource`: the ingest source for N-Triples and Turtle dumps (plain, gzip, bz2 or xz). N-Triples
 are parsed line by line, Turtle chunk by chunk (a chunk that fails is re-parsed block by block);
 each bad line or block is one reject naming its line.
 """
