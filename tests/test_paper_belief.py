@@ -1,6 +1,7 @@
 """BELIEF / BELIEF-ICL / MyriadLAMA definitions as published (issue 20, items a-e), each against a
 case worked out by hand in the comments; each test fails on the definitions factprobe used before
-(fact unit, 100 draws, top-1 bias, mean coverage maximum, per-item template ids).
+(fact unit, 100 draws, top-1 bias, mean coverage maximum, per-item template ids; BELIEF-ICL's
+fact unit and label-only prompts).
 
 a. unit: BELIEF's T is the subject-relation pair (`build_cloze(unit="pair")`, the default).
 b. Acc@1 over N = 50,000 one-prompt draws (`acc_draws`).
@@ -8,6 +9,7 @@ c. bias level 1 - H/H_max of the content-free distribution over the candidate ob
    and "?" ensembled, averaged over templates; `bias=entropy`).
 d. maximum coverage with the best subject expression (`coverage_maximum=best-subject`).
 e. MyriadLAMA import: one id per template across items.
+f. BELIEF-ICL: one item per (pair, template, subject name), the pair its unit (issue 28 a).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 
 from factprobe.probes import metrics
 from factprobe.probes.aggregate import aggregate
+from factprobe.probes.kinds.belief_icl import build_belief_icl
 from factprobe.probes.kinds.cloze import build_cloze
 from factprobe.probes.facts import ProbeFact
 from factprobe.probes.importers import import_items
@@ -26,7 +29,7 @@ from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.belief import Belief
 from factprobe.probes.methods.belief_icl import BeliefICL
 from factprobe.probes.runner import evaluate
-from factprobe.probes.scoring.requests import MaskCandidate
+from factprobe.probes.scoring.requests import Generation, MaskCandidate
 
 
 class TableScorer:
@@ -305,7 +308,105 @@ def test_myriadlama_template_ids_are_shared_across_items(tmp_path):
     assert metrics.coverage(correct, ids, ["P36", "P36"]).maximum == 1.0
 
 
-# -- BELIEF-ICL: the definitions it follows are named --------------------------------------------------
+# -- BELIEF-ICL: the subject-relation pair and its subject expressions --------------------------------
+# "We use the same N as in §2.2" (000_d5e47173cc9830b1.txt:102): BELIEF-ICL's unit is BELIEF's
+# subject-relation pair t in T (:60), whose prompts P_t are its templates filled with its subject
+# expressions, label and aliases (:58, "varied relational templates and entity expressions").
+
+
+def _aka(subject: str, obj: str, gold: tuple[str, ...], aliases: tuple[str, ...] = ()) -> ProbeFact:
+    return ProbeFact(id=f"{subject}-P47-{obj}", subject=subject, relation="P47", object=obj,
+                     subject_label=subject.lower(), relation_label="r", object_label=obj.lower(), gold=gold,
+                     subject_aliases=aliases)
+
+
+# A borders o1 and o2 (two facts, one pair) and is also called "alpha"; B borders o3, C borders o4.
+ICL_FACTS = [_aka("A", "O1", ("o1", "o2"), ("alpha",)), _aka("A", "O2", ("o1", "o2"), ("alpha",)),
+             _aka("B", "O3", ("o3",)), _aka("C", "O4", ("o4",))]
+
+
+def test_belief_icl_items_are_pairs_times_templates_times_subject_names():
+    items = build_belief_icl(ICL_FACTS, ONE_TEMPLATE, shots=1, seed=0)
+    assert [(i["id"], i["fact"], i["unit"], i["subject_name"], i["prompt"], i["gold"]) for i in items] == [
+        ("belief-icl:A|P47:0", "A|P47", "pair", "a", "a borders [Y] .", ["o1", "o2"]),
+        ("belief-icl:A|P47:0:1", "A|P47", "pair", "alpha", "alpha borders [Y] .", ["o1", "o2"]),
+        ("belief-icl:B|P47:0", "B|P47", "pair", "b", "b borders [Y] .", ["o3"]),
+        ("belief-icl:C|P47:0", "C|P47", "pair", "c", "c borders [Y] .", ["o4"])]
+    assert (items[0]["facts"], items[0]["objects"], items[0]["object_labels"]) == (
+        ["A-P47-O1", "A-P47-O2"], ["O1", "O2"], ["o1", "o2"])
+    # one draw of demonstrations per (pair, template), shared by its subject names; never the subject's own
+    assert items[0]["demonstrations"] == items[1]["demonstrations"]
+    for item in items:
+        for setting in ("x-random", "x-relation", "x-template"):
+            [demo] = item["demonstrations"][setting]
+            assert demo["fact"] != item["fact"] and demo["fact"] in {"A|P47", "B|P47", "C|P47"}
+    # aliases_per_subject=1: the label only
+    assert [i["id"] for i in build_belief_icl(ICL_FACTS, ONE_TEMPLATE, aliases_per_subject=1)] == [
+        "belief-icl:A|P47:0", "belief-icl:B|P47:0", "belief-icl:C|P47:0"]
+    # the unit factprobe used before, by name: one item per fact
+    facts = build_belief_icl(ICL_FACTS, ONE_TEMPLATE, unit="fact", aliases_per_subject=1)
+    assert [(i["id"], i["fact"], i["unit"], i["gold"]) for i in facts] == [
+        ("belief-icl:A-P47-O1:0", "A-P47-O1", "fact", ["o1", "o2"]),
+        ("belief-icl:A-P47-O2:0", "A-P47-O2", "fact", ["o1", "o2"]),
+        ("belief-icl:B-P47-O3:0", "B-P47-O3", "fact", ["o3"]), ("belief-icl:C-P47-O4:0", "C-P47-O4", "fact", ["o4"])]
+    with pytest.raises(ValueError, match="unit"):
+        build_belief_icl(ICL_FACTS, ONE_TEMPLATE, unit="triple")
+
+
+class LineScorer:
+    """A causal LM written as a table: the last question's subject -> its answer ("none" for
+    others), the same for greedy and sampled answers."""
+
+    identity = "table-causal"
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers, self.prompts = answers, []
+
+    def generate(self, requests):
+        out = []
+        for request in requests:
+            self.prompts.append(request.prompt)
+            question = request.prompt.split("\nQ: ")[-1]
+            answer = next((a for s, a in self.answers.items() if question.startswith(f"{s} borders")), "none")
+            out.append(Generation((answer,) * request.n, ("stop",) * request.n))
+        return out
+
+
+@pytest.mark.parametrize("unit, expected, items", [
+    # pairs: A right (o1 is gold for A), B and C wrong -> 1/3.  facts: both of A's facts right -> 2/4.
+    ("pair", 1 / 3, 3), ("fact", 2 / 4, 4)])
+def test_belief_icl_pair_unit_gives_a_third_where_the_fact_unit_gives_a_half(tmp_path, unit, expected, items):
+    built = build_belief_icl(ICL_FACTS, ONE_TEMPLATE, shots=0, unit=unit, aliases_per_subject=1)
+    probes = _write(tmp_path / "icl.jsonl", built)
+    scorer = LineScorer({"a": "o1", "b": "o1", "c": "o1"})
+    result = evaluate(scorer, "belief-icl", probes, tmp_path / "run",
+                      options={"settings": ["zero-shot"], "samples": 2}).aggregate
+    zero = result["by_setting"]["zero-shot"]
+    assert zero["items"] == items and zero["accuracy"] == pytest.approx(expected)
+    # one prompt per unit: every draw scores the same
+    assert zero["acc_at_1"]["mean"] == pytest.approx(expected) and zero["acc_at_1"]["sd"] == pytest.approx(0, abs=1e-12)
+    assert result["definitions"]["unit"] == unit
+
+
+def test_belief_icl_asks_every_subject_name_and_draws_one_prompt_per_pair(tmp_path):
+    probes = _write(tmp_path / "icl.jsonl", build_belief_icl(ICL_FACTS, ONE_TEMPLATE, shots=0))
+    # A is right under its label and wrong under "alpha"; B right; C wrong.
+    scorer = LineScorer({"a": "o2", "alpha": "o9", "b": "o3"})
+    result = evaluate(scorer, "belief-icl", probes, tmp_path / "run",
+                      options={"settings": ["zero-shot"], "samples": 1, "acc_draws": 50_000}).aggregate
+    assert [p.split("\nQ: ")[-1] for p in scorer.prompts[::2]] == [
+        "a borders [MASK] .\nA:", "alpha borders [MASK] .\nA:", "b borders [MASK] .\nA:", "c borders [MASK] .\nA:"]
+    zero = result["by_setting"]["zero-shot"]
+    assert zero["accuracy"] == pytest.approx(2 / 4)  # per prompt
+    # Acc@1 draws one of each pair's prompts: A 1/2, B 1, C 0 -> expected (1/2 + 1 + 0) / 3 = 1/2,
+    # each draw 1/3 or 2/3 with probability 1/2: SD 1/6.
+    assert zero["acc_at_1"]["mean"] == pytest.approx(0.5, abs=0.005)
+    assert zero["acc_at_1"]["sd"] == pytest.approx(1 / 6, abs=0.003)
+    # Consist over each pair's prompt pairs: A's two answers differ (0), B and C have one prompt each
+    assert zero["consistency"] == 0.0
+    records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
+    assert [(r["fact"], r["unit"], r["subject_name"]) for r in records] == [
+        ("A|P47", "pair", "a"), ("A|P47", "pair", "alpha"), ("B|P47", "pair", "b"), ("C|P47", "pair", "c")]
 
 
 def test_belief_icl_names_its_bias_and_draws():
@@ -317,7 +418,9 @@ def test_belief_icl_names_its_bias_and_draws():
               "by_setting": {"zero-shot": {"prediction": "Paris", "correct": True, "confidence": 1.0}}}
     result = aggregate("belief-icl", [record], {"acc_draws": 7})
     assert result["by_setting"]["zero-shot"]["acc_at_1"]["draws"] == 7
+    # a record without a unit comes from a set built before items said so: per fact
     assert result["definitions"] == {"unit": "fact", "acc_draws": 7, "bias": "top1", "coverage_maximum": None}
+    assert aggregate("belief-icl", [{**record, "unit": "pair"}])["definitions"]["unit"] == "pair"
 
 
 def test_report_names_the_definitions_beside_the_belief_numbers(tmp_path):

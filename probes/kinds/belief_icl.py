@@ -1,6 +1,7 @@
-"""The belief-icl kind (BELIEF-ICL): one item per (fact, template), carrying the solved examples
-of every in-context setting (zero-shot, x-random, x-relation, x-template) so the settings
-compare on the same questions."""
+"""The belief-icl kind (BELIEF-ICL): one item per subject-relation pair (BELIEF's unit; per fact
+with `cloze_unit=fact`), template and subject name, carrying the solved examples of every
+in-context setting (zero-shot, x-random, x-relation, x-template) so the settings compare on the
+same questions."""
 
 from __future__ import annotations
 
@@ -12,57 +13,87 @@ from ..facts import ProbeFact
 from ..templates import fill
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import option
+from .cloze import CLOZE_UNITS, cloze_units
 from .sampling import AllBut, positions_by_subject, seeded
 
 
 @dataclass(frozen=True)
 class BeliefIclOptions(ClozeTemplateOptions):
     shots: int = option(5, "demonstrations per setting.", minimum=0, http_limit=20)
+    aliases_per_subject: int = option(3, "subject names (label first, then aliases) per template.", minimum=1,
+                                      http_limit=20)
+    cloze_unit: str = option("pair", "one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.",
+                             choices=CLOZE_UNITS)
 
 
 class BeliefIcl(ProbeSetKind):
     name = "belief-icl"
-    summary = "per (fact, template) demonstrations for zero-shot / x-random / x-relation / x-template"
+    summary = "per (subject-relation pair, template, subject name) demonstrations for zero-shot / x-random / " \
+              "x-relation / x-template"
     options = BeliefIclOptions
-    item_fields = ("template", "template_id", "prompt", "demonstrations")
+    item_fields = ("unit", "template", "template_id", "subject_name", "prompt", "demonstrations")
 
     def build(self, context: BuildContext, facts: list[ProbeFact], options: BeliefIclOptions) -> list[dict]:
         texts = context.cloze_texts(options, sorted({f.relation for f in facts}))
-        return build_belief_icl(facts, texts, shots=options.shots, seed=context.selection.seed)
+        return build_belief_icl(facts, texts, shots=options.shots, seed=context.selection.seed,
+                                aliases_per_subject=options.aliases_per_subject, unit=options.cloze_unit)
 
 
 def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *, shots: int = 4,
-                     seed: int = 0) -> list[dict]:
-    """One item per (fact, template). Demonstrations are (text with the object filled) of other
-    facts; the four settings use the same number of shots so they compare."""
-    by_relation: dict[str, list[ProbeFact]] = defaultdict(list)
-    for fact in facts:
-        by_relation[fact.relation].append(fact)
-    subject_at = positions_by_subject(facts)
-    subject_at_in = {relation: positions_by_subject(same) for relation, same in by_relation.items()}
+                     seed: int = 0, aliases_per_subject: int = 3, unit: str = "pair") -> list[dict]:
+    """Items per unit, template and subject name (the label, then aliases, `aliases_per_subject`
+    in all): BELIEF-ICL's prompts for a subject-relation pair are its templates filled with its
+    subject expressions (000_d5e47173cc9830b1.txt:60 and :102, "the same N as in §2.2").
+
+    `unit="pair"` (the paper's): one unit per (subject, relation), standing for its facts as in
+    the cloze kind (`facts`, `objects`, `object_labels`; `fact` is "subject|relation", the other
+    fact fields those of its most frequent fact); its gold answers name every true object.
+    `unit="fact"`: one unit per (s, r, o) fact, as factprobe built them before. An item's id is
+    "belief-icl:UNIT:TEMPLATE", with ":K" added for the K-th alias (K >= 1).
+
+    Demonstrations are units of other subjects (3.1: "the target fact is excluded"), each shown
+    by its label and its unit's object, drawn once per (unit, template) so a template's subject
+    names share them; the four settings use the same number of shots so they compare."""
+    if unit not in CLOZE_UNITS:
+        raise ValueError(f"belief-icl unit {unit!r}: use one of {', '.join(CLOZE_UNITS)}")
+    groups = cloze_units(facts, unit)
+    heads = [max(g, key=lambda f: -1 if f.frequency is None else f.frequency) for g in groups]  # first on ties
+    keys = [h.id if unit == "fact" else f"{h.subject}|{h.relation}" for h in heads]
+    by_relation: dict[str, list[int]] = defaultdict(list)
+    for k, head in enumerate(heads):
+        by_relation[head.relation].append(k)
+    subject_at = positions_by_subject(heads)
+    subject_at_in = {relation: positions_by_subject([heads[k] for k in ks]) for relation, ks in by_relation.items()}
     items = []
-    for fact in facts:
-        texts = templates.get(fact.relation)
+    for group, head, key in zip(groups, heads, keys):
+        texts = templates.get(head.relation)
         if not texts:
-            raise ValueError(f"no cloze templates for {fact.relation} ({fact.relation_label})")
-        others_any = AllBut(facts, subject_at[fact.subject])
-        others_relation = AllBut(by_relation[fact.relation], subject_at_in[fact.relation][fact.subject])
+            raise ValueError(f"no cloze templates for {head.relation} ({head.relation_label})")
+        others_any = AllBut(range(len(heads)), subject_at[head.subject])
+        others_relation = AllBut(by_relation[head.relation], subject_at_in[head.relation][head.subject])
+        names = [head.subject_label, *[a for a in head.subject_aliases if a != head.subject_label]]
+        fields = {**head.fields(), "unit": unit}
+        if unit == "pair":
+            fields.update({"fact": key, "facts": [f.id for f in group], "objects": [f.object for f in group],
+                           "object_labels": [f.object_label for f in group]})
         for t_id, template in enumerate(texts):
-            rng = seeded(seed, "belief", fact.id, str(t_id))
-            x_random = [_demo(f, rng.choice(templates[f.relation]))
-                        for f in rng.sample(others_any, min(shots, len(others_any)))]
-            x_relation = [_demo(f, rng.choice(texts)) for f in rng.sample(others_relation, min(shots, len(others_relation)))]
-            x_template = [_demo(f, template) for f in rng.sample(others_relation, min(shots, len(others_relation)))]
-            items.append({"id": f"belief-icl:{fact.id}:{t_id}", "kind": "belief-icl", "split": "test",
-                          **fact.fields(), "template": template, "template_id": t_id,
-                          "prompt": fill(template, fact.subject_label),
-                          "demonstrations": {"zero-shot": [], "x-random": x_random, "x-relation": x_relation,
-                                             "x-template": x_template}})
+            rng = seeded(seed, "belief", key, str(t_id))
+
+            def demos(pool: Sequence[int], template_of) -> list[dict]:
+                return [_demo(heads[k], keys[k], template_of(heads[k])) for k in rng.sample(pool, min(shots, len(pool)))]
+
+            shown = {"zero-shot": [], "x-random": demos(others_any, lambda f: rng.choice(templates[f.relation])),
+                     "x-relation": demos(others_relation, lambda f: rng.choice(texts)),
+                     "x-template": demos(others_relation, lambda f: template)}
+            for k, name in enumerate(names[:aliases_per_subject]):
+                items.append({"id": f"belief-icl:{key}:{t_id}" + (f":{k}" if k else ""), "kind": "belief-icl",
+                              "split": "test", **fields, "template": template, "template_id": t_id,
+                              "subject_name": name, "prompt": fill(template, name), "demonstrations": shown})
     return items
 
 
-def _demo(fact: ProbeFact, template: str) -> dict:
+def _demo(fact: ProbeFact, key: str, template: str) -> dict:
     # The labels let a method rebuild the cloze with a mask where the object is (BELIEF-ICL's Q lines).
-    return {"fact": fact.id, "relation": fact.relation, "template": template,
+    return {"fact": key, "relation": fact.relation, "template": template,
             "subject_label": fact.subject_label, "object_label": fact.object_label,
             "text": fill(template, fact.subject_label, fact.object_label)}

@@ -130,7 +130,9 @@ class BeliefICL(Method):
                 if free is not None:
                     by_setting[setting]["content_free_prediction"] = free[(item["id"], setting)]
             share = sum(r["correct"] for r in by_setting.values()) / len(by_setting)
-            records.append(base_record(item, template_id=item.get("template_id"), gold=list(item["gold"]),
+            # the unit and subject name of items that say (sets built before them are per fact, label only)
+            named = {key: item[key] for key in ("unit", "subject_name") if key in item}
+            records.append(base_record(item, template_id=item.get("template_id"), **named, gold=list(item["gold"]),
                                        by_setting=by_setting, correct=share))
         return records
 
