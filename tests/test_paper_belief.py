@@ -409,6 +409,29 @@ def test_belief_icl_asks_every_subject_name_and_draws_one_prompt_per_pair(tmp_pa
         ("A|P47", "pair", "a"), ("A|P47", "pair", "alpha"), ("B|P47", "pair", "b"), ("C|P47", "pair", "c")]
 
 
+def test_belief_icl_builds_four_demonstrations_by_default(tmp_path):
+    # "We focus on examples where X equals 4, which is the primary setting used in our work"
+    # (000_d5e47173cc9830b1.txt:519: 4-random, 4-relation, 4-template); KDF keeps its 5.
+    from factprobe.cli.build_options import merged_options
+    from factprobe.probes.kinds import get_kind
+
+    assert get_kind("belief-icl").options().shots == 4 and get_kind("kdf").options().shots == 5
+    assert merged_options()["shots"].defaults == {"kdf": 5, "belief-icl": 4}
+    facts = [_aka(s, f"O{s}", (f"o{s}",)) for s in "ABCDEF"]  # five other pairs for each
+    items = get_kind("belief-icl")().build(_Context(), facts, get_kind("belief-icl").options(manual_only=True))
+    assert {len(i["demonstrations"][s]) for i in items for s in ("x-random", "x-relation", "x-template")} == {4}
+
+
+class _Context:
+    """What the belief-icl kind reads of a build: the selection's seed and the cloze texts."""
+
+    selection = type("Selection", (), {"seed": 0})()
+
+    @staticmethod
+    def cloze_texts(options, relations):
+        return ONE_TEMPLATE
+
+
 def test_belief_icl_names_its_bias_and_draws():
     method = BeliefICL(MethodContext({}))
     assert method.options["bias"] == "top1" and method.options["acc_draws"] == 50_000

@@ -19,7 +19,7 @@ from .sampling import AllBut, positions_by_subject, seeded
 
 @dataclass(frozen=True)
 class BeliefIclOptions(ClozeTemplateOptions):
-    shots: int = option(5, "demonstrations per setting.", minimum=0, http_limit=20)
+    shots: int = option(4, "demonstrations per setting.", minimum=0, http_limit=20)  # 000_d5e47173cc9830b1.txt:519
     aliases_per_subject: int = option(3, "subject names (label first, then aliases) per template.", minimum=1,
                                       http_limit=20)
     cloze_unit: str = option("pair", "one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.",
