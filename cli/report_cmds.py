@@ -10,16 +10,17 @@ from .errors import EXIT_USAGE, fail
 from .options import json_option
 
 # The choices are spelled out here so that `--help` works without importing the report module;
-# probes/report/compute.py `Definitions` checks them too. The first of each is the paper's (IC-LKE).
+# probes/report/compute.py `Definitions` checks them too. The first of each is the paper's (known:
+# IC-LKE's comparison; sharing: BELIEF's rate).
 _KNOWN = ("per-template", "all-prompts")
-_SHARING = ("probed", "jaccard")
+_SHARING = ("asymmetric", "probed", "jaccard")
 
 
 def _definition_options(command):
     command = click.option(
         "--sharing", type=click.Choice(_SHARING), default=_SHARING[0], show_default=True,
-        help="probed: units both runs know / units both scored (our reading of IC-LKE's sharing rate); "
-             "jaccard: known by both / known by either.")(command)
+        help="asymmetric (BELIEF's): units both runs know / units A knows, and / units B knows, pooled; "
+             "probed: units both know / units both scored; jaccard: known by both / known by either.")(command)
     return click.option(
         "--known", type=click.Choice(_KNOWN), default=_KNOWN[0], show_default=True,
         help="per-template: a unit is one fact under one prompt / template and ICL setting, rates averaged "

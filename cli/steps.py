@@ -115,6 +115,6 @@ def report_step(folders: Sequence[str | Path], out: str | Path, title: str, defi
     from ..probes.report import Definitions, load_runs, write_report
 
     runs = load_runs([Path(f) for f in folders])
-    files = write_report(runs, Path(out), title, definitions or Definitions(known="per-template", sharing="probed"))
+    files = write_report(runs, Path(out), title, definitions or Definitions())
     console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {len(files.images)} plot(s)")
     return files

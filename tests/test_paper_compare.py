@@ -4,7 +4,10 @@ code before issue 20 did not produce.
 g. IC-LKE (Wu et al. 2024) compares what two models know per template and ICL setting, relation
    by relation, and averages over relations; factprobe used to call a fact known only when its
    `correct` was 1.0 (right on every prompt, in every setting) and pooled the items, and its
-   sharing rate was a Jaccard index. Defaults now: `--known per-template --sharing probed`.
+   sharing rate was a Jaccard index. Defaults now: `--known per-template`.
+   Issue 28 c: the sharing rate is BELIEF's (seed 000 = ../shared/papers/000_d5e47173cc9830b1.txt,
+   line 271), asymmetric: the facts both models cover as a share of EACH model's covered facts.
+   IC-LKE has none; factprobe's `probed` (its former default) and `jaccard` are named options.
 h. DistFact (Ammar Khodja et al. 2025) scores the probability baseline as the sum of P over every
    name of the object, averaged over the clozes (factprobe scored the label on one cloze), and
    takes Precision@n and ROUGE-L from beam search's top continuations (factprobe sampled).
@@ -54,19 +57,23 @@ def icl_records(side: int) -> list[dict]:
 #   subsumption B->A: P36 3/5, P17 1/2 -> mean 0.55
 #   sharing probed:   P36 3/8, P17 1/2 -> mean 0.4375
 #   sharing jaccard:  P36 3/(4+5-3) = 1/2, P17 1/(1+2-1) = 1/2 -> mean 0.5
+#   sharing asymmetric (BELIEF's, pooled): both 4 of A's 5 -> 0.8, of B's 7 -> 4/7
 # The old rule: only f1:t1 (A) and f1:t2, f3:t1 (B) are right in every setting, so nothing is
 # known by both and every rate is 0.
-ICL_EXPECTED = {"subsumption_ab": 0.875, "subsumption_ba": 0.55, "sharing": 0.4375}
+ICL_EXPECTED = {"subsumption_ab": 0.875, "subsumption_ba": 0.55, "sharing_a": 0.8, "sharing_b": 4 / 7}
 
 
 def test_subsumption_and_sharing_per_template_and_setting_averaged_per_relation():
     o = overlap(icl_records(0), icl_records(1))
-    assert o.definitions == Definitions("per-template", "probed")  # the paper's by default
+    assert o.definitions == Definitions("per-template", "asymmetric")  # the papers' by default
     assert o.subsumption_ab == pytest.approx(ICL_EXPECTED["subsumption_ab"])
     assert o.subsumption_ba == pytest.approx(ICL_EXPECTED["subsumption_ba"])
-    assert o.sharing == pytest.approx(ICL_EXPECTED["sharing"])
+    assert (o.sharing_a, o.sharing_b) == (pytest.approx(0.8), pytest.approx(4 / 7))
+    assert o.sharing is None  # no one symmetric rate
     # 10 units of 5 items; both 3 + 1; A 5, B 7, either 8.
     assert (o.shared, o.shared_items, o.both, o.only_a, o.only_b, o.neither) == (10, 5, 4, 1, 3, 2)
+    probed = overlap(icl_records(0), icl_records(1), Definitions("per-template", "probed"))
+    assert probed.sharing == pytest.approx(0.4375)
     jaccard = overlap(icl_records(0), icl_records(1), Definitions("per-template", "jaccard"))
     assert jaccard.sharing == pytest.approx(0.5)
     old = overlap(icl_records(0), icl_records(1), OLD)
@@ -93,13 +100,35 @@ def test_belief_prompts_are_units_and_relations_weigh_alike():
     # knows g1t1#0, g1t1#1, g2t2; both 2. P19: A knows g3, B nothing.
     #   A->B: P36 2/3, P19 0/1 -> 1/3.  B->A: P36 2/3, P19 left out (B knows none) -> 2/3.
     #   probed: P36 2/5, P19 0/1 -> 0.2.
+    #   asymmetric (pooled over relations): both 2 of A's 4 -> 0.5, of B's 3 -> 2/3; pooled, so
+    #   A's rate is not the per-relation subsumption 1/3.
     # Old: A knows g3 alone (share 1.0), B nothing: A->B = 0, B->A n/a, Jaccard 0.
     o = overlap(belief_records(0), belief_records(1))
-    assert (o.subsumption_ab, o.subsumption_ba, o.sharing) == (pytest.approx(1 / 3), pytest.approx(2 / 3),
-                                                               pytest.approx(0.2))
+    assert (o.subsumption_ab, o.subsumption_ba) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert (o.sharing_a, o.sharing_b) == (pytest.approx(0.5), pytest.approx(2 / 3))
+    assert overlap(belief_records(0), belief_records(1), Definitions(sharing="probed")).sharing == pytest.approx(0.2)
     assert (o.shared, o.both, o.only_a, o.only_b, o.neither) == (6, 2, 2, 1, 1)
     old = overlap(belief_records(0), belief_records(1), OLD)
     assert (old.subsumption_ab, old.subsumption_ba, old.sharing) == (0.0, None, 0.0)
+
+
+def test_belief_sharing_rates_the_issue_worked_case():
+    """Issue 28 c: A knows {1, 2}, B knows {1, 3, 4} (of 10 facts, one template): BELIEF's rates
+    (seed 000 line 271, "the proportion of shared facts relative to each model's total covered
+    facts") are 1/2 for A and 1/3 for B, where factprobe printed 0.1 (probed) or 0.25 (Jaccard)."""
+    assert metrics.sharing_rates({1, 2}, {1, 3, 4}) == (0.5, pytest.approx(1 / 3))
+    a = [{"id": f"f{k}", "relation": "P36", "correct": k in (1, 2)} for k in range(1, 11)]
+    b = [{"id": f"f{k}", "relation": "P36", "correct": k in (1, 3, 4)} for k in range(1, 11)]
+    o = overlap(a, b)
+    assert (o.sharing_a, o.sharing_b) == (0.5, pytest.approx(1 / 3))
+    assert o.as_dict()["sharing"] == {"a": 0.5, "b": pytest.approx(1 / 3)}
+    assert o.as_dict()["definitions"] == {"known": "per-template", "sharing": "asymmetric"}
+    assert overlap(a, b, Definitions(sharing="probed")).sharing == pytest.approx(0.1)
+    assert overlap(a, b, Definitions(sharing="jaccard")).sharing == pytest.approx(0.25)
+    # A model that covers nothing has no rate of its own; the other's is 0.
+    none = [{"id": f"f{k}", "relation": "P36", "correct": False} for k in range(1, 11)]
+    o = overlap(none, b)
+    assert (o.sharing_a, o.sharing_b) == (None, 0.0)
 
 
 def test_sharing_measures_by_hand():
@@ -138,11 +167,14 @@ def test_compare_defaults_to_the_paper_and_names_the_definitions(tmp_path):
     a = write_run(tmp_path / "a", "hf:a", icl_records(0))
     b = write_run(tmp_path / "b", "hf:b", icl_records(1))
     text = run_cli("compare", str(a), str(b), check=True).stdout
-    assert "--known per-template" in text and "IC-LKE" in text
-    assert "subsumption A->B 0.8750  B->A 0.5500  sharing (probed) 0.4375" in text
+    assert "--known per-template" in text and "IC-LKE" in text and "BELIEF" in text
+    assert "subsumption A->B 0.8750  B->A 0.5500  sharing (asymmetric) of A's 0.8000  of B's 0.5714" in text
     data = json.loads(run_cli("compare", str(a), str(b), "--json", check=True).stdout)
-    assert data["overlap"]["definitions"] == {"known": "per-template", "sharing": "probed"}
+    assert data["overlap"]["definitions"] == {"known": "per-template", "sharing": "asymmetric"}
     assert data["overlap"]["subsumption_a_to_b"] == pytest.approx(0.875)
+    assert data["overlap"]["sharing"] == {"a": pytest.approx(0.8), "b": pytest.approx(4 / 7)}
+    probed = run_cli("compare", str(a), str(b), "--sharing", "probed", check=True).stdout
+    assert "sharing (probed) 0.4375" in probed
     old = json.loads(run_cli("compare", str(a), str(b), "--json", "--known", "all-prompts", "--sharing", "jaccard",
                              check=True).stdout)
     assert old["overlap"]["definitions"] == {"known": "all-prompts", "sharing": "jaccard"}

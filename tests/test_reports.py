@@ -123,6 +123,23 @@ def test_overlap_of_the_two_runs_over_one_probe_set(report):
     assert "when that share is 1.0" in markdown
 
 
+def test_overlap_under_the_default_definitions_shows_both_sharing_rates(runs, tmp_path):
+    """BELIEF's sharing rate (../shared/papers/000_d5e47173cc9830b1.txt:271) is asymmetric: the
+    default report gives each run's rate in a column of its own."""
+    run_cli("report", str(runs["a"]), str(runs["b"]), "--out", str(tmp_path), check=True)
+    markdown = (tmp_path / "report.md").read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| A | B |"))
+    assert "| Sharing of A's | Sharing of B's |" in header
+    # Per relation (IC-LKE's known): A->B = mean(P36 1/2, P17 1) = 0.75 (bold: A knows none, left
+    # out); B->A = mean(P36 1/2, P17 1, bold 0) = 0.5. Sharing, pooled: both {i1, i4} = 2 of A's 3
+    # known and of B's 4.
+    assert table_rows(markdown, "| A | B |") == [
+        ["R1", "R2", "ic-lke", "capitals.jsonl", "6", "0.7500", "0.5000", "0.6667", "0.5000", "2", "1", "2", "1",
+         "3", f"{13 / 14:.4f}", "1.0000", "1"]]
+    assert "--sharing asymmetric, BELIEF's" in markdown
+    assert (tmp_path / "overlap.png").read_bytes().startswith(PNG_MAGIC)
+
+
 def test_method_tables_and_unknown_keys(report):
     markdown = (report / "report.md").read_text()
     runs_rows = table_rows(markdown, "| Run | Label |")

@@ -1,7 +1,7 @@
 """BELIEF / BELIEF-ICL and MyriadLAMA (Zhao et al.): Acc@1 and its fluctuation over random
 one-prompt-per-unit draws, Consist, Ovconf and its reliability bins, the one-word ratio, the bias
-level (the paper's entropy, and factprobe's older top-1 agreement) and average / maximum / oracle
-coverage. A "fact" here is whatever unit the probe set's items are (a subject-relation pair in the
+level (the paper's entropy, and factprobe's older top-1 agreement), the sharing rates between two
+models and average / maximum / oracle coverage. A "fact" here is whatever unit the probe set's items are (a subject-relation pair in the
 paper). Conventions: probes/metrics/__init__.py.
 """
 
@@ -227,6 +227,19 @@ def bias_level(predictions: Sequence[str], content_free_predictions: Sequence[st
     for answer, free, group in zip(predictions, content_free_predictions, groups):
         biased.setdefault(group, []).append(answer == free)
     return math.fsum(sum(flags) / len(flags) for flags in biased.values()) / len(biased)
+
+
+# ---------------------------------------------------------------------------------------------
+# BELIEF: how two models' covered facts overlap
+
+
+def sharing_rates(covered_a: set, covered_b: set) -> tuple[float, float]:
+    """BELIEF's knowledge sharing rates, asymmetric (seed 000 line 271): the facts both models
+    cover (predict correctly, per template) as a share of A's covered facts, and as a share of
+    B's: (|A ∩ B| / |A|, |A ∩ B| / |B|). A knows {1, 2}, B knows {1, 3, 4}: (0.5, 1/3). NaN on
+    the side of a model that covers nothing (there is nothing to share a proportion of)."""
+    both = len(set(covered_a) & set(covered_b))
+    return (both / len(covered_a) if covered_a else math.nan, both / len(covered_b) if covered_b else math.nan)
 
 
 # ---------------------------------------------------------------------------------------------

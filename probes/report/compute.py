@@ -31,10 +31,11 @@ def same_probe_set(a: Run, b: Run) -> bool:
     return a.probes == b.probes
 
 
-# How `compare` and `report` decide what a run knows (see `Definitions`): the first value of each
-# is IC-LKE's (Wu et al. 2024) and the default.
+# How `compare` and `report` decide what a run knows and how much two runs share (see
+# `Definitions`): the first value of each is the paper's and the default (known: IC-LKE's
+# comparison, Wu et al. 2024; sharing: BELIEF's rate, Zhao et al.).
 KNOWN_DEFINITIONS = ("per-template", "all-prompts")
-SHARING_DEFINITIONS = ("probed", "jaccard")
+SHARING_DEFINITIONS = ("asymmetric", "probed", "jaccard")
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,13 @@ class Definitions:
         `correct` is true or 1.0 (a BELIEF fact right on every prompt, a BELIEF-ICL fact right in
         every setting), and the rates are pooled over all items.
     sharing:
-      - "probed" (default; our reading of IC-LKE's sharing rate, whose exact formula we could not
-        confirm): the share of the units both runs scored that both know;
-      - "jaccard": known by both / known by either (the Jaccard index reported before).
+      - "asymmetric" (BELIEF's knowledge sharing rate, seed 000 line 271; the default): the units
+        both runs know as a share of the units A knows, and as a share of those B knows, both
+        shown, pooled over all units ("each model's total covered facts");
+      - "probed" (factprobe's before issue 28, which called it IC-LKE's; IC-LKE has no sharing
+        rate): the share of the units both runs scored that both know;
+      - "jaccard": known by both / known by either (the Jaccard index reported before issue 20).
+      The symmetric two follow `known` (per relation and averaged under per-template).
     """
 
     known: str = KNOWN_DEFINITIONS[0]
@@ -73,9 +78,11 @@ class Definitions:
                      "relation over the units both runs scored and averaged over relations.")
         else:
             known = f"Known (--known all-prompts): {KNOWN_RULE} Rates are pooled over all items."
-        sharing = ("Sharing (--sharing probed): units both know / units both scored." if self.sharing == "probed"
-                   else "Sharing (--sharing jaccard): units both know / units either knows (Jaccard index).")
-        return f"{known} {sharing}"
+        sharing = {"asymmetric": "Sharing (--sharing asymmetric, BELIEF's): units both know / units A knows, and "
+                                 "/ units B knows, pooled over all units.",
+                   "probed": "Sharing (--sharing probed): units both know / units both scored.",
+                   "jaccard": "Sharing (--sharing jaccard): units both know / units either knows (Jaccard index)."}
+        return f"{known} {sharing[self.sharing]}"
 
     def as_dict(self) -> dict:
         return {"known": self.known, "sharing": self.sharing}
@@ -91,12 +98,24 @@ class Overlap:
     neither: int
     subsumption_ab: float | None  # share of A's known units that B knows too; None: A knows none of them
     subsumption_ba: float | None
-    sharing: float | None  # per `Definitions.sharing`; None when undefined
+    # Per `Definitions.sharing`, None where undefined: under "asymmetric" the shares of A's and
+    # of B's known units that both know; a symmetric definition's one rate is both.
+    sharing_a: float | None
+    sharing_b: float | None
     relations: int  # relations among the shared items, the points of the correlations
     pearson: float | None  # of per-relation accuracies; None when undefined (< 2 relations, constant)
     kendall: float | None
     definitions: Definitions = Definitions()
     shared_items: int = 0  # items those units belong to
+
+    @property
+    def asymmetric(self) -> bool:
+        return self.definitions.sharing == "asymmetric"
+
+    @property
+    def sharing(self) -> float | None:
+        """The symmetric definitions' one rate; None under "asymmetric" (see sharing_a, sharing_b)."""
+        return None if self.asymmetric else self.sharing_a
 
     @property
     def p_value(self) -> float:
@@ -107,7 +126,8 @@ class Overlap:
     def as_dict(self) -> dict:
         return {"shared_items": self.shared_items, "shared_units": self.shared, "both": self.both, "only_a": self.only_a, "only_b": self.only_b,
                 "neither": self.neither, "subsumption_a_to_b": self.subsumption_ab,
-                "subsumption_b_to_a": self.subsumption_ba, "sharing": self.sharing,
+                "subsumption_b_to_a": self.subsumption_ba,
+                "sharing": {"a": self.sharing_a, "b": self.sharing_b} if self.asymmetric else self.sharing,
                 "relations": self.relations, "pearson": self.pearson, "kendall_tau": self.kendall,
                 "mcnemar_p": self.p_value,
                 "definitions": self.definitions.as_dict()}
@@ -150,18 +170,19 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
     known_a = {u for u in shared if units_a[u][1]}
     known_b = {u for u in shared if units_b[u][1]}
     both = len(known_a & known_b)
+    relation_of = {u: units_a[u][0] for u in shared}
     if definitions.known == "per-template":
-        relation_of = {u: units_a[u][0] for u in shared}
         subsumption_ab = number(metrics.subsumption_rate_by_relation(known_a, known_b, relation_of))
         subsumption_ba = number(metrics.subsumption_rate_by_relation(known_b, known_a, relation_of))
-        sharing = number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
-            known_a & units, known_b & units, units, definitions.sharing)))
     else:
         # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
         # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
         subsumption_ab = metrics.subsumption_rate(known_a, known_b) if known_a else None
         subsumption_ba = metrics.subsumption_rate(known_b, known_a) if known_b else None
-        sharing = number(_sharing(known_a, known_b, shared, definitions.sharing))
+    if definitions.sharing == "asymmetric":
+        sharing_a, sharing_b = (number(rate) for rate in metrics.sharing_rates(known_a, known_b))
+    else:
+        sharing_a = sharing_b = _symmetric_sharing(known_a, known_b, relation_of, definitions)
     by_id_a = {r["id"]: r for r in items_a}
     by_id_b = {r["id"]: r for r in items_b}
     shared_ids = sorted({u[0] for u in shared}, key=str)
@@ -174,12 +195,22 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
         pearson, kendall = number(metrics.pearson(x, y)), number(metrics.kendall_tau(x, y))
     return Overlap(shared=len(shared), both=both, only_a=len(known_a) - both, only_b=len(known_b) - both,
                    neither=len(shared) - len(known_a | known_b), subsumption_ab=subsumption_ab,
-                   subsumption_ba=subsumption_ba, sharing=sharing, relations=len(relations), pearson=pearson,
+                   subsumption_ba=subsumption_ba, sharing_a=sharing_a, sharing_b=sharing_b, relations=len(relations),
+                   pearson=pearson,
                    kendall=kendall, definitions=definitions, shared_items=len(shared_ids))
 
 
+def _symmetric_sharing(known_a: set, known_b: set, relation_of: dict, definitions: Definitions) -> float | None:
+    """The "probed" or "jaccard" rate: per relation and averaged under known=per-template, pooled
+    under all-prompts; None where it is undefined."""
+    if definitions.known == "per-template":
+        return number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
+            known_a & units, known_b & units, units, definitions.sharing)))
+    return number(_sharing(known_a, known_b, set(relation_of), definitions.sharing))
+
+
 def _sharing(known_a: set, known_b: set, probed: set, definition: str) -> float:
-    """One sharing rate over one group of units; NaN where it is undefined."""
+    """One symmetric sharing rate over one group of units; NaN where it is undefined."""
     if definition == "jaccard":
         return metrics.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else math.nan
     return metrics.shared_rate({"a": known_a, "b": known_b}, probed)

@@ -157,8 +157,11 @@ def plot_overlap(pairs: Sequence[PairRow], path: Path) -> bool:
         return False
     fig = _figure(7.5, max(3.0, 0.9 * len(pairs) + 1.5))
     ax = fig.add_subplot()
-    measures = [("subsumption A→B", lambda o: o.subsumption_ab), ("subsumption B→A", lambda o: o.subsumption_ba),
-                ("sharing", lambda o: o.sharing)]
+    measures = [("subsumption A→B", lambda o: o.subsumption_ab), ("subsumption B→A", lambda o: o.subsumption_ba)]
+    if pairs[0].overlap.asymmetric:  # BELIEF's sharing: a rate per run
+        measures += [("sharing of A's", lambda o: o.sharing_a), ("sharing of B's", lambda o: o.sharing_b)]
+    else:
+        measures.append(("sharing", lambda o: o.sharing))
     height = 0.8 / len(measures)
     for k, (name, get) in enumerate(measures):
         positions = [i - 0.4 + height * (k + 0.5) for i in range(len(pairs))]

@@ -190,12 +190,16 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
         "side). McNemar p: the exact test that both runs know as much, from the units only one of them knows."))
     if "overlap.png" in images:
         blocks.append(Image("overlap.png", "Subsumption and sharing between runs"))
+    # BELIEF's asymmetric sharing has a rate per run; the symmetric definitions one per pair.
+    asymmetric = pairs[0].overlap.asymmetric
     rows = [(p.a.rid, p.b.rid, p.a.method, p.a.probes, str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
-             fmt(o.sharing), str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
+             *((fmt(o.sharing_a), fmt(o.sharing_b)) if asymmetric else (fmt(o.sharing),)),
+             str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
              fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}")
             for p in pairs for o in (p.overlap,)]
+    sharing = ("Sharing of A's", "Sharing of B's") if asymmetric else ("Sharing",)
     return [*blocks, table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
-                            "Sharing", "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
+                            *sharing, "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
                             "Kendall tau-b", "McNemar p"), rows)]
 
 

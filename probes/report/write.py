@@ -59,6 +59,9 @@ def comparison_text(result: Mapping) -> str:
                  for name, v in result[key].items()]
     lines += _aligned(("", "A", "B", "B - A"), rows)
     definitions = o["definitions"]
+    sharing = o["sharing"]  # BELIEF's asymmetric rates are one per run
+    sharing = (f"of A's {fmt(sharing['a'])}  of B's {fmt(sharing['b'])}" if isinstance(sharing, dict)
+               else fmt(sharing))
     lines += ["", f"over {o['shared_units']} units of {o['shared_items']} items in both runs (matched by id; "
                   f"--known {definitions['known']}): both know {o['both']}, only A {o['only_a']}, "
                   f"only B {o['only_b']}, neither {o['neither']}",
@@ -66,7 +69,7 @@ def comparison_text(result: Mapping) -> str:
               + (" (a difference this large is rare by chance)" if o["mcnemar_p"] < 0.05 else
                  " (no evidence of a difference)"),
               f"subsumption A->B {fmt(o['subsumption_a_to_b'])}  B->A {fmt(o['subsumption_b_to_a'])}  "
-              f"sharing ({definitions['sharing']}) {fmt(o['sharing'])}",
+              f"sharing ({definitions['sharing']}) {sharing}",
               f"per-relation accuracy over {o['relations']} relations: Pearson {fmt(o['pearson'])}  "
               f"Kendall tau-b {fmt(o['kendall_tau'])}",
               result["known_rule"].replace("`", "")]
