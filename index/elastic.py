@@ -12,11 +12,16 @@ import re
 from typing import Callable, Iterable, Iterator, Sequence
 
 from .corpus import Document
+from .scripts import UNSPACED_RANGES
 from .settings import IndexSettings
 from .text import normalize
 
 LONG_RUN = 200
-_PIECES = re.compile(r"[^\W_]+|[\W_]")  # for str patterns, [^\W_] is exactly str.isalnum()
+_UNSPACED = "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in UNSPACED_RANGES) + "]"
+# one character of a script without spaces | a run of other letters and digits | one other character
+# (for str patterns, [^\W_] is exactly str.isalnum())
+_PIECES = re.compile(rf"{_UNSPACED}|(?:(?!{_UNSPACED})[^\W_])+|[\W_]")
+_IS_UNSPACED = re.compile(_UNSPACED)
 _ANALYZER = "factprobe_tokens"
 
 
@@ -25,14 +30,21 @@ class BackendUnavailable(RuntimeError):
 
 
 def tokens(normalized: str) -> list[str]:
+    """The token scheme of docs/design-notes.md: a run of letters and digits, or one letter or
+    digit of a script without spaces, is a token as it is; any other character is spelled from
+    its code point and from whether a letter or digit that can glue to it touches it."""
     pieces = _PIECES.findall(normalized)
+    # True for a run of letters and digits (it glues to a neighbour); False for what never glues
+    gluing = [piece[0].isalnum() and not _IS_UNSPACED.match(piece) for piece in pieces]
     out = []
     for i, piece in enumerate(pieces):
         if piece[0].isalnum():
             out.append(piece if len(piece) <= LONG_RUN else "#" + hashlib.blake2b(piece.encode(), digest_size=16).hexdigest())
+        elif _IS_UNSPACED.match(piece):
+            out.append(f"_bb{ord(piece):x}")
         else:
-            left = "w" if i > 0 and pieces[i - 1][0].isalnum() else "b"
-            right = "w" if i + 1 < len(pieces) and pieces[i + 1][0].isalnum() else "b"
+            left = "w" if i > 0 and gluing[i - 1] else "b"
+            right = "w" if i + 1 < len(pieces) and gluing[i + 1] else "b"
             out.append(f"_{left}{right}{ord(piece):x}")
     return out
 

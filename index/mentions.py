@@ -1,14 +1,15 @@
 """Which entities a document mentions: one Aho-Corasick pass over the text for all names at once.
 
-Names are matched on a copy of the text with every non-alphanumeric character marked, so a hit
-sits on word boundaries by construction, and each hit is confirmed against the normalized text;
-documents are scanned a batch at a time. Why: docs/design-notes.md.
+The automaton reads a copy of the text in which every character that is not a letter or digit
+is a mark and a mark stands between two characters wherever either is of a script written
+without spaces; each name is written the same way, with a mark before and after where its edge
+needs a boundary. A hit then obeys index/text.py's edge rule by construction, and each hit is
+confirmed against the normalized text; documents are scanned a batch at a time. Why:
+docs/design-notes.md.
 """
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_right
 from collections import defaultdict
 from functools import lru_cache
 from typing import Iterable, Sequence
@@ -17,31 +18,80 @@ import ahocorasick
 import numpy as np
 
 from .corpus import Document
+from .scripts import UNSPACED_RANGES, unspaced
 from .text import AliasFilter, name_key, normalize
 
-_NOT_ALNUM = re.compile(r"[\W_]")  # for str patterns \w is str.isalnum() plus "_"
-MARK = "\x01"
+MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters
+SOLO_MARK = "\x02"  # a character that is neither, of a script written without spaces (Thai vowel signs)
 _ASCII_MARKS = bytes(b if chr(b).isalnum() else 1 for b in range(128)) + bytes(range(128, 256))
+_WORD, _UNSPACED = 1, 2
+_FIRSTS = np.array([a for a, _ in UNSPACED_RANGES], dtype=np.uint32)
+_LASTS = np.array([b for _, b in UNSPACED_RANGES], dtype=np.uint32)
 
 
 @lru_cache(maxsize=1)
-def _bmp_alnum() -> np.ndarray:
-    return np.array([chr(c).isalnum() for c in range(0x10000)], dtype=bool)
+def _bmp_classes() -> np.ndarray:
+    """Per BMP code point: bit 1 letter or digit (str.isalnum), bit 2 of a script without spaces."""
+    table = np.array([chr(c).isalnum() for c in range(0x10000)], dtype=np.uint8)
+    for first, last in UNSPACED_RANGES:
+        if first < 0x10000:
+            table[first:min(last, 0xFFFF) + 1] |= _UNSPACED
+    return table
 
 
-def mark_text(text: str) -> str:
-    """`text` with every character that is not alphanumeric (str.isalnum) replaced by MARK."""
+def _classes(points: np.ndarray) -> np.ndarray:
+    classes = _bmp_classes()[np.minimum(points, 0xFFFF)]
+    astral = np.flatnonzero(points > 0xFFFF)  # beyond the table: ask Python and the ranges, they are rare
+    if len(astral):
+        high = points[astral]
+        at = np.searchsorted(_FIRSTS, high, side="right") - 1
+        inside = (at >= 0) & (high <= _LASTS[np.maximum(at, 0)])
+        classes[astral] = [chr(p).isalnum() for p in high.tolist()] | (inside * _UNSPACED)
+    return classes
+
+
+def scanned(text: str) -> str:
+    """What the automaton reads for `text`, one character at a time (the slow definition):
+    a letter or digit stays; any other character becomes SOLO_MARK if it is of a script without
+    spaces, MARK if not; and a MARK goes between two characters where either is of such a script."""
+    out = []
+    for i, ch in enumerate(text):
+        if i and (unspaced(ch) or unspaced(text[i - 1])):
+            out.append(MARK)
+        out.append(ch if ch.isalnum() else SOLO_MARK if unspaced(ch) else MARK)
+    return "".join(out)
+
+
+def scan_text(text: str) -> tuple[str, np.ndarray | None]:
+    """`scanned(text)`, vectorized, and where each of its characters comes from: None when it is
+    as long as `text` (no script without spaces in it), else the index in `text` of each
+    character (-1 for the marks put between two characters)."""
     if text.isascii():
-        return text.encode("ascii").translate(_ASCII_MARKS).decode("ascii")
+        return text.encode("ascii").translate(_ASCII_MARKS).decode("ascii"), None
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    keep = _bmp_alnum()[np.minimum(points, 0xFFFF)]
-    astral = np.flatnonzero(points > 0xFFFF)  # beyond the table: ask Python, they are rare
-    keep[astral] = [chr(points[i]).isalnum() for i in astral]
-    return np.where(keep, points, np.uint32(1)).tobytes().decode("utf-32-le", "surrogatepass")
+    classes = _classes(points)
+    solo = np.where(classes & _UNSPACED, np.uint32(2), np.uint32(1))
+    letters = np.where(classes & _WORD, points, solo)
+    is_unspaced = (classes & _UNSPACED).astype(bool)
+    between = is_unspaced[1:] | is_unspaced[:-1]  # a mark before character i+1
+    if not between.any():
+        return letters.tobytes().decode("utf-32-le", "surrogatepass"), None
+    shift = np.zeros(len(points), dtype=np.int64)
+    np.cumsum(between, out=shift[1:])
+    where = np.arange(len(points), dtype=np.int64) + shift
+    out = np.full(len(points) + int(shift[-1]), 1, dtype=np.uint32)
+    out[where] = letters
+    origin = np.full(len(out), -1, dtype=np.int32 if len(out) < 2**31 else np.int64)
+    origin[where] = np.arange(len(points))
+    return out.tobytes().decode("utf-32-le", "surrogatepass"), origin
 
 
-def marked(normalized: str) -> str:
-    return MARK + _NOT_ALNUM.sub(MARK, normalized) + MARK
+def pattern(key: str) -> tuple[str, int]:
+    """What the automaton looks for to find the name key `key`, and where the name begins in it:
+    `scanned(key)`, with a MARK before (after) it unless its first (last) character is of a
+    script without spaces (such an edge needs no boundary)."""
+    before, after = not unspaced(key[0]), not unspaced(key[-1])
+    return MARK * before + scanned(key) + MARK * after, int(before)
 
 
 class MentionFinder:
@@ -54,12 +104,15 @@ class MentionFinder:
             key = name_key(name)
             if alias_filter.keeps(key):
                 by_name[key].add(entity)
-        by_mark: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
+        by_pattern: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
+        begins: dict[str, int] = {}
         for key, entities in by_name.items():
-            by_mark[marked(key)].append((key, tuple(sorted(entities))))
+            written, begins[written] = pattern(key)
+            by_pattern[written].append((key, tuple(sorted(entities))))
         self.automaton = ahocorasick.Automaton()
-        for mark, candidates in by_mark.items():
-            self.automaton.add_word(mark, (len(mark) - 2, tuple(candidates)))
+        for written, candidates in by_pattern.items():
+            # names written alike begin alike: a pattern begins with MARK exactly when it has one before the name
+            self.automaton.add_word(written, (len(written) - 1 - begins[written], tuple(candidates)))
         self.names = len(by_name)
         self.entities = len({e for es in by_name.values() for e in es})
         if self.names:
@@ -84,12 +137,19 @@ class MentionFinder:
             ends.append(at)
             at += 1
         joined = MARK + MARK.join(normalized) + MARK
-        for end, (length, candidates) in self.automaton.iter(mark_text(joined)):
-            start = end - length  # `end` is the name's trailing mark
-            doc = bisect_right(starts, start) - 1
-            if end > ends[doc]:  # spans the joint between two texts
+        text, origin = scan_text(joined)
+        hits = list(self.automaton.iter(text))
+        if not hits:
+            return found
+        # where each hit's name begins in `text`, then in `joined`, and in which document
+        begins = np.fromiter((end - back for end, (back, _) in hits), dtype=np.int64, count=len(hits))
+        if origin is not None:
+            begins = origin[begins].astype(np.int64)
+        docs = np.searchsorted(np.array(starts), begins, side="right") - 1
+        for start, doc, (_, (_, candidates)) in zip(begins.tolist(), docs.tolist(), hits):
+            if start < 0:  # a name aligned on a mark between two characters: no occurrence
                 continue
             for name, entities in candidates:
-                if joined.startswith(name, start):
+                if start + len(name) <= ends[doc] and joined.startswith(name, start):
                     found[doc].update(entities)
         return found

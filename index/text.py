@@ -2,14 +2,19 @@
 
 Text and names are compared after Unicode NFKC normalization and case folding (NFKC again after
 folding, since folding can produce characters NFKC would rewrite). A name occurs where its
-normalized form appears with a non-alphanumeric character, or the edge of the text, on both
-sides: "Paris" occurs in "paris," and "(PARIS)" but not in "Parisian".
+normalized form appears and neither of its two edges is glued (`at_word_boundaries`): "Paris"
+occurs in "paris," and "(PARIS)" but not in "Parisian". Characters of scripts written without
+spaces (Han, Kana, Thai, ...; index/scripts.py) never glue, so "伦敦" occurs in "英国的首都是伦敦",
+and in mixed text a change between such a script and any other is a boundary: "Paris" occurs in
+"巴黎Paris。" and in "Paris是法国的首都", "东京" and "Tokyo" both in "东京Tokyo".
 """
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+
+from .scripts import unspaced
 
 
 def normalize(text: str) -> str:
@@ -21,9 +26,24 @@ def name_key(name: str) -> str:
     return normalize(name).strip()
 
 
+def glued(outside: str, inside: str) -> bool:
+    """True when the text character `outside`, next to the name's edge character `inside`, makes
+    that edge no boundary: `outside` is a letter or digit (str.isalnum) and neither character
+    belongs to a script written without spaces (index/scripts.py)."""
+    return outside.isalnum() and not unspaced(outside) and not unspaced(inside)
+
+
 def at_word_boundaries(text: str, start: int, end: int) -> bool:
-    """True when text[start:end] has no letter or digit glued to either side."""
-    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+    """True when neither edge of text[start:end] (non-empty) is glued to the text around it.
+
+    The rule as it was before scripts without spaces, for every other character: the text
+    character outside an edge must not be a letter or digit, whatever the name's edge character
+    is ("(foo)" occurs in " (foo)" but not in "x(foo)"). An edge where the outside or the inside
+    character is Han, Kana, Thai, ... needs nothing: such a character is a word of its own, so
+    "京(foo)" holds "(foo)" and "ab东京" holds "东京". Hangul is written with spaces and keeps
+    word boundaries ("서울" is not in "서울은")."""
+    return ((start == 0 or not glued(text[start - 1], text[start]))
+            and (end == len(text) or not glued(text[end], text[end - 1])))
 
 
 def occurs(normalized_text: str, normalized_name: str) -> bool:

@@ -77,13 +77,15 @@ def build(backend: Backend, store, documents, settings=IndexSettings(), batch=37
 
 
 def planted(seed, size):
-    """The planted corpus of test_frequency_embedded, with the edge-punctuation names and their traps."""
+    """The planted corpus of test_frequency_embedded, with the edge-punctuation names and their traps,
+    and names glued to Han and Kana."""
     import random
 
     rng = random.Random(seed)
     documents = planted_corpus(seed, size)
     pieces = [".NET", "x.NET", ".NETx", "C++", "C+++", "cc++", "AT&T", "AT&Tx", "at & t", "(Untitled)",
-              "x(Untitled)", "(untitled))", "(UNTITLED)."]
+              "x(Untitled)", "(untitled))", "(UNTITLED).",
+              "東京都の人口", "xyz東京", "巴黎Paris。", "Parisian的", "ミュンヘンMünchen", "東京Tokyos"]  # no spaces around
     out = []
     for d in documents:
         if rng.random() < 0.5:
@@ -194,7 +196,9 @@ def phrase_in(needle: list[str], haystack: list[str]) -> bool:
     return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
 
 
-ALPHABET = st.sampled_from(list("ab1é") + [" ", ",", ".", "-", "(", ")", "&", "+", "ß", "\u00a0"])
+# Latin, and scripts written without spaces (Han, Kana, Thai with a vowel sign), and Hangul (with spaces)
+ALPHABET = st.sampled_from(list("ab1é") + [" ", ",", ".", "-", "(", ")", "&", "+", "ß", "\u00a0"]
+                           + ["东", "京", "カ", "ー", "ก", "\u0e31", "서", "。"])
 
 
 @settings(max_examples=3000, deadline=None)
@@ -215,3 +219,5 @@ def test_long_runs_become_digests():
     long = "x" * 500
     assert tokens(long) == tokens(long) and tokens(long)[0].startswith("#") and tokens(long) != tokens(long + "y")
     assert tokens("a, b") == ["a", "_wb2c", "_bw20", "b"]
+    assert tokens("巴黎paris,东京") == ["巴", "黎", "paris", "_wb2c", "东", "京"]  # one token per Han character
+    assert tokens("东,x") == ["东", "_bw2c", "x"]  # a Han character never glues to the comma
