@@ -65,13 +65,93 @@ def test_prompt_is_instruction_then_q_and_a_lines():
     assert method.prompt(_item(), "x-relation") == (
         "Predict the [MASK] in each sentence in one word.\n"
         "Q: The capital of Japan is [MASK].\n"
-        "A: Tokyo\n"
+        "A: Tokyo.\n"
         "Q: [MASK] is the capital of Italy.\n"
-        "A: Rome\n"
+        "A: Rome.\n"
         "Q: The capital of France is [MASK].\n"
         "A:")
     assert method.prompt(_item(), "zero-shot") == (
         "Predict the [MASK] in each sentence in one word.\nQ: The capital of France is [MASK].\nA:")
+
+
+# The paper's 4-template example, 000_d5e47173cc9830b1.txt:555-567: every demonstration's answer
+# ends with a period ("A: Wehrmacht."), the question's "A:" with nothing.
+PAPER_4_TEMPLATE = """Predict the [MASK] in each sentence in one word.
+Q: [MASK] consists of Panzer Division Kempf.
+A: Wehrmacht.
+Q: [MASK] consists of Mount Bulusan.
+A: Luzon.
+Q: [MASK] consists of Army National Guard.
+A: National Guard.
+Q: [MASK] consists of pharmacy.
+A: biology.
+Q: [MASK] consists of environmental factors.
+A:"""
+
+
+def test_prompt_is_the_papers_appendix_e_example():
+    template = "[Y] consists of [X]."
+    demos = [{"fact": s, "relation": "P361", "template": template, "subject_label": s, "object_label": o,
+              "text": f"{o} consists of {s}."}
+             for s, o in [("Panzer Division Kempf", "Wehrmacht"), ("Mount Bulusan", "Luzon"),
+                          ("Army National Guard", "National Guard"), ("pharmacy", "biology")]]
+    item = _item(relation="P361", subject_label="environmental factors", template=template,
+                 prompt="[Y] consists of environmental factors.",
+                 demonstrations={"zero-shot": [], "x-template": demos})
+    assert BeliefICL(MethodContext({})).prompt(item, "x-template") == PAPER_4_TEMPLATE
+    # a label that ends with a period already keeps one
+    dotted = {**demos[0], "object_label": "Washington, D.C."}
+    assert "\nA: Washington, D.C.\n" in BeliefICL(MethodContext({})).prompt(
+        {**item, "demonstrations": {"x-template": [dotted]}}, "x-template")
+
+
+class Lines:
+    """A generator that records its requests and answers each with `answer`, stopped as `reason` says."""
+
+    identity = "lines"
+
+    def __init__(self, answer: str = "Paris", reason: str = "stop") -> None:
+        self.answer, self.reason, self.requests = answer, reason, []
+
+    def generate(self, requests):
+        from factprobe.probes.scoring.requests import Generation
+
+        self.requests += list(requests)
+        return [Generation((self.answer,) * r.n, (self.reason,) * r.n) for r in requests]
+
+
+def test_answers_run_to_the_end_of_the_line_unless_a_cap_is_asked():
+    # "LLMs generate responses without a token limit" (000_d5e47173cc9830b1.txt:98): by default
+    # an answer stops at its newline, with only a 64-token guard against a line that never ends.
+    from factprobe.probes.methods.belief_icl import LINE_GUARD
+
+    method = BeliefICL(MethodContext({"samples": 2, "settings": ["zero-shot"]}))
+    assert method.options["max_tokens"] is None and LINE_GUARD == 64
+    scorer = Lines()
+    method.run(scorer, [_item()])
+    assert [(r.max_tokens, r.stop, r.n) for r in scorer.requests] == [(64, ("\n",), 1), (64, ("\n",), 2)]
+    capped = Lines()
+    BeliefICL(MethodContext({"samples": 2, "settings": ["zero-shot"], "max_tokens": 8})).run(capped, [_item()])
+    assert [r.max_tokens for r in capped.requests] == [8, 8]
+    for bad in (0, "8", 2.5, True):
+        with pytest.raises(ValueError, match="max_tokens"):
+            BeliefICL(MethodContext({"max_tokens": bad}))
+
+
+def test_answers_cut_by_the_limit_are_counted_and_the_limit_named(tmp_path):
+    from factprobe.probes.report import build_document, load_runs, to_markdown
+    from factprobe.probes.runner import evaluate
+
+    probes = tmp_path / "p.jsonl"
+    probes.write_text(json.dumps({**_item(), "kind": "belief-icl", "split": "test"}) + "\n")
+    for name, options, reason, cut in (("line", {}, "stop", 0), ("capped", {"max_tokens": 8}, "length", 1)):
+        result = evaluate(Lines(reason=reason), "belief-icl", probes, tmp_path / name,
+                          options={"samples": 1, "settings": ["zero-shot"], **options}).aggregate
+        assert result["by_setting"]["zero-shot"]["answers_cut"] == cut
+        assert result["definitions"]["max_tokens"] == options.get("max_tokens")
+    text = to_markdown(build_document(load_runs([tmp_path / "line", tmp_path / "capped"]), "t"))
+    assert "answers run to the end of their line (BELIEF-ICL's)" in text
+    assert "answers cut at 8 tokens, not BELIEF-ICL's (no cap); 1 greedy answer reached the limit" in text
 
 
 def test_options_are_checked():
@@ -195,9 +275,9 @@ def test_content_free_prompt_replaces_only_the_questions_subject():
     assert method.prompt(_item(), "x-relation", "N/A") == (
         "Predict the [MASK] in each sentence in one word.\n"
         "Q: The capital of Japan is [MASK].\n"
-        "A: Tokyo\n"
+        "A: Tokyo.\n"
         "Q: [MASK] is the capital of Italy.\n"
-        "A: Rome\n"
+        "A: Rome.\n"
         "Q: The capital of N/A is [MASK].\n"
         "A:")
     with pytest.raises(ValueError, match="content_free_token"):
@@ -240,7 +320,7 @@ def test_content_free_answers_are_the_models_greedy_answers_on_smollm2():
     for item, record in zip(items, records):
         for setting, result in record["by_setting"].items():
             text = method.prompt(item, setting).replace(f"of {item['subject_label']} is", "of N/A is")
-            [greedy] = scorer.generate([GenerateRequest(text, max_tokens=8, stop=("\n",))])
+            [greedy] = scorer.generate([GenerateRequest(text, max_tokens=64, stop=("\n",))])
             assert result["content_free_prediction"] == greedy.texts[0].strip()
             answers.append(answer_key(result["prediction"]))
             free.append(answer_key(result["content_free_prediction"]))
@@ -250,7 +330,7 @@ def test_content_free_answers_are_the_models_greedy_answers_on_smollm2():
         mine = [k for k, s in enumerate(relations) if s == setting]
         expected = bias_level([answers[k] for k in mine], [free[k] for k in mine], ["P36"] * len(mine))
         assert summary[setting]["bias_level"] == expected == summary[setting]["bias_level_by_relation"]["P36"]
-    # Observed: with "N/A" the model says "New York" after the examples (and nothing zero-shot),
+    # Observed: with "N/A" the model repeats "N/A." after the examples (and says nothing zero-shot),
     # never what it says for France or Germany.
-    assert [r["by_setting"]["x-relation"]["content_free_prediction"] for r in records] == ["New York"] * 2
+    assert [r["by_setting"]["x-relation"]["content_free_prediction"] for r in records] == ["N/A."] * 2
     assert summary["zero-shot"]["bias_level"] == summary["x-relation"]["bias_level"] == 0.0

@@ -442,7 +442,8 @@ def test_belief_icl_names_its_bias_and_draws():
     result = aggregate("belief-icl", [record], {"acc_draws": 7})
     assert result["by_setting"]["zero-shot"]["acc_at_1"]["draws"] == 7
     # a record without a unit comes from a set built before items said so: per fact
-    assert result["definitions"] == {"unit": "fact", "acc_draws": 7, "bias": "top1", "coverage_maximum": None}
+    assert result["definitions"] == {"unit": "fact", "acc_draws": 7, "bias": "top1", "coverage_maximum": None,
+                                     "max_tokens": None}
     assert aggregate("belief-icl", [{**record, "unit": "pair"}])["definitions"]["unit"] == "pair"
 
 

@@ -1,8 +1,9 @@
 """BELIEF-ICL on causal LMs (Zhao et al.): the model fills a cloze written as a Q/A exchange,
 after an instruction and, per setting (zero-shot, x-random, x-relation, x-template), a few solved
-examples. The greedy answer is correct when it contains a gold name; its confidence is the share
-of sampled answers that agree with it. Prompt layout, options and the (top-1 only) bias level:
-docs/design-notes.md.
+examples answered as the paper's appendix E writes them ("A: Nanjing."). The greedy answer runs to
+the end of its line (no token cap, `max_tokens=N` sets one) and is correct when it contains a
+gold name; its confidence is the share of sampled answers that agree with it. Prompt layout,
+options and the (top-1 only) bias level: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ SETTINGS = ("zero-shot", "x-random", "x-relation", "x-template")
 INSTRUCTION = "Predict the [MASK] in each sentence in one word."
 MASK = "[MASK]"
 STOP = ("\n",)  # an answer is one line; the next "Q:" would follow it
+# BELIEF-ICL sets no token limit ("LLMs generate responses without a token limit",
+# 000_d5e47173cc9830b1.txt:98): with `max_tokens` None an answer ends with its line, and this
+# guard only stops a line that never ends (such an answer counts in `answers_cut`).
+LINE_GUARD = 64
 
 
 class BeliefICL(Method):
@@ -33,17 +38,19 @@ class BeliefICL(Method):
     # BELIEF's definitions; `by_setting` gets the report's generic breakdown table
     report_sections = (BELIEF_DEFINITIONS,)
     # A list, not a tuple: options are compared with run.json's JSON when a run resumes.
-    defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": 8, "temperature": 1.0,
+    defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": None, "temperature": 1.0,
                 "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A",
                 "bias": "top1", "acc_draws": PAPER_ACC_DRAWS}
 
     @staticmethod
     def aggregate_extra(records: Sequence[dict], options: dict) -> dict:
-        """Per ICL setting (`by_setting`): accuracy, Acc@1 over `acc_draws` one-template-per-fact
-        draws, Consist (pairs of a fact's answers that are the same answer by lemmas,
+        """Per ICL setting (`by_setting`): accuracy, Acc@1 over `acc_draws` one-prompt-per-unit
+        draws, Consist (pairs of a unit's answers that are the same answer by lemmas,
         probes/answers.py), Ovconf and reliability bins (10, or one per answer when fewer),
-        one-word ratio, relation and bucket breakdowns and the bias level; a record's own
-        `correct` is the share of its settings that are correct."""
+        one-word ratio, the greedy answers the token limit cut (`answers_cut`), relation and
+        bucket breakdowns and the bias level; a record's own `correct` is the share of its
+        settings that are correct. `definitions` names the unit, draws, bias and `max_tokens`
+        (None: answers to the end of the line, the paper's)."""
         settings = list(dict.fromkeys(s for r in records for s in r["by_setting"]))
         by_setting = {}
         for setting in settings:
@@ -52,7 +59,8 @@ class BeliefICL(Method):
             by_setting[setting] = _setting_measures(rows, options.get("acc_draws", PAPER_ACC_DRAWS))
         # The bias is the top-1 agreement share (bias_levels, per setting); the content-free
         # entropy is not computed for decoders yet.
-        definitions = {**belief_definitions(records, options, options.get("bias", "top1")), "coverage_maximum": None}
+        definitions = {**belief_definitions(records, options, options.get("bias", "top1")), "coverage_maximum": None,
+                       "max_tokens": options.get("max_tokens")}
         return {"by_setting": by_setting, "definitions": definitions}
 
     @classmethod
@@ -78,6 +86,11 @@ class BeliefICL(Method):
             raise ValueError(f"belief-icl: samples must be a whole number >= 1, got {self.options['samples']!r}")
         if not float(self.options["temperature"]) > 0:
             raise ValueError("belief-icl: the samples' temperature must be > 0 (0 would repeat the greedy answer)")
+        cap = self.options["max_tokens"]
+        if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
+            raise ValueError(f"belief-icl: max_tokens must be a whole number >= 1, or null for the end of the line "
+                             f"(the paper's), got {cap!r}")
+        self.tokens = LINE_GUARD if cap is None else cap
         token = self.options["content_free_token"]
         if not isinstance(token, str) or not token.strip():
             raise ValueError(f"belief-icl: content_free_token must be a non-empty text, got {token!r}")
@@ -93,7 +106,7 @@ class BeliefICL(Method):
             if "subject_label" not in demo or "object_label" not in demo:
                 raise ValueError(f"{item['id']}: a demonstration lacks subject_label/object_label; rebuild the "
                                  "probe set with `factprobe probeset build --kind belief-icl`")
-            lines += [f"Q: {masked(demo['template'], demo['subject_label'])}", f"A: {demo['object_label']}"]
+            lines += [f"Q: {masked(demo['template'], demo['subject_label'])}", f"A: {answered(demo['object_label'])}"]
         if item["prompt"].count("[Y]") != 1:
             raise ValueError(f"{item['id']}: prompt {item['prompt']!r} needs exactly one [Y] for the mask")
         if subject is not None and "template" not in item:
@@ -109,8 +122,8 @@ class BeliefICL(Method):
             for setting in settings:
                 text = self.prompt(item, setting)
                 seed = self.context.rng("belief-icl", item["id"], setting).randrange(2**31)
-                requests.append(GenerateRequest(text, max_tokens=self.options["max_tokens"], stop=STOP))
-                requests.append(GenerateRequest(text, max_tokens=self.options["max_tokens"],
+                requests.append(GenerateRequest(text, max_tokens=self.tokens, stop=STOP))
+                requests.append(GenerateRequest(text, max_tokens=self.tokens,
                                                 temperature=float(self.options["temperature"]), n=n, stop=STOP,
                                                 seed=seed))
         generations = iter(scorer.generate(requests) if requests else [])
@@ -142,7 +155,7 @@ class BeliefICL(Method):
         texts = {(item["id"], setting): self.prompt(item, setting, self.options["content_free_token"])
                  for item in items for setting in self.options["settings"]}
         unique = list(dict.fromkeys(texts.values()))
-        requests = [GenerateRequest(text, max_tokens=self.options["max_tokens"], stop=STOP) for text in unique]
+        requests = [GenerateRequest(text, max_tokens=self.tokens, stop=STOP) for text in unique]
         answers = dict(zip(unique, (g.texts[0].strip() for g in scorer.generate(requests)))) if requests else {}
         return {key: answers[text] for key, text in texts.items()}
 
@@ -173,6 +186,8 @@ def _setting_measures(rows: list[dict], draws: int) -> dict:
             "overconfidence": metrics.overconfidence(confidence, correct, bins),
             "mean_confidence": sum(confidence) / len(confidence),
             "one_word_ratio": metrics.one_word_ratio([r["prediction"] for r in rows]),
+            # greedy answers stopped by the token limit rather than by their line's end
+            "answers_cut": sum(r.get("finish_reason") == "length" for r in rows),
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
                             for b in metrics.reliability_bins(confidence, correct, bins)],
             "by_relation": accuracy_breakdown(rows, "relation"), "by_bucket": accuracy_breakdown(rows, "bucket"),
@@ -182,6 +197,12 @@ def _setting_measures(rows: list[dict], draws: int) -> dict:
 
 def _key(answer: str | None) -> str | None:
     return None if answer is None else answer_key(answer)
+
+
+def answered(label: str) -> str:
+    """A demonstration's answer as the paper's examples end it, with a period ("A: Nanjing.",
+    000_d5e47173cc9830b1.txt:531); a label already ending in one keeps it ("D.C.")."""
+    return label if label.endswith(".") else label + "."
 
 
 def masked(template: str, subject_label: str) -> str:

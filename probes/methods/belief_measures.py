@@ -154,8 +154,18 @@ def _definitions_blocks(runs: Sequence[ReportRun]) -> list[Block]:
             parts.append(f"bias={d['bias']}: {BIAS.get(d['bias'], '?')}")
         if d.get("coverage_maximum"):
             parts.append(f"coverage_maximum={d['coverage_maximum']}: {MAXIMUM.get(d['coverage_maximum'], '?')}")
+        if "max_tokens" in d:  # BELIEF-ICL's generated answers
+            parts.append(_answer_length(d["max_tokens"], r.aggregate.get("by_setting")))
         lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
     return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
+
+
+def _answer_length(cap, by_setting) -> str:
+    """How long a BELIEF-ICL answer may run, and how many greedy answers the limit stopped."""
+    cut = sum(v.get("answers_cut") or 0 for v in (by_setting or {}).values() if isinstance(v, dict))
+    text = ("answers run to the end of their line (BELIEF-ICL's)" if cap is None else
+            f"answers cut at {cap} tokens, not BELIEF-ICL's (no cap)")
+    return text + (f"; {cut} greedy answer{'s' if cut != 1 else ''} reached the limit" if cut else "")
 
 
 BELIEF_MEASURES = Section(10, _measures_blocks)  # BELIEF's table of its headline measures
