@@ -59,29 +59,59 @@ def _eic(**options) -> EICLKE:
 
 
 def test_eic_lke_paper_prompts_intersperse_each_test_fact_with_its_choices():
-    # examples=4, every=2: a window is 4 training examples with a test slot after the 2nd and the
-    # 4th, so 2 test facts per window. Seed 0 orders the test facts France, Japan | Italy and draws
-    # the training examples Egypt, Germany, Spain, Brazil for window 0 and Brazil, Peru, Germany,
-    # Spain for window 1. Sequence k holds every earlier test fact with its k-th choice.
-    method = _eic(examples=4, every=2)
+    # examples=5, start=1, every=2: a window is one sequence of 5 training examples with a test
+    # slot after the 1st and after the 3rd (start + k * every), so 2 test facts per window. Seed 0
+    # orders the test facts France, Japan | Italy and draws the training examples Egypt, Germany,
+    # Spain, Brazil, Peru for window 0 and Brazil, Peru, Germany, Spain, Egypt for window 1.
+    # Sequence k holds every earlier test fact with its k-th choice.
+    method = _eic(examples=5, start=1, every=2)
     assert method.options["construction"] == "paper" and method.options["line_separator"] == ", "
     assert [i["subject_label"] for i in method.order(TESTS)] == ["France", "Japan", "Italy"]
     france, japan, italy = TESTS
-    first = "Egypt Cairo, Germany Berlin, France"
-    assert [method.prompt(france, k) for k in range(3)] == [first] * 3
+    assert [method.prompt(france, k) for k in range(3)] == ["Egypt Cairo, France"] * 3
     assert [method.prompt(japan, k) for k in range(3)] == [
-        "Egypt Cairo, Germany Berlin, France Paris, Spain Madrid, Brazil Brasilia, Japan",
-        "Egypt Cairo, Germany Berlin, France Lyon, Spain Madrid, Brazil Brasilia, Japan",
-        "Egypt Cairo, Germany Berlin, France Nice, Spain Madrid, Brazil Brasilia, Japan"]
-    assert [method.prompt(italy, k) for k in range(3)] == ["Brazil Brasilia, Peru Lima, Italy"] * 3
+        "Egypt Cairo, France Paris, Germany Berlin, Spain Madrid, Japan",
+        "Egypt Cairo, France Lyon, Germany Berlin, Spain Madrid, Japan",
+        "Egypt Cairo, France Nice, Germany Berlin, Spain Madrid, Japan"]
+    assert [method.prompt(italy, k) for k in range(3)] == ["Brazil Brasilia, Italy"] * 3
     # the chain construction (factprobe's earlier default), still there by name
     chain = _eic(construction="chain", examples=2)
     assert chain.options["line_separator"] == "\n"
     assert [chain.prompt(i) for i in TESTS] == ["France ", "France Paris\nJapan ", "France Paris\nJapan Tokyo\nItaly "]
 
 
+def test_eic_lke_paper_slots_follow_the_50th_to_the_95th_of_100_training_examples():
+    # "retrieves all 100 samples from our training dataset, initially maintaining them in a single
+    # sequence. Then, starting from the 50th training sample, we intersperse our test sample with
+    # all the choices every 5 examples" (002_f44cecac2bc50a79.txt:989-991): slot k follows
+    # 50 + 5k training examples, 50 ... 95, so 10 test facts per sequence of 100. factprobe read
+    # it before as 50 examples with a slot after every 5th: 5 ... 50.
+    demos = [_demo(f"Q{9000 + k}", f"Land{k}", f"Town{k}") for k in range(120)]
+    tests = [_test(f"Q{100 + k}", f"Test{k}", 0, f"Gold{k}", f"Other{k}") for k in range(12)]
+    method = EICLKE(MethodContext({}, seed=0, demonstrations={"P36": demos}, tests={"P36": tests}))
+    assert (method.options["examples"], method.options["start"], method.options["every"]) == (100, 50, 5)
+    ordered = method.order(tests)
+    window = ordered[:10]  # the 11th and 12th go to a second sequence, with a fresh draw
+    training = []
+    for k, item_ in enumerate(window):
+        tuples = method.prompt(item_, 1).split(", ")
+        assert tuples[-1] == item_["subject_label"]
+        shown = [t for t in tuples[:-1] if t.startswith("Land")]
+        tested = [t for t in tuples[:-1] if t.startswith("Test")]
+        assert (len(shown), len(tested)) == (50 + 5 * k, k)
+        # the earlier test facts sit after the 50th, 55th, ... training example, with their choice 1
+        assert [tuples.index(t) for t in tested] == [50 + 6 * j for j in range(k)]
+        assert tested == [f"{x['subject_label']} {x['choices'][1]}" for x in window[:k]]
+        assert shown[:len(training)] == training  # one sequence: each slot sees a longer prefix of it
+        training = shown
+    assert len(set(training)) == 95
+    records = method.run(FakeScorer(), ordered)
+    assert [(r["examples_seen"], r["tests_before"]) for r in records] == [
+        *((50 + 5 * k, k) for k in range(10)), (50, 0), (55, 1)]
+
+
 def test_eic_lke_paper_scores_choice_k_after_sequence_k():
-    method = _eic(examples=4, every=2)
+    method = _eic(examples=5, start=1, every=2)
     scorer = FakeScorer()
     records = {r["subject_label"]: r for r in method.run(scorer, method.order(TESTS))}
     asked = [(r.context, c) for r in scorer.requests for c in r.continuations]
@@ -95,14 +125,16 @@ def test_eic_lke_paper_scores_choice_k_after_sequence_k():
         assert record["gold_logprob"] == logprobs[item_["answer_index"]]
         assert record["predicted_index"] == max(range(3), key=lambda k: (logprobs[k], -k))
     assert {s: (r["examples_seen"], r["tests_before"]) for s, r in records.items()} == {
-        "France": (2, 0), "Japan": (4, 1), "Italy": (2, 0)}
+        "France": (1, 0), "Japan": (3, 1), "Italy": (1, 0)}
 
 
 def test_eic_lke_paper_refuses_too_few_training_examples_and_bad_every():
-    with pytest.raises(ValueError, match="relation P36 has 5 demonstration items, a prompt needs examples=50"):
+    with pytest.raises(ValueError, match="relation P36 has 5 demonstration items, a prompt needs examples=100"):
         _eic()
-    with pytest.raises(ValueError, match="every must be a whole number from 1 to examples"):
-        _eic(examples=4, every=5)
+    with pytest.raises(ValueError, match=r"every must be a whole number from 1 to examples - start \(3\)"):
+        _eic(examples=4, start=1, every=4)
+    with pytest.raises(ValueError, match=r"start must be a whole number from 0 to examples - 1 \(3\)"):
+        _eic(examples=4, every=1)  # the default start, 50, is past 4 examples
     with pytest.raises(ValueError, match="construction 'paper2'"):
         _eic(construction="paper2")
 

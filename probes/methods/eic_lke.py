@@ -23,9 +23,13 @@ class EICLKE(Method):
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
     report_sections = (ACCURACY_AT_K,)
-    defaults = {"construction": "paper", "examples": 50, "every": 5, "separator": " ", "line_separator": None,
-                "reuse_prefix": False}
+    # `examples` and `line_separator` default per construction; `start` and `every` are paper's only
+    defaults = {"construction": "paper", "examples": None, "start": 50, "every": 5, "separator": " ",
+                "line_separator": None, "reuse_prefix": False}
     line_separators = {"paper": ", ", "chain": "\n"}
+    # paper: "all 100 samples" of the training set in one sequence (002_f44cecac2bc50a79.txt:989);
+    # chain: test facts before each one in its window
+    examples_by_construction = {"paper": 100, "chain": 50}
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -34,14 +38,19 @@ class EICLKE(Method):
             raise ValueError(f"eic-lke: construction {construction!r}: use paper or chain")
         if self.options["line_separator"] is None:
             self.options["line_separator"] = self.line_separators[construction]
-        examples, every = self.options["examples"], self.options["every"]
+        if self.options["examples"] is None:
+            self.options["examples"] = self.examples_by_construction[construction]
+        examples, start, every = self.options["examples"], self.options["start"], self.options["every"]
         if not _whole(examples) or examples < 0:
             raise ValueError(f"eic-lke: examples must be a whole number >= 0, got {examples!r}")
         self._train: list[list[dict]] = []  # paper: each window's training examples, in order
         if construction == "paper":
-            if not _whole(every) or not 1 <= every <= examples:
-                raise ValueError(f"eic-lke: every must be a whole number from 1 to examples ({examples}), "
-                                 f"got {every!r}")
+            if not _whole(start) or not 0 <= start < examples:
+                raise ValueError(f"eic-lke: start must be a whole number from 0 to examples - 1 ({examples - 1}), "
+                                 f"got {start!r}")
+            if not _whole(every) or not 1 <= every <= examples - start:
+                raise ValueError(f"eic-lke: every must be a whole number from 1 to examples - start "
+                                 f"({examples - start}), got {every!r}")
             self._windows = self._paper_windows()
         else:
             self._windows = self._chain()
@@ -64,10 +73,14 @@ class EICLKE(Method):
         return windows
 
     def _paper_windows(self) -> list[list[dict]]:
-        """Every relation's test items in seeded order, examples // every per window; each window
-        with its own seeded draw of `examples` training examples (self._train)."""
+        """Every relation's test items in seeded order, (examples - start) // every per window: the
+        paper's sequence of 100 training examples holds a test slot before each run of `every`
+        from the 50th on ("starting from the 50th training sample, we intersperse our test sample
+        with all the choices every 5 examples", 002_f44cecac2bc50a79.txt:990), so slot k follows
+        start + k * every of them (50, 55, ..., 95). Each window has its own seeded draw of
+        `examples` training examples (self._train)."""
         examples = self.options["examples"]
-        slots = examples // self.options["every"]
+        slots = (examples - self.options["start"]) // self.options["every"]
         windows = []
         for relation in sorted(self.context.tests, key=str):
             pool = sorted(self.context.demonstrations.get(relation, []), key=lambda item: item["id"])
@@ -99,12 +112,16 @@ class EICLKE(Method):
         if self.options["construction"] == "chain":
             lines = [f"{x['subject_label']}{sep}{x['choices'][x['answer_index']]}" for x in self.preceding(item)]
             return nl.join([*lines, f"{item['subject_label']}{sep}"])
-        window, slot = self._place[item["id"]]
-        train, every, tuples = self._train[window], self.options["every"], []
+        window, _ = self._place[item["id"]]
+        train, start, every = self._train[window], self.options["start"], self.options["every"]
+
+        def shown(examples: list[dict]) -> list[str]:
+            return [f"{x['subject_label']}{sep}{x['object_label']}" for x in examples]
+
+        tuples = shown(train[:start])
         for k, earlier in enumerate(self.preceding(item)):
-            tuples += [f"{x['subject_label']}{sep}{x['object_label']}" for x in train[k * every:(k + 1) * every]]
             tuples.append(f"{earlier['subject_label']}{sep}{earlier['choices'][rank % len(earlier['choices'])]}")
-        tuples += [f"{x['subject_label']}{sep}{x['object_label']}" for x in train[slot * every:(slot + 1) * every]]
+            tuples += shown(train[start + k * every:start + (k + 1) * every])
         return nl.join([*tuples, item["subject_label"]])
 
     def order(self, items: Sequence[dict]) -> list[dict]:
@@ -137,7 +154,7 @@ class EICLKE(Method):
                     logprobs[k] = score.logprob
             seen = len(self.preceding(item))
             extra = ({"examples_seen": seen} if self.options["construction"] == "chain" else
-                     {"examples_seen": (seen + 1) * self.options["every"], "tests_before": seen})
+                     {"examples_seen": self.options["start"] + seen * self.options["every"], "tests_before": seen})
             records.append(choice_record(item, logprobs, **extra))
         return records
 
