@@ -1,11 +1,12 @@
 """Which entities a document mentions: one Aho-Corasick pass over the text for all names at once.
 
-The automaton reads a copy of the text in which every character that is not a letter or digit
-is a mark and a mark stands between two characters wherever either is of a script written
-without spaces; each name is written the same way, with a mark before and after where its edge
-needs a boundary. A hit then obeys index/text.py's edge rule by construction, and each hit is
-confirmed against the normalized text; documents are scanned a batch at a time. Why:
-docs/design-notes.md.
+The automaton reads the text rewritten (`scanned`) so that a hit obeys index/text.py's edge rule
+by construction: every character that is not a letter or digit is a mark, a mark stands between
+a character of a script without spaces and any other character, and each name is written the
+same way with a mark at each edge that needs a boundary. Letters from U+1100 on (Han, Hangul,
+Kana, ...) are written as three symbols each, so that no node of the automaton has thousands of
+children to look through. Each hit is confirmed against the normalized text; documents are
+scanned a batch at a time. Why: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from .scripts import UNSPACED_RANGES, unspaced
 from .text import AliasFilter, name_key, normalize
 
 MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters
-SOLO_MARK = "\x02"  # a character that is neither, of a script written without spaces (Thai vowel signs)
+SOLO_MARK = "\x02"  # a character that is neither, of a script without spaces (a Thai vowel sign)
+SPELLED = 0x1100  # letters and digits from here on are spelled in three symbols: 7 bits each,
+DIGITS = 0xE000  # the first from DIGITS, the second from DIGITS + 128, the third from DIGITS + 256
 _ASCII_MARKS = bytes(b if chr(b).isalnum() else 1 for b in range(128)) + bytes(range(128, 256))
 _WORD, _UNSPACED = 1, 2
 _FIRSTS = np.array([a for a, _ in UNSPACED_RANGES], dtype=np.uint32)
@@ -50,46 +53,65 @@ def _classes(points: np.ndarray) -> np.ndarray:
     return classes
 
 
+def _spelled(point: int) -> str:
+    return chr(DIGITS + (point >> 14)) + chr(DIGITS + 128 + ((point >> 7) & 127)) + chr(DIGITS + 256 + (point & 127))
+
+
 def scanned(text: str) -> str:
-    """What the automaton reads for `text`, one character at a time (the slow definition):
-    a letter or digit stays; any other character becomes SOLO_MARK if it is of a script without
-    spaces, MARK if not; and a MARK goes between two characters where either is of such a script."""
+    """What the automaton reads for `text`, one character at a time (the slow definition): a
+    letter or digit stays, spelled in three symbols from SPELLED on; any other character is
+    SOLO_MARK if it is of a script without spaces, MARK if not; and a MARK goes between a
+    character of a script without spaces and one that is not."""
     out = []
     for i, ch in enumerate(text):
-        if i and (unspaced(ch) or unspaced(text[i - 1])):
+        if i and unspaced(ch) != unspaced(text[i - 1]):
             out.append(MARK)
-        out.append(ch if ch.isalnum() else SOLO_MARK if unspaced(ch) else MARK)
+        if ch.isalnum():
+            out.append(ch if ord(ch) < SPELLED else _spelled(ord(ch)))
+        else:
+            out.append(SOLO_MARK if unspaced(ch) else MARK)
     return "".join(out)
 
 
 def scan_text(text: str) -> tuple[str, np.ndarray | None]:
-    """`scanned(text)`, vectorized, and where each of its characters comes from: None when it is
-    as long as `text` (no script without spaces in it), else the index in `text` of each
-    character (-1 for the marks put between two characters)."""
+    """`scanned(text)`, vectorized, and where its symbols come from: None when each character is
+    one symbol (Latin text), else the index in `text` of the character each symbol begins (-1
+    for the other symbols of a spelled character and the marks put between two characters)."""
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_MARKS).decode("ascii"), None
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     classes = _classes(points)
-    solo = np.where(classes & _UNSPACED, np.uint32(2), np.uint32(1))
-    letters = np.where(classes & _WORD, points, solo)
-    is_unspaced = (classes & _UNSPACED).astype(bool)
-    between = is_unspaced[1:] | is_unspaced[:-1]  # a mark before character i+1
-    if not between.any():
-        return letters.tobytes().decode("utf-32-le", "surrogatepass"), None
-    shift = np.zeros(len(points), dtype=np.int64)
-    np.cumsum(between, out=shift[1:])
-    where = np.arange(len(points), dtype=np.int64) + shift
-    out = np.full(len(points) + int(shift[-1]), 1, dtype=np.uint32)
-    out[where] = letters
-    origin = np.full(len(out), -1, dtype=np.int32 if len(out) < 2**31 else np.int64)
-    origin[where] = np.arange(len(points))
+    word, apart = (classes & _WORD).astype(bool), (classes & _UNSPACED).astype(bool)
+    spelled = word & (points >= SPELLED)
+    marks = np.where(apart, np.uint32(2), np.uint32(1))
+    first = np.where(word, np.where(spelled, (points >> 14) + np.uint32(DIGITS), points), marks)
+    between = np.zeros(len(points), dtype=bool)  # a MARK before this character
+    np.not_equal(apart[1:], apart[:-1], out=between[1:])
+    if not between.any() and not spelled.any():
+        return first.tobytes().decode("utf-32-le", "surrogatepass"), None
+    index = np.int32 if 3 * len(points) < 2**31 else np.int64
+    width = between.astype(index)
+    width += 1
+    width[spelled] += 2
+    where = np.cumsum(width, dtype=index)
+    where -= width
+    where += between  # each character's first symbol
+    out = np.full(int(where[-1] + width[-1] - between[-1]), 1, dtype=np.uint32)
+    out[where] = first
+    many = np.flatnonzero(spelled)
+    at, high = where[many], points[many]
+    out[at + 1] = ((high >> 7) & np.uint32(127)) + np.uint32(DIGITS + 128)
+    out[at + 2] = (high & np.uint32(127)) + np.uint32(DIGITS + 256)
+    origin = np.full(len(out), -1, dtype=index)
+    origin[where] = np.arange(len(points), dtype=index)
     return out.tobytes().decode("utf-32-le", "surrogatepass"), origin
 
 
 def pattern(key: str) -> tuple[str, int]:
     """What the automaton looks for to find the name key `key`, and where the name begins in it:
     `scanned(key)`, with a MARK before (after) it unless its first (last) character is of a
-    script without spaces (such an edge needs no boundary)."""
+    script without spaces (such an edge needs no boundary). A pattern begins with MARK exactly
+    when it has one before the name, so names written alike begin alike."""
     before, after = not unspaced(key[0]), not unspaced(key[-1])
     return MARK * before + scanned(key) + MARK * after, int(before)
 
@@ -111,7 +133,6 @@ class MentionFinder:
             by_pattern[written].append((key, tuple(sorted(entities))))
         self.automaton = ahocorasick.Automaton()
         for written, candidates in by_pattern.items():
-            # names written alike begin alike: a pattern begins with MARK exactly when it has one before the name
             self.automaton.add_word(written, (len(written) - 1 - begins[written], tuple(candidates)))
         self.names = len(by_name)
         self.entities = len({e for es in by_name.values() for e in es})

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from factprobe.index.corpus import Document, bucket_of
 from factprobe.index.embedded import EmbeddedIndex
-from factprobe.index.mentions import MARK, MentionFinder, scan_text, scanned
+from factprobe.index.mentions import DIGITS, MARK, MentionFinder, scan_text, scanned
 from factprobe.index.text import AliasFilter, normalize, occurs
 
 NAMES = [
@@ -75,15 +75,17 @@ def test_pair_frequencies_equal_one_by_one(tmp_path):
 @given(st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
        | st.text(st.sampled_from(list("a1é,. (伦敦东京カー。ก\u0e31서\U00020000\U0001d400")), max_size=40))
 def test_vectorized_scan_equals_the_definition(text):
-    """The batch linker's scan (byte table, code-point table, astral fallback, marks put between
-    characters) is `scanned`, and it says where each of its characters comes from."""
+    """The batch linker's scan (byte table, code-point table, astral fallback, spelled letters,
+    marks put between characters) is `scanned`, and it says where each character's symbols begin."""
     written, origin = scan_text(text)
     assert written == scanned(text)
     if origin is None:
         assert len(written) == len(text)
     else:
-        assert [i for i in origin.tolist() if i >= 0] == list(range(len(text)))
-        assert all(written[j] == MARK for j in range(len(written)) if origin[j] < 0)
+        begins = [j for j, i in enumerate(origin.tolist()) if i >= 0]
+        assert [origin[j] for j in begins] == list(range(len(text)))
+        assert [written[j] for j in begins] == [scanned(ch)[0] for ch in text]
+        assert all(written[j] == MARK or written[j] >= chr(DIGITS + 128) for j in range(len(written)) if origin[j] < 0)
 
 
 def test_batched_linking_equals_one_document_at_a_time():
