@@ -38,8 +38,10 @@ def templates_group() -> None:
     \b
     One YAML file per relation (P36.yaml): `relation`, `label`, optional `description`, and the
     lists `cloze` (exactly one [X] and one [Y]) and `qa` (one [X], no [Y]) of
-    {text: ..., source: manual|generated}. Shipped templates cover the LAMA T-REx relations and
-    more; folders given with --templates (or FACTPROBE_TEMPLATES) add to them per relation.
+    {text: ..., source: manual|generated}; optionally `kdf` (the KDF paper's sentence, [X] and
+    [Y]) and `languages` (zh: {label, cloze, qa, kdf}: the same in another language; the top
+    level is English). Shipped templates cover the LAMA T-REx relations and the KDF relations;
+    folders given with --templates (or FACTPROBE_TEMPLATES) add to them per relation.
 
     \b
       factprobe templates list
@@ -82,6 +84,14 @@ def show(relation, template_dirs, as_json):
         click.echo(f"{kind}:")
         for t in getattr(entry, kind):
             click.echo(f"  [{t.source:<9}] {t.text}")
+    if entry.kdf is not None or entry.label:
+        click.echo(f"kdf: {entry.kdf_question()}")
+    for other in entry.other_languages:
+        click.echo(f"{other.language}: {other.label}")
+        for t in other.qa + other.cloze:
+            click.echo(f"  {t.kind:<5} [{t.source:<9}] {t.text}")
+        if other.kdf is not None:
+            click.echo(f"  kdf   {other.kdf_question()}")
 
 
 @templates_group.command("check")

@@ -103,7 +103,7 @@ def test_missing_slot_is_rejected_naming_file_and_entry(tmp_path):
     ("What is the capital of [X]?", "What is the capital?", 'qa[0]: "What is the capital?" has no [X] slot'),
     ("source: manual}\n  - {text: \"[X] is", "source: auto}\n  - {text: \"[X] is", "cloze[0]: source 'auto' is not manual or generated"),
     ("relation: P36", "relation: P37", "relation 'P37' does not match the file name P36.yaml"),
-    ("label: capital", "label: capital\ncomment: hi", "unknown key 'comment' (allowed: relation, label, description, cloze, qa)"),
+    ("label: capital", "label: capital\ncomment: hi", "unknown key 'comment' (allowed: relation, label, description, cloze, qa, kdf, languages)"),
     ("source: manual}\n  - {text: \"[X] is", "source: manual, note: x}\n  - {text: \"[X] is", "cloze[0]: unknown key 'note' (allowed: text, source)"),
     ('{text: "[X] is ruled from [Y].", source: manual}', '"[X] is ruled from [Y]."', "cloze[1]: must be a mapping {text: ..., source: manual|generated}, not '[X] is ruled from [Y].'"),
     ("cloze:\n", "cloze: [\n", "not valid YAML"),

@@ -1,5 +1,6 @@
 """Relation templates: one YAML file per relation, cloze templates (`[X]` subject, `[Y]` object)
-and QA templates (`[X]` only), each marked manual or generated.
+and QA templates (`[X]` only), each marked manual or generated; the top level is English, and
+`languages` holds the same sections in other languages (`in_language` picks one).
 
     relation: P36
     label: capital
@@ -8,12 +9,13 @@ and QA templates (`[X]` only), each marked manual or generated.
       - {text: "The capital of [X] is [Y].", source: manual}
     qa:
       - {text: "What is the capital of [X]?", source: manual}
+    kdf: "The capital of [X] is [Y]"        # optional: the KDF paper's sentence (its Table 3)
+    languages:                              # optional
+      zh: {label: 首都, kdf: "[X]的行政中心是[Y]。", qa: [{text: "[X]的首都是哪里？", source: manual}]}
 
-The shipped files live in `relations/`; user folders (arguments, or FACTPROBE_TEMPLATES) are read
-after them and their templates are added to the shipped ones of the same relation.
-
-The template rules the probes share live here, once: `object_final` (a cloze a causal LM can
-continue with the object) and `RelationTemplates.question()` (the question asked about a relation).
+Shipped files live in `relations/`; user folders (arguments, or FACTPROBE_TEMPLATES) are read
+after them and add their templates to the shipped ones of the same relation. The rules the probes
+share live here: `object_final`, `question()` (the QA question) and `kdf_question()` (KDF's).
 """
 
 from __future__ import annotations
@@ -35,8 +37,13 @@ TemplateKind = Literal["cloze", "qa"]
 Source = Literal["manual", "generated"]
 TEMPLATE_KINDS: tuple[TemplateKind, ...] = ("cloze", "qa")  # a template's kind is its section in a relation's file
 SOURCES: tuple[Source, ...] = ("manual", "generated")
-FILE_KEYS = ("relation", "label", "description", "cloze", "qa")
+FILE_KEYS = ("relation", "label", "description", "cloze", "qa", "kdf", "languages")
+SECTION_KEYS = ("label", "cloze", "qa", "kdf")  # what a language under `languages` may hold
 ENTRY_KEYS = ("text", "source")
+BASE_LANGUAGE = "en"  # the language of a file's top level
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]+)*")
+# The KDF paper's blank ("[masked]", seed 003 line 63; drawn as a line in its Figure 3).
+BLANK = "____"
 RELATION_ID = re.compile(r"P[1-9][0-9]*")
 # Anything that looks like a slot: a typo such as [x] or [Z] would otherwise reach the prompts as text.
 SLOT_LIKE = re.compile(r"\[[A-Za-z_]+\]")
@@ -44,6 +51,10 @@ SLOT_LIKE = re.compile(r"\[[A-Za-z_]+\]")
 
 class TemplateError(ValueError):
     """A template file that cannot be used; the message names the file and the entry."""
+
+
+class MissingLanguage(ValueError):
+    """A relation has no templates in the language asked for; the message names both."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,22 @@ class RelationTemplates:
     cloze: tuple[Template, ...] = ()
     qa: tuple[Template, ...] = ()
     description: str | None = None
+    kdf: Template | None = None  # the KDF paper's sentence for this relation, when written
+    language: str = BASE_LANGUAGE
+    other_languages: tuple[RelationTemplates, ...] = ()  # the same sections in other languages
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Every language this relation has templates in, its own first."""
+        return (self.language, *(t.language for t in self.other_languages))
+
+    def in_language(self, language: str) -> RelationTemplates:
+        """This relation's templates in `language` alone; MissingLanguage when it has none there
+        (a question is never asked in another language than the one asked for)."""
+        for entry in (self, *self.other_languages):
+            if entry.language == language:
+                return replace(entry, other_languages=())
+        raise MissingLanguage(f"{self.relation} has no {language} template (it has {', '.join(self.languages)})")
 
     @property
     def manual_cloze(self) -> tuple[Template, ...]:
@@ -97,6 +124,16 @@ class RelationTemplates:
             raise ValueError(f"{self.relation}: no QA or cloze template to write a question from")
         return clozes[0].text.replace("[Y]", "___")
 
+    def kdf_question(self) -> str:
+        """The KDF paper's question, [X] unfilled: its pattern "The [relation] of [head] is
+        [masked]" (seed 003 line 63) with the blank "____". The relation's `kdf` sentence, else,
+        in English only, the pattern itself with the relation's label; ValueError otherwise."""
+        if self.kdf is not None:
+            return self.kdf.text.replace("[Y]", BLANK)
+        if self.language == BASE_LANGUAGE and self.label:
+            return f"The {self.label} of [X] is {BLANK}"
+        raise ValueError(f"{self.relation} has no {self.language} KDF sentence (`kdf` in its template file)")
+
     def fill(self, template: Template | str, subject_label: str, object_label: str | None = None) -> str:
         return fill(template, subject_label, object_label)
 
@@ -104,9 +141,14 @@ class RelationTemplates:
         return prompt_before_object(template, subject_label)
 
     def merged(self, other: RelationTemplates) -> RelationTemplates:
-        """This relation's templates followed by `other`'s, dropping texts already present."""
+        """This relation's templates followed by `other`'s, dropping texts already present, per
+        language (a `kdf` sentence already written wins)."""
+        languages = {t.language: t for t in self.other_languages}
+        for entry in other.other_languages:
+            languages[entry.language] = languages[entry.language].merged(entry) if entry.language in languages else entry
         return replace(self, label=self.label or other.label, description=self.description or other.description,
-                       cloze=_unique(self.cloze + other.cloze), qa=_unique(self.qa + other.qa))
+                       cloze=_unique(self.cloze + other.cloze), qa=_unique(self.qa + other.qa),
+                       kdf=self.kdf or other.kdf, other_languages=tuple(languages.values()))
 
 
 def normalize(text: str) -> str:
@@ -217,14 +259,50 @@ def parse(data: object, path: Path) -> RelationTemplates:
     if relation != path.stem:
         raise fail(f"relation {relation!r} does not match the file name {path.name}" if relation is not None
                    else f"has no relation (expected relation: {path.stem})")
-    label, description = data.get("label"), data.get("description")
-    if label is not None and not (isinstance(label, str) and label.strip()):
-        raise fail("label must be a non-empty string")
+    description = data.get("description")
     if description is not None and not isinstance(description, str):
         raise fail("description must be a string")
-    sections = {kind: _entries(data.get(kind), kind, fail) for kind in TEMPLATE_KINDS}
+    entry = _section(data, relation, BASE_LANGUAGE, fail)
+    return replace(entry, description=description, other_languages=_languages(data.get("languages"), relation, fail))
+
+
+def _section(data: dict, relation: str, language: str, fail) -> RelationTemplates:
+    """The label, cloze, qa and kdf of one language (the file's top level, or one of `languages`)."""
+    where = "" if language == BASE_LANGUAGE else f"languages.{language}: "
+    label = data.get("label")
+    if label is not None and not (isinstance(label, str) and label.strip()):
+        raise fail(f"{where}label must be a non-empty string")
+    sections = {kind: _entries(data.get(kind), kind, lambda m: fail(where + m)) for kind in TEMPLATE_KINDS}
+    kdf = data.get("kdf")
+    if kdf is not None:
+        if not isinstance(kdf, str) or not kdf.strip():
+            raise fail(f"{where}kdf must be one sentence with [X] and [Y]")
+        kdf = " ".join(kdf.split())
+        problem = slot_problem(kdf, "cloze")
+        if problem:
+            raise fail(f"{where}kdf: {json.dumps(kdf, ensure_ascii=False)} {problem}")
+        kdf = Template(kdf)
     return RelationTemplates(relation, (label or "").strip(), _unique(sections["cloze"]), _unique(sections["qa"]),
-                             description)
+                             kdf=kdf, language=language)
+
+
+def _languages(data: object, relation: str, fail) -> tuple[RelationTemplates, ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, dict):
+        raise fail("languages must map a language code (zh, ja, ...) to its label, cloze, qa and kdf")
+    out = []
+    for language, section in data.items():
+        if not isinstance(language, str) or not LANGUAGE_CODE.fullmatch(language) or language == BASE_LANGUAGE:
+            raise fail(f"languages: {language!r} is not a language code other than {BASE_LANGUAGE} "
+                       f"(the top level is {BASE_LANGUAGE})")
+        if not isinstance(section, dict):
+            raise fail(f"languages.{language}: must be a mapping with label, cloze, qa or kdf")
+        unknown = [k for k in section if k not in SECTION_KEYS]
+        if unknown:
+            raise fail(f"languages.{language}: unknown key {unknown[0]!r} (allowed: {', '.join(SECTION_KEYS)})")
+        out.append(_section(section, relation, language, fail))
+    return tuple(out)
 
 
 def _entries(items: object, kind: TemplateKind, fail) -> tuple[Template, ...]:
@@ -272,11 +350,21 @@ def dump(entry: RelationTemplates) -> str:
     def q(s: str) -> str:
         return json.dumps(s, ensure_ascii=False)
 
+    def sections(e: RelationTemplates, indent: str) -> list[str]:
+        out = []
+        for kind in TEMPLATE_KINDS:
+            templates = getattr(e, kind)
+            out.append(f"{indent}{kind}:" if templates else f"{indent}{kind}: []")
+            out += [f"{indent}  - {{text: {q(t.text)}, source: {t.source}}}" for t in templates]
+        return out + ([f"{indent}kdf: {q(e.kdf.text)}"] if e.kdf is not None else [])
+
     lines = [f"relation: {entry.relation}", f"label: {q(entry.label or entry.relation)}"]
     if entry.description:
         lines.append(f"description: {q(entry.description)}")
-    for kind in TEMPLATE_KINDS:
-        templates = getattr(entry, kind)
-        lines.append(f"{kind}:" if templates else f"{kind}: []")
-        lines += [f"  - {{text: {q(t.text)}, source: {t.source}}}" for t in templates]
+    lines += sections(entry, "")
+    if entry.other_languages:
+        lines.append("languages:")
+    for other in entry.other_languages:
+        lines.append(f"  {other.language}:")
+        lines += ([f"    label: {q(other.label)}"] if other.label else []) + sections(other, "    ")
     return "\n".join(lines) + "\n"
