@@ -137,11 +137,12 @@ def test_bad_records_are_named_and_skipped_and_wrong_kinds_refused(probes, tmp_p
     assert unknown.returncode == 2 and "has no option shots" in unknown.stderr
 
 
-# Observed on the 2-core CPU: SmolLM2 with 2 of the 3 demonstrations, the first 8 items: 0.25,
-# chance for 4 options (it answers A or C only; on all 30 items 0.20 with 2 shots, 0.27 with 3).
-# This 135M model cannot do the letter format, so the test pins the number rather than a margin
-# over chance; what it checks hard is that the letters' scores are the reference path's.
-OBSERVED_KDF_ACCURACY = 0.25
+# Observed on the 2-core CPU: SmolLM2 with 2 of the 3 demonstrations, the first 8 items: 0.50 in
+# the KDF paper's frame and question ("The capital of X is ____", "A: ...", issue 28); 0.25, chance
+# for 4 options, in factprobe's earlier "Question: What is ...? / A. ..." frame. A 135M model barely
+# follows the letter format, so the test pins the number rather than a margin over chance; what it
+# checks hard is that the letters' scores are the reference path's.
+OBSERVED_KDF_ACCURACY = 0.5
 
 
 @pytest.mark.slow
@@ -163,10 +164,11 @@ def test_kdf_answers_by_letter(probes, tmp_path):
         item = items[record["id"]]
         blocks = record["prompt"].split("\n\n")
         assert len(item["demonstrations"]) == 3 and len(blocks) == shots + 1  # the option keeps 2 of 3
+        # the KDF paper's frame (seed 003 line 188): the question, "A: option" lines, the answer line
         for block, demo in zip(blocks[:-1], item["demonstrations"]):
-            assert block.startswith(f"Question: {demo['question']}\n") and block.endswith(f"\nAnswer: {demo['answer']}")
-        assert blocks[-1] == "\n".join([f"Question: {item['question']}",
-                                          *(f"{x}. {o}" for x, o in zip("ABCD", item["options"])), "Answer:"])
+            assert block.startswith(f"{demo['question']}\nA: ") and block.endswith(f"\nAnswer: {demo['answer']}")
+        assert blocks[-1] == "\n".join([item["question"], *(f"{x}: {o}" for x, o in zip("ABCD", item["options"])),
+                                          "Answer:"])
         request = LoglikelihoodRequest(record["prompt"], (" A", " B", " C", " D"))
         reference = [s.logprob for s in reference_loglikelihood(scorer.model, scorer.tokenizer, request)]
         assert record["letter_logprobs"] == pytest.approx(reference, abs=1e-4)

@@ -18,7 +18,10 @@ def test_option_text_prompts_answer_the_demonstrations_with_their_text():
     letters, text = KDF(MethodContext({})), KDF(MethodContext({"scoring": "option-text"}))
     assert letters.prompt(ITEM).split("\n\n")[0].endswith("Answer: B")
     assert text.prompt(ITEM).split("\n\n")[0].endswith("Answer: Tokyo")
-    assert text.prompt(ITEM).endswith("D. Saint-Jean-de-Maurienne\nAnswer:")
+    # the paper's frame by default ("A: option", seed 003 line 188); the earlier one by name
+    assert text.prompt(ITEM).endswith("D: Saint-Jean-de-Maurienne\nAnswer:")
+    earlier = KDF(MethodContext({"scoring": "option-text", "frame": "qa"}))
+    assert earlier.prompt(ITEM).endswith("D. Saint-Jean-de-Maurienne\nAnswer:")
     assert letters.continuations(ITEM) == (" A", " B", " C", " D")
     assert text.continuations(ITEM) == (" Lyon", " Marseille", " Paris", " Saint-Jean-de-Maurienne")
 

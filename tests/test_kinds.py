@@ -25,8 +25,8 @@ PLUGIN_ENV = {"FACTPROBE_PLUGINS": "toy_kind",
 SELECTION = ["relations", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at", "popularity_bins",
              "seed", "languages"]
 KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "single_token", "choices",
-                "demo_fraction", "allow_fewer_choices", "shots", "kdf_demonstrations", "kdf_options", "strategies",
-                "n", "semantic", "model"]
+                "demo_fraction", "allow_fewer_choices", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
+                "strategies", "n", "semantic", "model"]
 # Paths on the server's disk: the command line and the pipeline only.
 LOCAL_ONLY = {"templates", "semantic"}
 

@@ -39,7 +39,7 @@ def store(tmp_path_factory):
 # then given explicitly fewer (test_paper_icl_kdf.py pins the refusal without the flag)
 KIND_ARGS = {"icl-mc": ["--allow-fewer-choices"]}
 KDF_SAME_RELATION = ["--kdf-demonstrations", "same-relation"]
-KDF_OLD = [*KDF_SAME_RELATION, "--kdf-options", "type-pool"]
+KDF_OLD = [*KDF_SAME_RELATION, "--kdf-options", "type-pool", "--kdf-question", "qa"]
 
 
 def _build(store: str, out, *args: str) -> dict:

@@ -1,6 +1,8 @@
 """The kdf kind (KDF): per fact, a question with four options A-D (the gold object and three fair
 wrong answers, shuffled) and answered questions of other facts as demonstrations. By default as
-the KDF paper: demonstrations of other relations, wrong options drawn from the relation's tails."""
+the KDF paper: the question is its sentence with a blank ("The capital of [X] is ____",
+"[X]的行政中心是____。") in the names' language, demonstrations of other relations, wrong options
+drawn from the relation's tails. A relation without templates in that language is refused."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .sampling import AllBut, ChoicePool, distinct_by_name, positions_by_subject
 LETTERS = "ABCD"
 KDF_DEMONSTRATIONS = ("other-relations", "same-relation")  # the paper's first
 KDF_OPTIONS = ("relation-tails", "type-pool")  # the paper's first
+KDF_QUESTIONS = ("paper", "qa")  # the paper's first
 
 
 @dataclass(frozen=True)
@@ -27,13 +30,17 @@ class KdfOptions(TemplateOptions):
     kdf_options: str = option("relation-tails", "wrong options drawn from the relation's tails (the KDF paper's) "
                                                 "or from the object's type pool (fair random distractors).",
                               choices=KDF_OPTIONS)
+    kdf_question: str = option("paper", "paper: the KDF paper's sentence with a blank ('The capital of [X] is ____', "
+                                        "its Table 3 in zh); qa: the relation's first QA template ('What is the "
+                                        "capital of [X]?', factprobe's earlier). In the names' language either way.",
+                               choices=KDF_QUESTIONS)
 
 
 class Kdf(ProbeSetKind):
     name = "kdf"
     summary = "A-D questions with 5-shot demonstrations"
     options = KdfOptions
-    item_fields = ("question", "options", "option_ids", "answer", "demonstrations")
+    item_fields = ("language", "question", "options", "option_ids", "answer", "demonstrations")
 
     def build(self, context: BuildContext, facts: list[ProbeFact], options: KdfOptions) -> list[dict]:
         questions = _questions(context, options, sorted({f.relation for f in facts}))
@@ -45,7 +52,7 @@ class Kdf(ProbeSetKind):
         wrong = (relation_tails(context.objects_of, context.true_objects, seed=seed)
                  if options.kdf_options == "relation-tails" else _type_pool(context))
         return build_kdf(facts, wrong, question, shots=options.shots, seed=seed,
-                         demonstrations=options.kdf_demonstrations)
+                         demonstrations=options.kdf_demonstrations, language=context.lang)
 
     def source_notes(self, context: BuildContext, facts: list[ProbeFact], items: list[dict],
                      options: KdfOptions) -> dict:
@@ -55,7 +62,7 @@ class Kdf(ProbeSetKind):
         for fact in facts:
             if fact.id not in asked:
                 skipped[fact.relation] = skipped.get(fact.relation, 0) + 1
-        return {"kdf": {"skipped_too_few_options": skipped}}
+        return {"kdf": {"skipped_too_few_options": skipped, "language": context.lang}}
 
     @classmethod
     def warnings(cls, source: dict) -> list[str]:
@@ -64,15 +71,29 @@ class Kdf(ProbeSetKind):
 
 
 def _questions(context: BuildContext, options: KdfOptions, relations: Sequence[str]) -> dict[str, str]:
-    """A question per relation: `RelationTemplates.question()` (its first QA template, else a cloze
-    with a blank)."""
-    loaded = context.templates(options)
-    out = {}
+    """A question per relation, [X] unfilled, in the names' language (`context.lang`): with
+    kdf_question=paper `RelationTemplates.kdf_question()`, with qa `question()` (its first QA
+    template, else a cloze with a blank). ValueError naming every relation without one there."""
+    from ..templates import MissingLanguage
+
+    loaded, language = context.templates(options), context.lang
+    out, missing = {}, []
     for relation in relations:
         entry = loaded.get(relation)
         if entry is None or not (entry.qa or entry.cloze):
             raise ValueError(f"no templates for {relation}: KDF questions are written from them")
-        out[relation] = entry.question()
+        try:
+            entry = entry.in_language(language)
+            out[relation] = entry.kdf_question() if options.kdf_question == "paper" else entry.question()
+        except MissingLanguage:
+            missing.append(f"{relation} has no {language} template")
+        except ValueError as error:  # a language's section without the sentence or question asked for
+            missing.append(str(error))
+    if missing:
+        raise ValueError(f"{'; '.join(missing)}: KDF asks in the names' language ({language}), never in another. "
+                         f"Add a `languages: {language}:` section with a `kdf` sentence (and `qa` for "
+                         f"--kdf-question qa) to the relation's file in a --templates folder, or build with "
+                         f"--languages en")
     return out
 
 
@@ -117,13 +138,14 @@ def relation_tails(objects_of: Callable[[str], Sequence[tuple[str, str, tuple[st
 
 def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], list[tuple[str, str]]],
               question_of: Callable[[ProbeFact], str], *, shots: int = 5, seed: int = 0,
-              demonstrations: str = "other-relations") -> list[dict]:
+              demonstrations: str = "other-relations", language: str = "en") -> list[dict]:
     """`distractors_of(fact)`: fair (entity, label) wrong answers, best first; the first 3 that read
     differently from each other and from every gold name are the options, and a fact with fewer
     is skipped (the caller counts what is missing). `question_of(fact)`: the question text.
     Demonstrations are other asked facts, each with its own options and answer: with
     `demonstrations="other-relations"` (the paper) facts of other relations, about other subjects;
-    with "same-relation" facts of the same relation with other subjects."""
+    with "same-relation" facts of the same relation with other subjects. `language`: the
+    questions' and names' language, which each item carries (the method's answer line follows it)."""
     if demonstrations not in KDF_DEMONSTRATIONS:
         raise ValueError(f"kdf demonstrations {demonstrations!r}: use one of {', '.join(KDF_DEMONSTRATIONS)}")
     questions = {}
@@ -159,6 +181,7 @@ def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], 
             continue
         pool = AllBut(sources[fact.relation], subject_at[fact.relation].get(fact.subject, []))
         shots_taken = seeded(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
-        items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), **questions[fact.id],
+        items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), "language": language,
+                      **questions[fact.id],
                       "demonstrations": [{"fact": f.id, **questions[f.id]} for f in shots_taken]})
     return items

@@ -1,9 +1,14 @@
 """KDF multiple choice: `shots` answered questions, then the test question with options A-D; the
-answer is the letter whose first token the model finds most probable after "Answer:" (each letter
-is one token, so this is the first-token logit comparison).
+answer is the letter whose first token the model finds most probable after the answer line (each
+letter is one token, so this is the first-token logit comparison).
+
+`frame=paper` (the default) writes the KDF paper's prompt (seed 003, Figure 3, line 188): the
+question line, "A: option" lines, then "回答:" with the letter right after it in zh, "Answer: "
+and the letter in English (the item's `language`); examples apart by a blank line. `frame=qa` is
+factprobe's earlier "Question: ..." / "A. option" / "Answer: B" frame.
 
 Which questions the demonstrations are and where the wrong options come from is the probe set's
-(probes/builders.py, recorded in its sidecar): by default as the KDF paper, demonstrations of
+(probes/kinds/kdf.py, recorded in its sidecar): by default as the KDF paper, demonstrations of
 other relations and wrong options drawn from the relation's tails (`--kdf-demonstrations
 same-relation`, `--kdf-options type-pool` for factprobe's earlier construction).
 
@@ -20,43 +25,71 @@ from .base import Method, base_record
 
 LETTERS = "ABCD"
 SCORINGS = ("letters", "option-text", "option-text-norm")
+FRAMES = ("paper", "qa")
+# The paper frame's answer line per language, and what comes between it and the answer: Figure 3's
+# "回答:A" (the letter is the first generated token, line 73); "Answer: A" as English writes it.
+ANSWER_LINES = {"zh": ("回答:", ""), "en": ("Answer:", " ")}
 
 
-def render(question: dict, with_answer: bool, answer_as_text: bool = False) -> str:
-    lines = [f"Question: {question['question']}"]
-    lines += [f"{letter}. {option}" for letter, option in zip(LETTERS, question["options"])]
+def answer_line(language: str) -> tuple[str, str]:
+    """The paper frame's answer line in `language` and the text between it and the answer."""
+    if language not in ANSWER_LINES:
+        raise ValueError(f"kdf: no answer line for language {language!r} (known: {', '.join(ANSWER_LINES)}); "
+                         "use --option frame=qa for the English 'Question: ... Answer:' frame")
+    return ANSWER_LINES[language]
+
+
+def render(question: dict, with_answer: bool, answer_as_text: bool = False, frame: str = "qa",
+           language: str = "en") -> str:
+    """One question as the frame writes it, answered (demonstrations) or ending at the answer line."""
     answer = question["answer"]
     if answer_as_text:
         answer = question["options"][LETTERS.index(answer)]
-    lines.append("Answer:" + (f" {answer}" if with_answer else ""))
+    if frame == "qa":
+        head, options, (word, gap) = f"Question: {question['question']}", "{}. {}", ("Answer:", " ")
+    else:
+        head, options, (word, gap) = question["question"], "{}: {}", answer_line(language)
+    lines = [head, *(options.format(letter, option) for letter, option in zip(LETTERS, question["options"]))]
+    lines.append(word + (f"{gap}{answer}" if with_answer else ""))
     return "\n".join(lines)
 
 
 class KDF(Method):
     name = "kdf"
-    summary = ("A-D questions after the item's demonstrations, the letter with the most probable first token "
-               "(scoring=option-text|option-text-norm: the option texts themselves)")
+    summary = ("A-D questions after the item's demonstrations in the paper's frame, the letter with the most "
+               "probable first token (scoring=option-text|option-text-norm: the option texts themselves; "
+               "frame=qa: 'Question: ... Answer:')")
     kinds = ("kdf",)
     reads = ("question", "options", "answer")
     # shots None: every demonstration the item carries (5 by default)
-    defaults = {"shots": None, "scoring": "letters"}
+    defaults = {"shots": None, "scoring": "letters", "frame": "paper"}
 
     def __init__(self, context) -> None:
         super().__init__(context)
         if self.options["scoring"] not in SCORINGS:
             raise ValueError(f"kdf: scoring {self.options['scoring']!r}: use one of {', '.join(SCORINGS)}")
+        if self.options["frame"] not in FRAMES:
+            raise ValueError(f"kdf: frame {self.options['frame']!r}: use one of {', '.join(FRAMES)}")
+
+    def gap(self, item: dict) -> str:
+        """What comes between the answer line and the answer: a letter or an option's text."""
+        return " " if self.options["frame"] == "qa" else answer_line(item.get("language", "en"))[1]
 
     def prompt(self, item: dict) -> str:
         demos = item["demonstrations"]
         if self.options["shots"] is not None:
             demos = demos[: self.options["shots"]]
         as_text = self.options["scoring"] != "letters"
-        return "\n\n".join([*(render(d, True, as_text) for d in demos), render(item, False)])
+        # Probe sets built before items carried their language are English.
+        frame, language = self.options["frame"], item.get("language", "en")
+        return "\n\n".join([*(render(d, True, as_text, frame, language) for d in demos),
+                            render(item, False, frame=frame, language=language)])
 
     def continuations(self, item: dict) -> tuple[str, ...]:
+        gap = self.gap(item)
         if self.options["scoring"] == "letters":
-            return tuple(f" {x}" for x in LETTERS[:len(item["options"])])
-        return tuple(f" {option}" for option in item["options"])
+            return tuple(f"{gap}{x}" for x in LETTERS[:len(item["options"])])
+        return tuple(f"{gap}{option}" for option in item["options"])
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         requests = [LoglikelihoodRequest(self.prompt(i), self.continuations(i)) for i in items]
