@@ -72,6 +72,9 @@ def corpus_group() -> None:
 @click.option("--min-alias-length", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ignore names shorter than this (after normalization).")
 @click.option("--exclude-alias", multiple=True, help="A name never to count as a mention; repeatable.")
+@click.option("--names", "names", type=click.Choice(["all", "label"]), default="all", show_default=True,
+              help="Which names of an entity count as mentions: all (labels and aliases) or label (its label in "
+                   "each of --languages only: KDF counts one Chinese name per entity, `--languages zh --names label`).")
 @click.option("--count-facts", "count_facts", multiple=True, metavar="RELATION",
               help="Embedded backend: count the facts of this relation (PID, or 'all') while linking, so that "
                    "`frequency annotate` reads their counts instead of intersecting; repeatable.")
@@ -79,7 +82,7 @@ def corpus_group() -> None:
 @with_options(backend_options)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
-def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exclude_alias, count_facts, store,
+def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exclude_alias, names, count_facts, store,
                  backend, index_path, es_url, es_index, quiet, as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
@@ -100,7 +103,7 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
         raise click.UsageError("--links counts a corpus's own entity links: only T-REx files (--format trex) "
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
-                           tuple(exclude_alias), tuple(count_facts))
+                           tuple(exclude_alias), tuple(count_facts), names)
     with _job_errors():
         result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json))
     if as_json:

@@ -46,10 +46,11 @@ class IndexOptions:
     min_alias_length: int = 2
     exclude_aliases: tuple[str, ...] = ()
     count_facts: tuple[str, ...] = ()  # relations (or "all") whose fact pairs are counted while linking
+    names: str = "all"  # which names count: "all" (labels and aliases) or "label" (KDF's one name per language)
 
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
-                             tuple(self.exclude_aliases))
+                             tuple(self.exclude_aliases), self.names)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class IndexResult:
     seconds: float
     names: int | None = None  # embedded, by names: names and entities of the automaton
     entities: int | None = None
+    settings: dict | None = None  # the index's settings (settings_record)
 
     @property
     def complete(self) -> bool:
@@ -75,11 +77,15 @@ class IndexResult:
                "seconds": round(self.seconds, 2)}
         if self.names is not None:
             out.update(names=self.names, entities=self.entities)
+        if self.settings is not None:
+            out["settings"] = self.settings
         return out
 
     def summary(self) -> str:
         how = ("entity links" if self.method == "links" else f"{self.names:,} names of {self.entities:,} entities"
                if self.names is not None else "names matched at query time")
+        if self.settings is not None and self.settings.get("names") == "label":
+            how += " (labels only: --names label)"
         return (f"{self.added:,} documents added ({self.documents:,} in {self.index}), {how}, "
                 f"{self.seconds:.1f} s; {len(self.rejects)} rejected"
                 + (f"; {self.tracked_pairs:,} new fact pairs counted while linking" if self.tracked_pairs else ""))
@@ -126,7 +132,16 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
     counted = hasattr(finder, "names")
     return IndexResult(backend.kind, backend.describe(), settings.method, added, tracked, total,
                        tuple(report.rejects), time.perf_counter() - started,
-                       finder.names if counted else None, finder.entities if counted else None)
+                       finder.names if counted else None, finder.entities if counted else None,
+                       settings_record(settings))
+
+
+def settings_record(settings: IndexSettings) -> dict:
+    """An index's settings as results and summaries show them: `names` always said."""
+    record = settings.to_dict()
+    if settings.method == "names":
+        record["names"] = settings.names
+    return record
 
 
 def fact_pairs(store: str | Path, relations: Iterable[str]) -> Iterator[tuple[str, str]]:
@@ -179,15 +194,20 @@ class AnnotateResult:
     out: str | None
     store_corpus: str | None  # the corpus name the counts were stored under, when stored
     per_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (relation, bucket) -> facts
+    settings: dict | None = None  # how the index counted (settings_record): names in which languages, which names
 
     def to_dict(self) -> dict:
-        return {"facts": self.facts, "out": self.out, "store_corpus": self.store_corpus,
-                "buckets": {f"{r} {b}": n for (r, b), n in sorted(self.per_bucket.items())}}
+        out = {"facts": self.facts, "out": self.out, "store_corpus": self.store_corpus,
+               "buckets": {f"{r} {b}": n for (r, b), n in sorted(self.per_bucket.items())}}
+        if self.settings is not None:
+            out["settings"] = self.settings
+        return out
 
     def summary_lines(self, store: str | Path) -> list[str]:
         where = " and ".join(x for x in (self.out, f"{store} (corpus {self.store_corpus})"
                                          if self.store_corpus else None) if x)
-        return [f"{self.facts:,} facts counted -> {where}",
+        counted = [f"  counted by {IndexSettings.from_dict(self.settings).describe()}"] if self.settings else []
+        return [f"{self.facts:,} facts counted -> {where}", *counted,
                 *(f"  {relation} {bucket:>10}  {n:,}" for (relation, bucket), n in sorted(self.per_bucket.items()))]
 
 
@@ -219,6 +239,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
     try:
         index = open_for_counting(backend, store)
         try:
+            stored = index.settings()
             with KnowledgeGraph(store) as kg:
                 for relation in options.relations:
                     done = 0
@@ -247,7 +268,8 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
             out.close()
         if writer:
             writer.close()
-    return AnnotateResult(facts, options.out, corpus_name if options.to_store else None, dict(per_bucket))
+    return AnnotateResult(facts, options.out, corpus_name if options.to_store else None, dict(per_bucket),
+                          settings_record(IndexSettings.from_dict(stored)) if stored else None)
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:

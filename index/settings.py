@@ -1,7 +1,9 @@
 """What "a document mentions an entity" means for one index, and where an entity's names come from.
 
 The settings are recorded in the index when it is first built: every count it gives, and every
-document added to it later, then share one meaning, whichever backend holds it."""
+document added to it later, then share one meaning, whichever backend holds it. `names` says
+which names count: "all" (labels and aliases, the default) or "label" (an entity's label in each
+language only, as KDF counts its one Chinese name); an index recorded without it counts all."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Iterator
 from .text import AliasFilter, name_key
 
 METHODS = ("names", "links")
+NAMES = ("all", "label")  # which of an entity's names count as mentions
 
 
 @dataclass(frozen=True)
@@ -21,10 +24,13 @@ class IndexSettings:
     languages: tuple[str, ...] = ("en",)
     min_alias_length: int = 2
     excluded: tuple[str, ...] = ()
+    names: str = "all"  # "all": labels and aliases; "label": the label in each language only
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method {self.method!r}: use one of {', '.join(METHODS)}")
+        if self.names not in NAMES:
+            raise ValueError(f"names {self.names!r}: use one of {', '.join(NAMES)}")
         object.__setattr__(self, "languages", tuple(self.languages))
         object.__setattr__(self, "excluded", tuple(sorted(self.alias_filter.excluded)))
 
@@ -33,22 +39,35 @@ class IndexSettings:
         return AliasFilter(min_length=self.min_alias_length, excluded=frozenset(self.excluded))
 
     def to_dict(self) -> dict:
+        """As recorded in an index; `names` only where it is not "all", so that an index built
+        before the setting existed keeps its settings and takes more documents."""
         if self.method == "links":
             return {"method": "links"}
-        return {"method": "names", "languages": list(self.languages), "min_alias_length": self.min_alias_length,
-                "excluded": list(self.excluded)}
+        out = {"method": "names", "languages": list(self.languages), "min_alias_length": self.min_alias_length,
+               "excluded": list(self.excluded)}
+        if self.names != "all":
+            out["names"] = self.names
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> IndexSettings:
         if data.get("method") == "links":
             return cls(method="links")
-        return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]))
+        return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]),
+                   data.get("names", "all"))
+
+    def describe(self) -> str:
+        """One line for summaries: how a document's mentions were found."""
+        if self.method == "links":
+            return "the corpus's own entity links"
+        which = "labels and aliases" if self.names == "all" else "labels only (--names label)"
+        return f"names in {','.join(self.languages)}: {which}"
 
 
 class StoreNames:
-    """An entity's match keys (its labels and aliases in the settings' languages, normalized and
-    filtered as the settings say), read from the knowledge-graph store on demand: a backend that
-    matches names at query time needs only the entities it is asked about."""
+    """An entity's match keys (its labels, and aliases unless names="label", in the settings'
+    languages, normalized and filtered as the settings say), read from the knowledge-graph store
+    on demand: a backend that matches names at query time needs only the entities it is asked about."""
 
     def __init__(self, store: str | Path, settings: IndexSettings) -> None:
         from ..kg.graph import KnowledgeGraph
@@ -62,7 +81,8 @@ class StoreNames:
         keys = set()
         for lang in self.settings.languages:
             labels = self.kg.labels(entity, lang)
-            keys.update(name_key(n) for n in (labels.label, *labels.aliases) if n)
+            names = (labels.label, *labels.aliases) if self.settings.names == "all" else (labels.label,)
+            keys.update(name_key(n) for n in names if n)
         return tuple(sorted(k for k in keys if self._keep(k)))
 
     def __call__(self, entity: str) -> tuple[str, ...]:
@@ -70,7 +90,7 @@ class StoreNames:
 
     def pairs(self) -> Iterator[tuple[str, str]]:
         """Every (entity, name) in the settings' languages, unfiltered (a MentionFinder filters)."""
-        return self.kg.names(self.settings.languages)
+        return self.kg.names(self.settings.languages, aliases=self.settings.names == "all")
 
     def close(self) -> None:
         self.kg.close()

@@ -105,12 +105,14 @@ class KnowledgeGraph:
         label = next((t for t, alias in rows if not alias), None)
         return Labels(label, tuple(t for t, alias in rows if alias))
 
-    def names(self, languages: Sequence[str] | None = None) -> Iterator[tuple[str, str]]:
-        """Every (entity, label or alias) in the given languages (default: all the store's)."""
+    def names(self, languages: Sequence[str] | None = None, *, aliases: bool = True) -> Iterator[tuple[str, str]]:
+        """Every (entity, label or alias) in the given languages (default: all the store's);
+        labels only with aliases=False."""
         langs = tuple(languages or self.languages)
         marks = ",".join("?" * len(langs))
+        labels_only = "" if aliases else " AND NOT is_alias"
         yield from self.conn.execute(
-            f"SELECT DISTINCT entity, text FROM names WHERE lang IN ({marks}) ORDER BY entity, text", langs)
+            f"SELECT DISTINCT entity, text FROM names WHERE lang IN ({marks}){labels_only} ORDER BY entity, text", langs)
 
     def types(self, entity_id: str, via: str | None = None) -> list[str]:
         """Direct types; `via` "P31" keeps instance-of types only, "P279" a class's superclasses."""

@@ -221,3 +221,25 @@ def test_long_runs_become_digests():
     assert tokens("a, b") == ["a", "_wb2c", "_bw20", "b"]
     assert tokens("巴黎paris,东京") == ["巴", "黎", "paris", "_wb2c", "东", "京"]  # one token per Han character
     assert tokens("东,x") == ["东", "_bw2c", "x"]  # a Han character never glues to the comma
+
+
+@pytest.mark.parametrize("names, expected", [("all", [13, 4, 0]), ("label", [12, 2, 0])])
+def test_names_inside_han_text_and_the_one_name_setting(backend_factory, tmp_path, names, expected):
+    """tests/fixtures/zh: names counted wherever they stand in Chinese sentences; with names="label"
+    (KDF's one name) an alias (联合王国, 东京) no longer counts."""
+    import json
+
+    from conftest import FIXTURES
+
+    store = make_store(tmp_path / "g.sqlite", [("Q145", "英国"), ("Q145", "联合王国"), ("Q84", "伦敦"), ("Q17", "日本"),
+                                               ("Q1490", "东京都"), ("Q1490", "东京"), ("Q183", "德国"), ("Q64", "柏林")])
+    lines = (FIXTURES / "zh" / "capitals.jsonl").read_text(encoding="utf-8").splitlines()
+    documents = [Document(r["id"], r["title"], r["text"]) for r in map(json.loads, lines)]
+    where = backend_factory()
+    build(where, store, documents, IndexSettings(names=names))
+    index = open_for_counting(where, store)
+    try:
+        assert index.pair_frequencies([("Q145", "Q84"), ("Q17", "Q1490"), ("Q183", "Q64")]) == expected
+        assert index.entity_frequency("Q64") == 1 and index.entity_frequency("Q84") == 14  # 13 with 英国, 1 alone
+    finally:
+        index.close()
