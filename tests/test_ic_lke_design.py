@@ -1,13 +1,15 @@
-"""IC-LKE's design-space options: which example lines a prompt gets, and per-position probabilities."""
+"""IC-LKE's design-space options: which example lines a prompt gets, and per-position probabilities;
+and a demonstration pool smaller than the examples asked (refused unless allowed, then recorded)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from factprobe.probes.methods import MethodContext
-from factprobe.probes.methods.ic_lke import ICLKE
+from factprobe.probes.methods.ic_lke import ExamplesShortfall, ICLKE
 
 DEMOS = [{"subject_label": f"Country{k}", "object_label": f"City{k}", "relation": "P36"} for k in range(8)]
 ITEM = {"id": "icl-mc:x", "relation": "P36", "subject_label": "France", "choices": ["Paris", "Lyon"],
@@ -46,6 +48,72 @@ def test_incorrect_replacements_keep_the_subject_and_take_another_examples_objec
             assert after["object"] != before["object"] and after["object"] in objects
     with pytest.raises(ValueError, match="replace_with"):
         _method(replace_with="wrong")
+
+
+# -- too few demonstrations for the examples asked -------------------------------------------------
+# "IC-LKE leverages 50 randomly chosen samples from the training data as in-context examples"
+# (002_f44cecac2bc50a79.txt:973). A pool of fewer was used whole, unsaid; now it is refused, as
+# EIC-LKE refuses, unless allow_fewer_examples, which records it.
+
+
+class Scores:
+    """A scorer whose every continuation scores -len(continuation)."""
+
+    identity = "scores"
+
+    def loglikelihood(self, requests):
+        from types import SimpleNamespace
+
+        return [[SimpleNamespace(logprob=-float(len(c))) for c in r.continuations] for r in requests]
+
+
+def _mc(relation: str, k: int, split: str) -> dict:
+    item = {"id": f"icl-mc:{relation}-{k}", "kind": "icl-mc", "split": split, "relation": relation,
+            "subject_label": f"{relation}s{k}", "object_label": f"{relation}o{k}"}
+    return item if split == "demo" else {**item, "choices": [f"{relation}o{k}", "Elsewhere"], "answer_index": 0}
+
+
+def test_too_few_demonstrations_are_refused_naming_each_relation():
+    tests = {"P36": [ITEM], "P17": [_mc("P17", 0, "test")], "P30": [_mc("P30", 0, "test")]}
+    demos = {"P36": DEMOS, "P30": [_mc("P30", k, "demo") for k in range(50)]}
+    with pytest.raises(ExamplesShortfall, match=r"2 relation\(s\) have fewer demonstration items than examples=50 "
+                                                r"\(P17 has 0; P36 has 8\)") as refused:
+        ICLKE(MethodContext({}, demonstrations=demos, tests=tests))
+    assert refused.value.pools == {"P17": 0, "P36": 8}
+    # an item outside the context's test items is refused when asked
+    with pytest.raises(ExamplesShortfall, match="P36 has 8"):
+        _method(examples=9).examples(ITEM)
+    assert len(_method(examples=8).examples(ITEM)) == 8  # a pool of exactly 8 is enough
+
+
+def test_fewer_examples_when_allowed_are_recorded_counted_and_headlined(tmp_path):
+    from factprobe.probes.report import build_document, load_runs, to_markdown
+    from factprobe.probes.runner import evaluate
+
+    # P36: 3 demonstrations, 2 test items; P30: 6 demonstrations, 1 test item; examples=5
+    items = ([_mc("P36", k, "demo") for k in range(3)] + [_mc("P36", k, "test") for k in (3, 4)]
+             + [_mc("P30", k, "demo") for k in range(6)] + [_mc("P30", 6, "test")])
+    probes = tmp_path / "mc.jsonl"
+    probes.write_text("".join(json.dumps(i) + "\n" for i in items))
+    with pytest.raises(ExamplesShortfall, match=r"\(P36 has 3\)"):
+        evaluate(Scores(), "ic-lke", probes, tmp_path / "refused", options={"examples": 5})
+    summary = evaluate(Scores(), "ic-lke", probes, tmp_path / "run",
+                       options={"examples": 5, "allow_fewer_examples": True})
+    records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
+    assert [(r["relation"], r.get("examples_seen"), r.get("examples_requested")) for r in records] == [
+        ("P36", 3, 5), ("P36", 3, 5), ("P30", None, None)]
+    assert summary.aggregate["examples_short"] == {"items": 2, "requested": 5, "fewest": 3,
+                                                   "by_relation": {"P36": {"items": 2, "fewest": 3}}}
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["options"]["allow_fewer_examples"] is True
+    headline = ICLKE.headline(summary.aggregate, probes)
+    assert headline.endswith(" | 2 item(s) with fewer than 5 examples (the fewest 3)")
+    text = to_markdown(build_document(load_runs([tmp_path / "run"]), "t"))
+    assert "IC-LKE items with fewer examples than asked" in text and "| R1 | P36 | 2 | 3 | 5 |" in text
+    # with pools large enough nothing is added: records and aggregate as before
+    full = evaluate(Scores(), "ic-lke", probes, tmp_path / "full", options={"examples": 3})
+    assert "examples_short" not in full.aggregate and " item(s) with fewer" not in ICLKE.headline(full.aggregate, probes)
+    assert not any("examples_seen" in json.loads(line)
+                   for line in (tmp_path / "full" / "items.jsonl").read_text().splitlines())
 
 
 @pytest.mark.slow

@@ -1,7 +1,9 @@
 """IC-LKE (Wu et al. 2024): the model sees n "subject object" lines of the same relation, then the
 test subject, and the answer is the choice with the highest probability as a continuation
-(all its tokens). No relation words appear anywhere in the prompt. Options (separators and
-presets, fixed examples, the paper's design-space study): docs/design-notes.md.
+(all its tokens). No relation words appear anywhere in the prompt. A relation whose
+demonstration pool is smaller than n is refused, as EIC-LKE does, unless `allow_fewer_examples`
+(then its items say so, and the aggregate, headline and report count them). Options (separators
+and presets, fixed examples, the paper's design-space study): docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -34,7 +36,36 @@ def icl_measures(records: Sequence[dict], options: dict | None = None) -> dict:
         right = sum(c for p, c in zip(probability, correct) if p > k)  # as accuracy_at_k selects
         at_k[str(k)] = {"accuracy": json_number(found.accuracy), "items": found.count,
                         "interval": proportion_interval(right, found.count) if found.count else None}
-    return {"accuracy_at_k": at_k}
+    return {"accuracy_at_k": at_k, **examples_short(records)}
+
+
+def examples_short(records: Sequence[dict]) -> dict:
+    """`examples_short` over the records whose prompt had fewer examples than asked (those
+    carrying `examples_requested`, written only with `allow_fewer_examples`): how many, the
+    fewest, and per relation; nothing when none did, so other aggregates stay as they were."""
+    short = [r for r in records if "examples_requested" in r]
+    if not short:
+        return {}
+    by_relation: dict[str, dict] = {}
+    for r in short:
+        entry = by_relation.setdefault(str(r.get("relation")), {"items": 0, "fewest": r["examples_seen"]})
+        entry["items"] += 1
+        entry["fewest"] = min(entry["fewest"], r["examples_seen"])
+    return {"examples_short": {"items": len(short), "requested": max(r["examples_requested"] for r in short),
+                               "fewest": min(r["examples_seen"] for r in short), "by_relation": by_relation}}
+
+
+def _examples_short_blocks(runs: Sequence[ReportRun]) -> list[Block]:
+    rows = [(r.rid, relation, fmt_count(v.get("items")), fmt_count(v.get("fewest")),
+             fmt_count(r.aggregate["examples_short"].get("requested")))
+            for r in runs if isinstance(r.aggregate.get("examples_short"), dict)
+            for relation, v in sorted(r.aggregate["examples_short"].get("by_relation", {}).items())]
+    if not rows:
+        return []
+    return [Heading("IC-LKE items with fewer examples than asked", 3),
+            Text("Their relation's demonstration pool was smaller than `examples` (allowed with "
+                 "allow_fewer_examples): these items were asked with all of it."),
+            table(("Run", "Relation", "Items", "Fewest examples", "Asked"), rows)]
 
 
 def _accuracy_at_k_blocks(runs: Sequence[ReportRun]) -> list[Block]:
@@ -49,6 +80,20 @@ def _accuracy_at_k_blocks(runs: Sequence[ReportRun]) -> list[Block]:
 
 
 ACCURACY_AT_K = Section(30, _accuracy_at_k_blocks)  # IC-LKE's and EIC-LKE's
+EXAMPLES_SHORT = Section(31, _examples_short_blocks)
+
+
+class ExamplesShortfall(ValueError):
+    """Some relations have fewer demonstrations than the examples a prompt asks for: refused, as
+    EIC-LKE refuses, rather than asking those items with fewer examples unsaid."""
+
+    def __init__(self, examples: int, pools: dict[str, int]) -> None:
+        self.examples, self.pools = examples, pools
+        listed = "; ".join(f"{relation} has {count}" for relation, count in sorted(pools.items()))
+        super().__init__(f"ic-lke: {len(pools)} relation(s) have fewer demonstration items than examples={examples} "
+                         f"({listed}): lower `examples`, build the probe set with a larger --demo-fraction, or pass "
+                         "allow_fewer_examples=true to ask their items with all of them (recorded per item and in "
+                         "the aggregate)")
 
 
 class ICLKE(Method):
@@ -57,10 +102,10 @@ class ICLKE(Method):
     kinds = ("icl-mc",)
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
-    report_sections = (ACCURACY_AT_K,)
+    report_sections = (ACCURACY_AT_K, EXAMPLES_SHORT)
     defaults = {"preset": "factprobe", "examples": 50, "separator": " ", "line_separator": "\n",
                 "fixed_examples": False, "order_seed": None, "replace": 0, "replace_with": "unknown",
-                "replace_positions": "random", "record_positions": False}
+                "replace_positions": "random", "record_positions": False, "allow_fewer_examples": False}
     # What a preset changes; options given explicitly override it.
     presets = {"factprobe": {}, "paper": {"separator": " ", "line_separator": " "}}
 
@@ -74,10 +119,33 @@ class ICLKE(Method):
             raise ValueError("replace_with: use unknown or incorrect")
         if self.options["replace_positions"] not in ("random", "contiguous"):
             raise ValueError("replace_positions: use random or contiguous")
+        if not isinstance(self.options["allow_fewer_examples"], bool):
+            raise ValueError("allow_fewer_examples: use true or false")
+        # every relation with test items, before any is asked (the runner passes them all)
+        self._check_pools(context.tests)
+
+    @classmethod
+    def headline(cls, aggregate: dict, probes) -> str:
+        """Accuracy as every method's, and how many items had fewer examples than asked."""
+        text = super().headline(aggregate, probes)
+        short = aggregate.get("examples_short")
+        if isinstance(short, dict):
+            text += (f" | {short['items']} item(s) with fewer than {short['requested']} examples "
+                     f"(the fewest {short['fewest']})")
+        return text
+
+    def _check_pools(self, relations) -> None:
+        examples = self.options["examples"]
+        pools = {str(r): len(self.context.demonstrations.get(r, [])) for r in relations}
+        short = {r: n for r, n in pools.items() if n < examples}
+        if short and not self.options["allow_fewer_examples"]:
+            raise ExamplesShortfall(examples, short)
 
     def examples(self, item: dict) -> list[dict]:
         """The (subject_label, object_label, kind) example lines of an item's prompt, in order."""
         pool = self.context.demonstrations.get(item["relation"], [])
+        if len(pool) < self.options["examples"]:
+            self._check_pools([item["relation"]])  # an item outside MethodContext.tests
         key = item["relation"] if self.options["fixed_examples"] else item["id"]
         drawn = self.context.rng("ic-lke", key).sample(pool, min(self.options["examples"], len(pool)))
         lines = [{"subject": d["subject_label"], "object": d["object_label"], "kind": "true"} for d in drawn]
@@ -126,6 +194,8 @@ class ICLKE(Method):
             if self.options["record_positions"]:
                 # log-probabilities: a fictitious object's probability underflows any rounding
                 extra["position_logprobs"] = [round(next(positions)[0].logprob, 6) for _ in lines]
+            if len(lines) < self.options["examples"]:  # only short items: full ones stay as before
+                extra.update(examples_seen=len(lines), examples_requested=self.options["examples"])
             records.append(choice_record(item, [s.logprob for s in scores], **extra))
         return records
 
