@@ -24,8 +24,9 @@ from .text import AliasFilter, name_key, normalize
 
 MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters
 SOLO_MARK = "\x02"  # a character that is neither, of a script without spaces (a Thai vowel sign)
-SPELLED = 0x1100  # letters and digits from here on are spelled in three symbols: 7 bits each,
-DIGITS = 0xE000  # the first from DIGITS, the second from DIGITS + 128, the third from DIGITS + 256
+SPELLED = 0x1100  # letters and digits from here on are spelled in three symbols: code point >> 12
+DIGITS = 0xE000  # from DIGITS, then its two low 6-bit groups from DIGITS + 512 and DIGITS + 576
+CHUNK = 8_000_000  # characters of text scanned in one automaton pass
 _ASCII_MARKS = bytes(b if chr(b).isalnum() else 1 for b in range(128)) + bytes(range(128, 256))
 _WORD, _UNSPACED = 1, 2
 _FIRSTS = np.array([a for a, _ in UNSPACED_RANGES], dtype=np.uint32)
@@ -54,7 +55,7 @@ def _classes(points: np.ndarray) -> np.ndarray:
 
 
 def _spelled(point: int) -> str:
-    return chr(DIGITS + (point >> 14)) + chr(DIGITS + 128 + ((point >> 7) & 127)) + chr(DIGITS + 256 + (point & 127))
+    return chr(DIGITS + (point >> 12)) + chr(DIGITS + 512 + ((point >> 6) & 63)) + chr(DIGITS + 576 + (point & 63))
 
 
 def scanned(text: str) -> str:
@@ -74,37 +75,36 @@ def scanned(text: str) -> str:
 
 
 def scan_text(text: str) -> tuple[str, np.ndarray | None]:
-    """`scanned(text)`, vectorized, and where its symbols come from: None when each character is
-    one symbol (Latin text), else the index in `text` of the character each symbol begins (-1
-    for the other symbols of a spelled character and the marks put between two characters)."""
+    """`scanned(text)`, vectorized, and where each character of `text` begins in it: None when
+    every character is one symbol there (Latin text), else an array of positions."""
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_MARKS).decode("ascii"), None
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     classes = _classes(points)
     word, apart = (classes & _WORD).astype(bool), (classes & _UNSPACED).astype(bool)
     spelled = word & (points >= SPELLED)
-    marks = np.where(apart, np.uint32(2), np.uint32(1))
-    first = np.where(word, np.where(spelled, (points >> 14) + np.uint32(DIGITS), points), marks)
     between = np.zeros(len(points), dtype=bool)  # a MARK before this character
     np.not_equal(apart[1:], apart[:-1], out=between[1:])
+    # every symbol is below U+10000 and no surrogate: 16 bits each
+    first = apart.astype(np.uint16) + np.uint16(1)  # MARK or SOLO_MARK
+    np.copyto(first, points, where=word & ~spelled, casting="unsafe")
     if not between.any() and not spelled.any():
-        return first.tobytes().decode("utf-32-le", "surrogatepass"), None
-    index = np.int32 if 3 * len(points) < 2**31 else np.int64
+        return first.tobytes().decode("utf-16-le"), None
+    np.copyto(first, (points >> 12) + np.uint32(DIGITS), where=spelled, casting="unsafe")
+    slots = np.empty((len(points), 4), dtype=np.uint16)  # four per character, the unused ones dropped
+    slots[:, 0], slots[:, 1] = 1, first
+    np.add(points >> 6 & 63, DIGITS + 512, out=slots[:, 2], casting="unsafe")
+    np.add(points & 63, DIGITS + 576, out=slots[:, 3], casting="unsafe")
+    keep = np.empty((len(points), 4), dtype=bool)
+    keep[:, 0], keep[:, 1], keep[:, 2], keep[:, 3] = between, True, spelled, spelled
+    index = np.int32 if 4 * len(points) < 2**31 else np.int64
     width = between.astype(index)
     width += 1
-    width[spelled] += 2
-    where = np.cumsum(width, dtype=index)
-    where -= width
-    where += between  # each character's first symbol
-    out = np.full(int(where[-1] + width[-1] - between[-1]), 1, dtype=np.uint32)
-    out[where] = first
-    many = np.flatnonzero(spelled)
-    at, high = where[many], points[many]
-    out[at + 1] = ((high >> 7) & np.uint32(127)) + np.uint32(DIGITS + 128)
-    out[at + 2] = (high & np.uint32(127)) + np.uint32(DIGITS + 256)
-    origin = np.full(len(out), -1, dtype=index)
-    origin[where] = np.arange(len(points), dtype=index)
-    return out.tobytes().decode("utf-32-le", "surrogatepass"), origin
+    np.add(width, 2, out=width, where=spelled)
+    begins = np.cumsum(width, dtype=index)
+    begins -= width
+    begins += between
+    return slots[keep].tobytes().decode("utf-16-le"), begins
 
 
 def pattern(key: str) -> tuple[str, int]:
@@ -147,10 +147,21 @@ class MentionFinder:
         return self.in_texts([document.searchable])[0]
 
     def in_texts(self, texts: Sequence[str]) -> list[set[str]]:
+        """The entities each text mentions; the texts are scanned together, CHUNK characters at a
+        time (a spelled Han character takes some 30 bytes of arrays while it is scanned)."""
         found: list[set[str]] = [set() for _ in texts]
         if not self.names or not texts:
             return found
         normalized = [normalize(t) for t in texts]
+        first = size = 0
+        for i, text in enumerate(normalized):
+            size += len(text) + 1
+            if size >= CHUNK or i == len(normalized) - 1:
+                self._scan(normalized[first:i + 1], found[first:i + 1])
+                first, size = i + 1, 0
+        return found
+
+    def _scan(self, normalized: list[str], found: list[set[str]]) -> None:
         starts, ends, at = [], [], 1
         for text in normalized:  # where each text begins and ends in the joined string
             starts.append(at)
@@ -158,19 +169,19 @@ class MentionFinder:
             ends.append(at)
             at += 1
         joined = MARK + MARK.join(normalized) + MARK
-        text, origin = scan_text(joined)
+        text, begins = scan_text(joined)
         hits = list(self.automaton.iter(text))
         if not hits:
-            return found
+            return
         # where each hit's name begins in `text`, then in `joined`, and in which document
-        begins = np.fromiter((end - back for end, (back, _) in hits), dtype=np.int64, count=len(hits))
-        if origin is not None:
-            begins = origin[begins].astype(np.int64)
-        docs = np.searchsorted(np.array(starts), begins, side="right") - 1
-        for start, doc, (_, (_, candidates)) in zip(begins.tolist(), docs.tolist(), hits):
-            if start < 0:  # a name aligned on a mark between two characters: no occurrence
+        at = np.fromiter((end - back for end, (back, _) in hits), dtype=np.int64, count=len(hits))
+        if begins is not None:
+            char = np.minimum(np.searchsorted(begins, at), len(begins) - 1)
+            at = np.where(begins[char] == at, char, -1)  # -1: not the first symbol of a character
+        docs = np.searchsorted(np.array(starts), at, side="right") - 1
+        for start, doc, (_, (_, candidates)) in zip(at.tolist(), docs.tolist(), hits):
+            if start < 0:
                 continue
             for name, entities in candidates:
                 if start + len(name) <= ends[doc] and joined.startswith(name, start):
                     found[doc].update(entities)
-        return found

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from factprobe.index.corpus import Document, bucket_of
 from factprobe.index.embedded import EmbeddedIndex
-from factprobe.index.mentions import DIGITS, MARK, MentionFinder, scan_text, scanned
+from factprobe.index.mentions import MentionFinder, scan_text, scanned
 from factprobe.index.text import AliasFilter, normalize, occurs
 
 NAMES = [
@@ -76,16 +76,15 @@ def test_pair_frequencies_equal_one_by_one(tmp_path):
        | st.text(st.sampled_from(list("a1é,. (伦敦东京カー。ก\u0e31서\U00020000\U0001d400")), max_size=40))
 def test_vectorized_scan_equals_the_definition(text):
     """The batch linker's scan (byte table, code-point table, astral fallback, spelled letters,
-    marks put between characters) is `scanned`, and it says where each character's symbols begin."""
-    written, origin = scan_text(text)
+    marks put between characters) is `scanned`, and it says where each character begins in it."""
+    written, begins = scan_text(text)
     assert written == scanned(text)
-    if origin is None:
+    if begins is None:
         assert len(written) == len(text)
     else:
-        begins = [j for j, i in enumerate(origin.tolist()) if i >= 0]
-        assert [origin[j] for j in begins] == list(range(len(text)))
+        assert len(begins) == len(text) and all(a < b for a, b in zip(begins[:-1], begins[1:]))
         assert [written[j] for j in begins] == [scanned(ch)[0] for ch in text]
-        assert all(written[j] == MARK or written[j] >= chr(DIGITS + 128) for j in range(len(written)) if origin[j] < 0)
+        assert written[begins[-1]:] == scanned(text[-1])
 
 
 def test_batched_linking_equals_one_document_at_a_time():
@@ -95,6 +94,16 @@ def test_batched_linking_equals_one_document_at_a_time():
     assert batched == [finder.mentions(d) for d in documents]
     assert batched[-3:] == [{"Q90"}, set(), {"Q17"}]
     assert sum(map(len, batched)) > 300
+
+
+def test_scanning_in_chunks_finds_what_one_scan_finds(monkeypatch):
+    import factprobe.index.mentions as mentions
+
+    finder = MentionFinder(NAMES + [("Q84", "伦敦"), ("Q145", "英国")], AliasFilter(min_length=1))
+    documents = planted_corpus(3, 200) + [Document("zh", "英国的首都是伦敦", "")]
+    whole = finder(documents)
+    monkeypatch.setattr(mentions, "CHUNK", 300)  # about three documents a scan
+    assert finder(documents) == whole and whole[-1] == {"Q84", "Q145"} and sum(map(len, whole)) > 200
 
 
 def test_tracked_pairs_equal_intersections_however_they_were_registered(tmp_path):
