@@ -18,9 +18,9 @@ from .text import normalize
 
 LONG_RUN = 200
 _UNSPACED = "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in UNSPACED_RANGES) + "]"
-# one character of a script without spaces | a run of other letters and digits | one other character
-# (for str patterns, [^\W_] is exactly str.isalnum())
-_PIECES = re.compile(rf"{_UNSPACED}|(?:(?!{_UNSPACED})[^\W_])+|[\W_]")
+_PIECES = re.compile(r"[^\W_]+|[\W_]")  # for str patterns, [^\W_] is exactly str.isalnum()
+# a run of letters and digits that holds a script without spaces: its characters one by one, other runs whole
+_RUN_PIECES = re.compile(rf"{_UNSPACED}|(?:(?!{_UNSPACED})[^\W_])+")
 _IS_UNSPACED = re.compile(_UNSPACED)
 _ANALYZER = "factprobe_tokens"
 
@@ -34,13 +34,18 @@ def tokens(normalized: str) -> list[str]:
     digit of a script without spaces, is a token as it is; any other character is spelled from
     its code point and from whether a letter or digit that can glue to it touches it."""
     pieces = _PIECES.findall(normalized)
+    apart = [False] * len(pieces)  # a character of a script without spaces: nothing glues to it
+    if _IS_UNSPACED.search(normalized):  # Latin text skips this
+        pieces = [p for piece in pieces for p in (_RUN_PIECES.findall(piece) if len(piece) > 1 and piece[0].isalnum()
+                                                   and _IS_UNSPACED.search(piece) else (piece,))]
+        apart = [len(p) == 1 and _IS_UNSPACED.match(p) is not None for p in pieces]
     # True for a run of letters and digits (it glues to a neighbour); False for what never glues
-    gluing = [piece[0].isalnum() and not _IS_UNSPACED.match(piece) for piece in pieces]
+    gluing = [piece[0].isalnum() and not alone for piece, alone in zip(pieces, apart)]
     out = []
     for i, piece in enumerate(pieces):
         if piece[0].isalnum():
             out.append(piece if len(piece) <= LONG_RUN else "#" + hashlib.blake2b(piece.encode(), digest_size=16).hexdigest())
-        elif _IS_UNSPACED.match(piece):
+        elif apart[i]:
             out.append(f"_bb{ord(piece):x}")
         else:
             left = "w" if i > 0 and gluing[i - 1] else "b"
