@@ -1,4 +1,5 @@
-"""`factprobe model ...`: ask one model the engine's three questions from the shell."""
+"""`factprobe model ...`: ask one model the engine's four questions from the shell (loglikelihood,
+label paths, generate, fill_mask)."""
 
 from __future__ import annotations
 

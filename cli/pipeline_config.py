@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .steps_graph import WIKIDATA5M_PARTS
+from ..kg.sources.wikidata5m import FILE_KINDS as WIKIDATA5M_PARTS
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
 SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
@@ -120,24 +120,3 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     return Pipeline(str(data.get("name", path.stem)), Path(out) if out else path.parent / data.get("out", "runs"),
                     int(data.get("seed", 0)), graph, data.get("corpus"), bool(data.get("semantic", False)),
                     probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent)
-
-
-def _flags(options: dict) -> list[str]:
-    """{"per_relation": 30, "relations": [P36, P37], "manual_only": true} -> CLI flags."""
-    renamed = {"relations": "relation", "buckets": "bucket", "annotators": "annotator", "strategies": "strategy",
-               "templates": "templates"}
-    flags = []
-    for key, value in options.items():
-        flag = "--" + renamed.get(key, key).replace("_", "-")
-        if key == "languages" and isinstance(value, list):  # one comma-separated option
-            flags += [flag, ",".join(str(v) for v in value)]
-        elif isinstance(value, bool):
-            flags += [flag] if value else []
-        elif isinstance(value, list):
-            for v in value:
-                flags += [flag, str(v)]
-        else:
-            flags += [flag, str(value)]
-    return flags
-
-

@@ -11,10 +11,6 @@ from typing import Sequence
 
 from .steps import Console
 
-# The parts of a Wikidata5M release, each ingested on its own (kg/sources/wikidata5m.py).
-WIKIDATA5M_PARTS = ("triples", "entity-aliases", "relation-aliases", "corpus")
-
-
 def source_for(fmt: str, languages: tuple[str, ...], *, part: str = "triples", store: str | Path | None = None,
                **options):
     """The kg source that reads one input format ("wikidata", "rdf", "trex", "wikidata5m")."""
