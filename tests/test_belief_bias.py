@@ -1,15 +1,69 @@
-"""BELIEF's bias level on a masked LM by factprobe's older definition (`bias=top1`): each template
-is also asked with a content-free subject, and the aggregate's bias level is recomputed here from
-the model's own fill_mask answers. The paper's entropy definition (the default) is pinned in
-tests/test_paper_belief.py."""
+"""BELIEF's bias level. The paper's entropy (the default), worked by hand from its text (seed 000
+= ../shared/papers/000_d5e47173cc9830b1.txt, lines 188-194: the content-free output
+distributions are averaged over the content-free subjects and the templates, and the bias level
+is 1 - H/H_max of that average over the candidates; single-prompt, the average of each
+template's level); its run on a table scorer is in tests/test_paper_belief.py. Then factprobe's
+older definition (`bias=top1`) on a masked LM: each template is also asked with a content-free
+subject, and the aggregate's bias level is recomputed here from the model's own answers."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
+from factprobe.probes import metrics
+from factprobe.probes.aggregate import aggregate
 from factprobe.probes.metrics import bias_level
+
+LN2 = math.log(2)
+
+
+def test_the_distributions_are_averaged_before_they_are_normalized():
+    # Two templates, one content-free subject each, two candidates. t1 puts 0.1 / 0.1 on them (most
+    # of its mass elsewhere), t2 0.6 / 0.2. The paper: mean [0.35, 0.15] -> P = [0.7, 0.3],
+    # H = -(0.7 ln 0.7 + 0.3 ln 0.3) = 0.610864, 1 - H/ln 2 = 0.118709. Renormalizing each row
+    # first (factprobe before issue 28) gave [0.5, 0.5] and [0.75, 0.25] -> [0.625, 0.375] -> 0.045566.
+    rows = [[0.1, 0.1], [0.6, 0.2]]
+    assert metrics.entropy_bias_level(rows) == pytest.approx(0.118709, abs=1e-6)
+    assert metrics.entropy_bias_level(rows) == pytest.approx(1 + (0.7 * math.log(0.7) + 0.3 * math.log(0.3)) / LN2,
+                                                             abs=1e-12)
+    # A prompt with no mass on any candidate adds nothing to the average, and takes nothing away.
+    assert metrics.entropy_bias_level([*rows, [0.0, 0.0]]) == pytest.approx(0.118709, abs=1e-6)
+    with pytest.raises(ValueError, match="no row"):
+        metrics.entropy_bias_level([[0.0, 0.0], [0.0, 0.0]])
+
+
+def test_single_prompt_bias_is_the_mean_of_each_templates_level():
+    # t1: "N/A" [0.2, 0.2], "?" [0.4, 0.0] -> mean [0.3, 0.1] -> [3/4, 1/4], H = 0.562335,
+    #     level 1 - H/ln 2 = 0.188722;  t2: [0.5, 0.0] twice -> one-hot -> 1;  t3: no mass -> left out.
+    # Single-prompt: (0.188722 + 1) / 2 = 0.594361. Multi-prompt over the same rows: mean of the six
+    # rows [1.6, 0.2] / 6 -> [8/9, 1/9], H = 0.348832, level 0.496742.
+    templates = [[[0.2, 0.2], [0.4, 0.0]], [[0.5, 0.0], [0.5, 0.0]], [[0.0, 0.0], [0.0, 0.0]]]
+    t1 = 1 + (0.75 * math.log(0.75) + 0.25 * math.log(0.25)) / LN2
+    assert metrics.single_prompt_bias_level(templates) == pytest.approx((t1 + 1) / 2, abs=1e-12)
+    assert metrics.single_prompt_bias_level(templates) == pytest.approx(0.594361, abs=1e-6)
+    rows = [row for t in templates for row in t]
+    assert metrics.entropy_bias_level(rows) == pytest.approx(0.496742, abs=1e-6)
+    assert math.isnan(metrics.single_prompt_bias_level([[[0.0, 0.0]]]))
+    assert math.isnan(metrics.single_prompt_bias_level([[[1.0]]]))  # one candidate: nothing to prefer
+
+
+def test_a_run_recorded_before_issue_28_is_named_as_such():
+    """Records whose content-free entry lacks `single_prompt` were made with each row renormalized
+    first; re-aggregating them says so instead of calling the number BELIEF's."""
+    base = {"id": "x", "relation": "P36", "correct": 1.0, "prompt_correct": [True], "predictions": ["paris"],
+            "confidence": [0.9], "template_ids": [0], "unit": "pair"}
+    old = aggregate("belief", [{**base, "content_free_bias": {"bias_level": 0.25, "candidates": 2, "unmatched": 0,
+                                                               "prompts": 3}}], {"bias": "entropy"})
+    assert old["definitions"]["bias"] == "entropy-rows" and old["bias_level"] == 0.25
+    assert "bias_level_single_prompt" not in old
+    new = aggregate("belief", [{**base, "content_free_bias": {"bias_level": 0.25, "single_prompt": 0.5,
+                                                               "candidates": 2, "unmatched": 0, "prompts": 3}}],
+                    {"bias": "entropy"})
+    assert new["definitions"]["bias"] == "entropy"
+    assert (new["bias_level"], new["bias_level_single_prompt"]) == (0.25, 0.5)
 from factprobe.probes.runner import evaluate
 from factprobe.probes.scoring.requests import FillMaskRequest
 

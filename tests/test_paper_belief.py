@@ -140,9 +140,9 @@ def test_entropy_bias_level_by_hand():
     # uniform over 4 candidates: H = log 4 = H_max -> 0; one-hot: H = 0 -> 1
     assert metrics.entropy_bias_level([[0.25, 0.25, 0.25, 0.25]]) == pytest.approx(0.0, abs=1e-12)
     assert metrics.entropy_bias_level([[0.0, 1.0, 0.0, 0.0]]) == 1.0
-    # Rows are renormalized first: [0.3, 0.1] -> [3/4, 1/4], [0.2, 0.2] -> [1/2, 1/2]; their mean is
-    # P = [5/8, 3/8]; H = -(5/8 ln 5/8 + 3/8 ln 3/8) = 0.661563; H_max = ln 2 = 0.693147;
-    # 1 - H/H_max = 1 - 0.954434 = 0.045566.
+    # Rows are averaged, then normalized (seed 000 line 194): mean [0.25, 0.15] -> P = [5/8, 3/8];
+    # H = -(5/8 ln 5/8 + 3/8 ln 3/8) = 0.661563; H_max = ln 2 = 0.693147; 1 - H/H_max = 0.045566.
+    # (Rows of equal mass: renormalizing each first would give the same; see test_belief_bias.py.)
     expected = 1 - -(5 / 8 * math.log(5 / 8) + 3 / 8 * math.log(3 / 8)) / math.log(2)
     assert expected == pytest.approx(0.045566, abs=1e-6)
     assert metrics.entropy_bias_level([[0.3, 0.1], [0.2, 0.2]]) == pytest.approx(expected, abs=1e-12)
@@ -173,10 +173,13 @@ def _bias_table() -> dict[str, dict[str, float]]:
             table[template.replace("[X]", subject).replace("[Y]", "[MASK]")] = {"paris": 0.4, "rome": 0.4, "the": 0.2}
         for subject in ("france", "italy"):
             table[template.replace("[X]", subject).replace("[Y]", "[MASK]")] = {"paris": 0.7, "the": 0.3}
-    # P17: template 1 is one-hot on "france" for all three subjects; template 2 gives "N/A" [3/4, 1/4]
-    # (0.6 / 0.2 before renormalizing), "" [1/2, 1/2] and "?" [1, 0] over (france, italy). Mean over
-    # the six rows: france (1 + 1 + 1 + 3/4 + 1/2 + 1) / 6 = 5.25/6 = 7/8, italy 1/8.
-    # H = -(7/8 ln 7/8 + 1/8 ln 1/8) = 0.376770; 1 - H/ln 2 = 1 - 0.543564 = 0.456436.
+    # P17: template 1 puts 0.9 on "france" for all three subjects; template 2 gives "N/A" 0.6 / 0.2,
+    # "" 0.3 / 0.3 and "?" 0.5 / 0 over (france, italy). The paper averages the distributions, then
+    # normalizes over the candidates (seed 000 line 194): france 0.9 * 3 + 0.6 + 0.3 + 0.5 = 4.1,
+    # italy 0.5, so P = [41/46, 5/46]; H = 0.343780; 1 - H/ln 2 = 0.504031. (Renormalizing each row
+    # first, as factprobe did before issue 28: [7/8, 1/8] -> 0.456436.)
+    # Single-prompt, per template: t1 [1, 0] -> 1; t2 [1.4, 0.5] -> [14/19, 5/19], H = 0.576334,
+    # 1 - H/ln 2 = 0.168526; mean 0.584263.
     first, second = BIAS_TEMPLATES["P17"]
     for subject in CONTENT_FREE:
         table[first.replace("[X]", subject).replace("[Y]", "[MASK]")] = {"france": 0.9, "the": 0.1}
@@ -187,17 +190,19 @@ def _bias_table() -> dict[str, dict[str, float]]:
     return table
 
 
-P17_BIAS = 1 - -(7 / 8 * math.log(7 / 8) + 1 / 8 * math.log(1 / 8)) / math.log(2)
+P17_BIAS = 1 - -(41 / 46 * math.log(41 / 46) + 5 / 46 * math.log(5 / 46)) / math.log(2)
+P17_SINGLE = (1 + 1 - -(14 / 19 * math.log(14 / 19) + 5 / 19 * math.log(5 / 19)) / math.log(2)) / 2
 
 
 def test_entropy_bias_over_candidates_ensembles_three_content_free_subjects_and_templates(tmp_path):
-    assert P17_BIAS == pytest.approx(0.456436, abs=1e-6)
+    assert P17_BIAS == pytest.approx(0.504031, abs=1e-6) and P17_SINGLE == pytest.approx(0.584263, abs=1e-6)
     probes = _write(tmp_path / "cloze.jsonl", build_cloze(BIAS_FACTS, BIAS_TEMPLATES))
     scorer = TableScorer(_bias_table())
     summary = evaluate(scorer, "belief", probes, tmp_path / "run", batch=1)
     result = summary.aggregate
     assert result["bias_level_by_relation"] == pytest.approx({"P36": 0.0, "P17": P17_BIAS}, abs=1e-12)
     assert result["bias_level"] == pytest.approx(P17_BIAS / 2, abs=1e-12)  # relations weigh equally
+    assert result["bias_level_single_prompt"] == pytest.approx(P17_SINGLE / 2, abs=1e-12)  # P36's templates: 0
     assert result["definitions"]["bias"] == "entropy"
     assert json.loads((tmp_path / "run" / "run.json").read_text())["options"]["bias"] == "entropy"
     # Asked: every template with "N/A", "" and "?", the whole vocabulary, once per relation
@@ -206,7 +211,8 @@ def test_entropy_bias_over_candidates_ensembles_three_content_free_subjects_and_
     assert sorted(content_free) == sorted(t.replace("[X]", s).replace("[Y]", "[MASK]")
                                           for ts in BIAS_TEMPLATES.values() for t in ts for s in CONTENT_FREE)
     records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
-    assert records[2]["content_free_bias"] == {"bias_level": pytest.approx(P17_BIAS), "candidates": 2,
+    assert records[2]["content_free_bias"] == {"bias_level": pytest.approx(P17_BIAS),
+                                               "single_prompt": pytest.approx(P17_SINGLE), "candidates": 2,
                                                "unmatched": 0, "prompts": 6}
 
 
@@ -246,18 +252,27 @@ def test_entropy_bias_on_a_masked_lm_is_recomputed_from_its_whole_distribution(b
 
     probes = _write(tmp_path / "cloze.jsonl", build_cloze(BIAS_FACTS, BIAS_TEMPLATES))
     result = evaluate(bert, "belief", probes, tmp_path / "run").aggregate
+    def level(rows: list[list[float]]) -> float:
+        """The paper's: the distributions averaged, then normalized over the candidates."""
+        p = [sum(r[k] for r in rows) for k in range(2)]
+        p = [x / sum(p) for x in p]
+        return 1 + sum(x * math.log(x) for x in p) / math.log(2)
+
+    singles = []
     for relation, candidates in (("P36", ["paris", "rome"]), ("P17", ["france", "italy"])):
-        rows = []
+        rows, per_template = [], []
         for template in BIAS_TEMPLATES[relation]:
+            mine = []
             for subject in CONTENT_FREE:
                 text = template.replace("[X]", subject).replace("[Y]", "[MASK]")
                 [answer] = bert.fill_mask([FillMaskRequest(text, top_k=22)])  # the tiny vocabulary is 22 words
                 probs = {c.token: c.prob for c in answer}
-                mass = [probs[c] for c in candidates]
-                rows.append([m / sum(mass) for m in mass])
-        p = [sum(r[k] for r in rows) / len(rows) for k in range(2)]
-        expected = 1 + sum(x * math.log(x) for x in p) / math.log(2)
-        assert result["bias_level_by_relation"][relation] == pytest.approx(expected, abs=1e-6)
+                mine.append([probs[c] for c in candidates])
+            rows += mine
+            per_template.append(level(mine))
+        assert result["bias_level_by_relation"][relation] == pytest.approx(level(rows), abs=1e-6)
+        singles.append(sum(per_template) / len(per_template))
+    assert result["bias_level_single_prompt"] == pytest.approx(sum(singles) / 2, abs=1e-6)
 
 
 # -- d. maximum coverage with the best subject expression ------------------------------------------

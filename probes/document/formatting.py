@@ -102,5 +102,6 @@ def measure_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict],
         ("coverage", "Coverage avg / max / oracle",
          lambda d: " / ".join(fmt((d.get("coverage") or {}).get(k)) for k in ("average", "maximum", "oracle"))),
         ("bias_level", "Bias level", lambda d: fmt(d.get("bias_level"))),
+        ("bias_level_single_prompt", "Bias level, single prompt", lambda d: fmt(d.get("bias_level_single_prompt"))),
     ]
     return [(header, get) for key, header, get in candidates if any(key in e for e in entries)]

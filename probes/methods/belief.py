@@ -1,8 +1,8 @@
 """BELIEF on masked LMs (Zhao et al.): every prompt of a multi-prompt cloze item is filled at the
 mask; the prediction is the top-1 token, its probability the confidence, and it is correct when
 it equals one of the gold names (casefolded). The bias level is by default the paper's entropy
-over the relation's candidate objects (`bias=top1`: factprobe's older top-1 agreement); both
-definitions and the aggregation options: docs/design-notes.md.
+over the relation's candidate objects, multi-prompt and single-prompt (`bias=top1`: factprobe's
+older top-1 agreement); both definitions and the aggregation options: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..metrics import BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level
+from ..metrics import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level,
+                       single_prompt_bias_level)
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
 from .base import Method, answer_key, base_record
@@ -86,8 +87,8 @@ class Belief(Method):
     # -- bias=entropy ------------------------------------------------------------------------
 
     def _entropy_bias(self, scorer, items: Sequence[dict]) -> dict:
-        """Relation -> {bias_level, candidates, unmatched, prompts} for the relations of `items`;
-        each relation is computed the first time one of its items is seen in this run."""
+        """Relation -> {bias_level, single_prompt, candidates, unmatched, prompts} for the relations
+        of `items`; each relation is computed the first time one of its items is seen in this run."""
         for relation in dict.fromkeys(item.get("relation") for item in items):
             if relation not in self._relation_bias:
                 pool = self.context.tests.get(relation) or [i for i in items if i.get("relation") == relation]
@@ -116,10 +117,15 @@ class Belief(Method):
                 rows.append(row)
         kept = sorted(seen)  # candidates some vocabulary entry reads as
         restricted = [[row[k] for k in kept] for row in rows]
-        restricted = [row for row in restricted if sum(row) > 0]  # no mass left on any candidate: no say
-        value = entropy_bias_level(restricted) if restricted and len(kept) >= 2 else math.nan
-        return {"bias_level": None if math.isnan(value) else value, "candidates": len(kept),
-                "unmatched": len(candidates) - len(kept), "prompts": len(restricted)}
+        # The rows are template-major: each template's content-free subjects in a run.
+        per_template = [restricted[k:k + len(self.options["content_free_subjects"])]
+                        for k in range(0, len(restricted), len(self.options["content_free_subjects"]))]
+        asked = sum(1 for row in restricted if sum(row) > 0)  # a prompt with no mass on any candidate has no say
+        multi = entropy_bias_level(restricted) if asked and len(kept) >= 2 else math.nan
+        single = single_prompt_bias_level(per_template) if asked and len(kept) >= 2 else math.nan
+        return {"bias_level": None if math.isnan(multi) else multi,
+                "single_prompt": None if math.isnan(single) else single, "candidates": len(kept),
+                "unmatched": len(candidates) - len(kept), "prompts": asked}
 
     def _key_of(self, entry) -> str:
         key = self._token_keys.get(entry.token_id)

@@ -23,6 +23,9 @@ def belief_measures(records: Sequence[dict], options: dict) -> dict:
             "top1" if any("content_free_predictions" in r for r in records) else None
     if bias == "entropy":
         found = _entropy_bias(records)
+        entries = [r["content_free_bias"] for r in records if r.get("content_free_bias") is not None]
+        if any("single_prompt" not in e for e in entries):
+            bias = "entropy-rows"  # recorded before issue 28: each prompt's distribution renormalized first
     else:
         found = bias_levels([(answer, free, r.get("relation")) for r in records
                              for answer, free in zip(r["predictions"], r.get("content_free_predictions") or ())])
@@ -74,17 +77,26 @@ def _belief(records: Sequence[dict], options: dict) -> dict:
 
 
 def _entropy_bias(records: Sequence[dict]) -> dict:
-    """The paper's bias level: each record carries its relation's 1 - H/H_max (computed once per
-    relation by the method, probes/methods/belief.py, with metrics.entropy_bias_level);
-    `bias_level` averages the relations with equal weight, leaving out those without a value
-    (fewer than 2 candidate objects); None when none has one."""
-    by_relation: dict[str, float | None] = {}
+    """The paper's bias levels: each record carries its relation's 1 - H/H_max, multi-prompt
+    (`bias_level`: metrics.entropy_bias_level) and single-prompt (`single_prompt`:
+    metrics.single_prompt_bias_level), computed once per relation by the method
+    (probes/methods/belief.py); each averages the relations with equal weight, leaving out those
+    without a value (fewer than 2 candidate objects); None when none has one."""
+    by_relation: dict[str, dict] = {}
     for r in records:
         entry = r.get("content_free_bias")
         if entry is not None:
-            by_relation.setdefault("none" if r.get("relation") is None else str(r["relation"]), entry["bias_level"])
-    values = [v for v in by_relation.values() if v is not None]
-    return {"bias_level": sum(values) / len(values) if values else None, "bias_level_by_relation": by_relation}
+            by_relation.setdefault("none" if r.get("relation") is None else str(r["relation"]), entry)
+
+    def mean(key: str) -> float | None:
+        values = [e[key] for e in by_relation.values() if e.get(key) is not None]
+        return sum(values) / len(values) if values else None
+
+    out = {"bias_level": mean("bias_level"),
+           "bias_level_by_relation": {k: e["bias_level"] for k, e in by_relation.items()}}
+    if any("single_prompt" in e for e in by_relation.values()):  # runs before issue 28 have none
+        out["bias_level_single_prompt"] = mean("single_prompt")
+    return out
 
 
 def bias_levels(rows: Sequence[tuple]) -> dict:
@@ -133,7 +145,10 @@ def _measures_blocks(runs: Sequence[ReportRun]) -> list[Block]:
 
 UNITS = {"pair": "subject-relation pair (BELIEF's)", "fact": "(s, r, o) fact, not BELIEF's pair",
          "mixed": "mixed pairs and facts"}
-BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects (BELIEF's)",
+BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects, averaged over the "
+                   "prompts before normalizing (BELIEF's); single-prompt: the mean of each template's level",
+        "entropy-rows": "1 - H/H_max of the mean of the content-free distributions, each renormalized over the "
+                        "candidates first (factprobe before issue 28), not BELIEF's",
         "top1": "share of answers equal to the content-free prompt's top-1 answer, not BELIEF's"}
 MAXIMUM = {"best-subject": "best subject expression per template (MyriadLAMA's)",
            "mean": "mean over a template's subject expressions, not MyriadLAMA's"}

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .belief import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, AccAt1, Bin, Coverage,
                      acc_at_1, answer_key, bias_level, consistency, coverage, entropy_bias_level, expected_acc_at_1,
-                     one_word_ratio, overconfidence, reliability_bins, sharing_rates)
+                     one_word_ratio, overconfidence, reliability_bins, sharing_rates,
+                     single_prompt_bias_level)
 from .breakdowns import GroupAccuracy, accuracy_by
 from .distractors import avg_at_n, fact_means, mean_over_facts, min_at_n, precision_at_n, probability_known, rouge_l
 from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations, normalize_choice_probs, pearson,
@@ -24,7 +25,7 @@ __all__ = [
     # BELIEF / BELIEF-ICL / MyriadLAMA
     "AccAt1", "BIAS_DEFINITIONS", "Bin", "COVERAGE_MAXIMUM", "Coverage", "PAPER_ACC_DRAWS", "PAPER_CONTENT_FREE",
     "acc_at_1", "answer_key", "bias_level", "consistency", "coverage", "entropy_bias_level", "expected_acc_at_1",
-    "one_word_ratio", "overconfidence", "reliability_bins", "sharing_rates",
+    "one_word_ratio", "overconfidence", "reliability_bins", "sharing_rates", "single_prompt_bias_level",
     # breakdowns
     "GroupAccuracy", "accuracy_by",
     # IC-LKE

@@ -175,18 +175,21 @@ PAPER_CONTENT_FREE = ("N/A", "", "?")
 
 
 def entropy_bias_level(distributions: Sequence[Sequence[float]]) -> float:
-    """BELIEF's bias level of one relation: 1 - H(P) / H_max.
+    """BELIEF's bias level of one relation in multi-prompt evaluation: 1 - H(P) / H_max
+    (seed 000 = ../shared/papers/000_d5e47173cc9830b1.txt, lines 188-194).
 
     `distributions[i][c]` is the model's probability of candidate object c at the mask of
     content-free prompt i (one per template and content-free subject, e.g. "N/A", "" and "?"),
-    already restricted to the relation's candidate objects (all rows list the same candidates in
-    the same order). Each row is renormalized over the candidates, P is the mean of the rows
-    (ensembling the content-free subjects and averaging over templates, both plain means), H(P)
-    its Shannon entropy (natural log, 0 log 0 = 0) and H_max = log(#candidates). So a uniform P
-    gives 0 (no preference among the objects whatever the subject) and a one-hot P gives 1 (the
-    template alone decides the answer). NaN with fewer than 2 candidates (H_max = 0: nothing to
-    prefer). Raises ValueError on empty input, rows of different lengths, a negative or
-    non-finite value, or a row with no mass on any candidate.
+    read off its output distribution over the whole vocabulary; all rows list the same candidates
+    in the same order. As the paper does, the output distributions are averaged first (the
+    content-free subjects ensembled, then the templates: plain means, so one mean of all rows when
+    every template has the same subjects), and P is that average over the candidates, normalized
+    once; H(P) is its Shannon entropy (natural log, 0 log 0 = 0) and H_max = log(#candidates). A
+    prompt that puts little mass on the candidates weighs little (factprobe before issue 28
+    renormalized every row first, so each weighed alike). A uniform P gives 0, a one-hot P gives 1
+    (the template alone decides the answer). NaN with fewer than 2 candidates (H_max = 0: nothing
+    to prefer). Raises ValueError on empty input, rows of different lengths, a negative or
+    non-finite value, or no mass on any candidate in any row.
     """
     _require_items(distributions, "distributions")
     if len({len(row) for row in distributions}) != 1:
@@ -196,14 +199,28 @@ def entropy_bias_level(distributions: Sequence[Sequence[float]]) -> float:
         return math.nan
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("distributions: probabilities must be finite and >= 0")
-    totals = rows.sum(axis=1)
-    if np.any(totals <= 0):
-        raise ValueError("distributions: a row gives no probability to any candidate")
-    mean = (rows / totals[:, None]).mean(axis=0)
-    kept = mean[mean > 0]
+    mean = rows.mean(axis=0)
+    if mean.sum() <= 0:
+        raise ValueError("distributions: no row gives any probability to any candidate")
+    p = mean / mean.sum()
+    kept = p[p > 0]
     entropy = float(-(kept * np.log(kept)).sum())
     # Clamp rounding just outside [0, 1] (a uniform P can give H a hair above log n).
     return min(1.0, max(0.0, 1.0 - entropy / math.log(rows.shape[1])))
+
+
+def single_prompt_bias_level(templates: Sequence[Sequence[Sequence[float]]]) -> float:
+    """BELIEF's bias level in single-prompt evaluation (seed 000 line 194: "the average level
+    across all relational templates"): `templates[t]` holds template t's content-free rows (one
+    per content-free subject, as in `entropy_bias_level`); each template's level is
+    `entropy_bias_level` of its own rows, and this is their mean. A template whose rows give no
+    mass to any candidate has no level and is left out; NaN when none is left or with fewer than 2
+    candidates. Raises ValueError on empty input and as `entropy_bias_level` does."""
+    _require_items(templates, "templates")
+    levels = [entropy_bias_level(rows) for rows in templates
+              if any(v > 0 for row in rows for v in row)]
+    levels = [v for v in levels if not math.isnan(v)]
+    return math.fsum(levels) / len(levels) if levels else math.nan
 
 
 def bias_level(predictions: Sequence[str], content_free_predictions: Sequence[str],
