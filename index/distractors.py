@@ -2,7 +2,9 @@
 
 Only fair candidates (sharing a type with o, not o under another name, not true of s, not s) are
 drawn, by strategy random, sem, temp+sem or appropt (Ammar Khodja et al. 2025); with fewer than n
-fair candidates fewer are returned, `shortfall` says why. The rules: docs/design-notes.md.
+fair candidates fewer are returned, `shortfall` says why. Types are the paper's by default (`types`
+"union": instance-of and subclass-of together; an untyped o has no candidates); "instance-first"
+and `untyped` "relation-objects" are factprobe's older rules. The rules: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -16,6 +18,21 @@ from typing import Callable, Protocol, Sequence
 from .text import name_key
 
 STRATEGIES = ("random", "sem", "temp+sem", "appropt")
+# What "sharing a type" means (the paper's first). "union" (seed 004 =
+# ../shared/papers/004_9e1422d598bbbe4c.txt lines 115 and 142): an entity's types are its
+# instance-of (P31) and subclass-of (P279) values together, on both sides. "instance-first"
+# (factprobe before issue 28): o's P31 types when it has any, else its P279 ones, compared with the
+# candidates' types through the same property, so a class (capital: P279 city) never answers for an
+# instance (Zagreb: P31 city), which the paper's rule allows.
+TYPE_RULES = ("union", "instance-first")
+# The pool of an o with no type (the paper's first): "none", the paper's Omega(f) is empty; or
+# "relation-objects" (factprobe before issue 28), every object of the relation.
+UNTYPED_POOLS = ("none", "relation-objects")
+# The true object in ApprOpt's search (the paper's first). "grammar" (seed 004 line 124): the
+# grammar allows "a label of o or of one of its distractors", so o competes for the n results
+# and, found, is dropped: fewer than n distractors come back. "banned" (factprobe before issue
+# 28): o's labels are kept out of the search, which fills all n while fair candidates last.
+APPROPT_OBJECT = ("grammar", "banned")
 
 
 @dataclass(frozen=True)
@@ -34,16 +51,18 @@ class DistractorSet:
     strategy: str
     n: int
     distractors: tuple[Distractor, ...]
-    pool: str  # "type": entities sharing a type with o; "relation-objects": o has no type
+    # "type": entities sharing a type with o; o has no type: "relation-objects" or "none" (empty)
+    pool: str
     types: tuple[str, ...]
     at: str | None = None
     seed: int = 0
     shortfall: str | None = None  # why fewer than n, when fewer
+    type_rule: str = TYPE_RULES[0]
 
     def to_dict(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "object": self.object,
                 "strategy": self.strategy, "n": self.n, "at": self.at, "seed": self.seed,
-                "pool": self.pool, "types": list(self.types),
+                "pool": self.pool, "types": list(self.types), "type_rule": self.type_rule,
                 "distractors": [d.__dict__ for d in self.distractors], "found": len(self.distractors),
                 "shortfall": self.shortfall}
 
@@ -57,21 +76,29 @@ class Fairness:
     object: str
     at: str | None
     names_of: Callable[[str], frozenset[str]]  # entity -> its name keys
-    objects_of_relation: Callable[[str], frozenset[str]]  # the pool when o has no type
+    objects_of_relation: Callable[[str], frozenset[str]]  # the pool when o has no type (untyped)
+    type_rule: str = TYPE_RULES[0]
+    untyped: str = UNTYPED_POOLS[0]
     types: tuple[str, ...] = field(init=False)
-    # Types are compared through the property that gave o its types: an instance's P31 types with
-    # other instances' P31 types. Without this the class "capital" (P279 city) shares "city" with
-    # Zagreb (P31 city) and becomes a wrong answer for "The capital of Croatia is ___".
+    # The property types are read through: None for "union" (P31 and P279 alike); under
+    # "instance-first", the one that gave o its types, for o and candidates alike.
     via: str | None = field(init=False)
-    pool_kind: str = field(init=False)  # "type", or "relation-objects" when o has no type
+    pool_kind: str = field(init=False)  # "type", or `untyped` when o has no type
     excluded: frozenset[str] = field(init=False)  # every true object, and the subject
     taken_names: frozenset[str] = field(init=False)  # every name of a true object
 
     def __post_init__(self) -> None:
-        instance_types = tuple(self.kg.types(self.object, via="P31"))
-        self.via = "P31" if instance_types else "P279"
-        self.types = instance_types or tuple(self.kg.types(self.object, via="P279"))
-        self.pool_kind = "type" if self.types else "relation-objects"
+        if self.type_rule not in TYPE_RULES:
+            raise ValueError(f"distractor types {self.type_rule!r}: use one of {', '.join(TYPE_RULES)}")
+        if self.untyped not in UNTYPED_POOLS:
+            raise ValueError(f"untyped pool {self.untyped!r}: use one of {', '.join(UNTYPED_POOLS)}")
+        if self.type_rule == "union":
+            self.via, self.types = None, tuple(self.kg.types(self.object))
+        else:
+            instance_types = tuple(self.kg.types(self.object, via="P31"))
+            self.via = "P31" if instance_types else "P279"
+            self.types = instance_types or tuple(self.kg.types(self.object, via="P279"))
+        self.pool_kind = "type" if self.types else self.untyped
         true_objects = frozenset(self.kg.objects(self.subject, self.relation, at=self.at)) | {self.object}
         self.excluded = true_objects | {self.subject}
         self.taken_names = frozenset().union(*(self.names_of(o) for o in true_objects))
@@ -79,7 +106,7 @@ class Fairness:
     def in_pool(self, entity: str) -> bool:
         if self.pool_kind == "type":
             return not set(self.types).isdisjoint(self.kg.types(entity, via=self.via))
-        return entity in self.objects_of_relation(self.relation)
+        return self.pool_kind == "relation-objects" and entity in self.objects_of_relation(self.relation)
 
     def fair(self, entity: str) -> bool:
         return (entity not in self.excluded and self.in_pool(entity)
@@ -108,9 +135,15 @@ class DistractorFinder:
     """Distractors from one graph (and, for sem and temp+sem, one semantic index)."""
 
     def __init__(self, kg, semantic=None, *, languages: Sequence[str] | None = None,
-                 appropt: PlausibilityRanker | None = None) -> None:
+                 appropt: PlausibilityRanker | None = None, types: str = TYPE_RULES[0],
+                 untyped: str = UNTYPED_POOLS[0], appropt_object: str = APPROPT_OBJECT[0]) -> None:
+        for name, value, allowed in (("distractor types", types, TYPE_RULES), ("untyped pool", untyped, UNTYPED_POOLS),
+                                     ("appropt_object", appropt_object, APPROPT_OBJECT)):
+            if value not in allowed:
+                raise ValueError(f"{name} {value!r}: use one of {', '.join(allowed)}")
         self.kg = kg
         self.semantic = semantic
+        self.types, self.untyped, self.appropt_object = types, untyped, appropt_object
         self.languages = tuple(languages or kg.languages)
         self.appropt = appropt  # for strategy "appropt": anything with rank_many (PlausibilityRanker)
         self.names_of = lru_cache(maxsize=500_000)(self._names_of)
@@ -134,17 +167,20 @@ class DistractorFinder:
     def _objects_of_relation(self, relation: str) -> frozenset[str]:
         return frozenset(self.kg.distinct_objects(relation))
 
-    def _members(self, type_id: str, via: str) -> tuple[str, ...]:
+    def _members(self, type_id: str, via: str | None) -> tuple[str, ...]:
         return tuple(self.kg.entities_of_type(type_id, via=via))
 
     def rules(self, subject: str, relation: str, obj: str, at: str | None = None) -> Fairness:
-        return Fairness(self.kg, subject, relation, obj, at, self.names_of, self._relation_objects)
+        return Fairness(self.kg, subject, relation, obj, at, self.names_of, self._relation_objects, self.types,
+                        self.untyped)
 
     @staticmethod
     def pool_key(rules: Fairness) -> str:
         """Names a candidate pool (ApprOpt keeps one label trie per model and pool key)."""
         if rules.pool_kind == "type":
-            return f"type-{rules.via}:" + ",".join(rules.types)
+            return f"type-{rules.via}:" + ",".join(rules.types) if rules.via else "type:" + ",".join(rules.types)
+        if rules.pool_kind == "none":
+            return "none:"
         return f"objects-of:{rules.relation}"
 
     def pool(self, rules: Fairness) -> list[str]:
@@ -155,7 +191,9 @@ class DistractorFinder:
         kind, _, value = key.partition(":")
         if kind == "objects-of":
             return tuple(sorted(self._relation_objects(value)))
-        via = kind.removeprefix("type-")
+        if kind == "none":
+            return ()
+        via = kind.removeprefix("type-") if kind != "type" else None
         members = set()
         for t in value.split(","):
             members.update(self._type_members(t, via))
@@ -171,6 +209,8 @@ class DistractorFinder:
         fair = rules.fair
         chosen: list[Distractor] = []
         shortfall = None
+        if rules.pool_kind == "none":  # no candidate at all, whatever the strategy
+            return self._result(rules, strategy, n, chosen, shortfall, seed)
         if strategy == "random":
             chosen = self._random(rules, fair, n, seed)
         elif strategy == "sem":
@@ -203,20 +243,32 @@ class DistractorFinder:
             pool = self.pool(rules)
             key = self.pool_key(rules)
             banned = frozenset(e for e in pool if not rules.fair(e))
+            if self.appropt_object == "grammar":
+                banned -= {obj}
             all_rules.append(rules)
             items.append((prompt, key, [(e, self.names_of_raw(e)) for e in pool], banned))
         found = self.appropt.rank_many(items, n)
-        return [self._result(rules, strategy, n, [Distractor(h.entity, h.name, "appropt", round(h.logprob, 6))
-                                                   for h in hits], None, seed)
-                for rules, hits in zip(all_rules, found)]
+        return [self._appropt_result(rules, n, hits, seed) for rules, hits in zip(all_rules, found)]
+
+    def _appropt_result(self, rules: Fairness, n: int, hits: Sequence[RankedName], seed: int) -> DistractorSet:
+        """The search's hits less the true object, which the paper's grammar lets take a result."""
+        kept = [Distractor(h.entity, h.name, "appropt", round(h.logprob, 6)) for h in hits if h.entity != rules.object]
+        shortfall = None
+        if len(kept) < len(hits):
+            rank = next(k for k, h in enumerate(hits, start=1) if h.entity == rules.object)
+            shortfall = (f"the true object took result {rank} of {len(hits)} (ApprOpt's grammar holds its labels) "
+                         "and is no distractor")
+        return self._result(rules, "appropt", n, kept, shortfall, seed)
 
     @staticmethod
     def _result(rules: Fairness, strategy: str, n: int, chosen: list[Distractor], shortfall: str | None,
                 seed: int) -> DistractorSet:
         if len(chosen) < n and shortfall is None:
-            shortfall = f"only {len(chosen)} fair candidates in the {rules.pool_kind} pool"
+            shortfall = (f"{rules.object} has no type (instance of, subclass of): no candidate shares one"
+                         if rules.pool_kind == "none" else
+                         f"only {len(chosen)} fair candidates in the {rules.pool_kind} pool")
         return DistractorSet(rules.subject, rules.relation, rules.object, strategy, n, tuple(chosen), rules.pool_kind,
-                             rules.types, rules.at, seed, shortfall if len(chosen) < n else None)
+                             rules.types, rules.at, seed, shortfall if len(chosen) < n else None, rules.type_rule)
 
     def _random(self, rules: Fairness, fair, n: int, seed: int) -> list[Distractor]:
         pool = self._pool_members(self.pool_key(rules))

@@ -112,9 +112,21 @@ def test_other_true_objects_of_a_non_functional_relation_and_the_subject_are_exc
         assert found.shortfall == "only 3 fair candidates in the type pool"
 
 
-def test_object_without_type_falls_back_to_the_relations_objects(graph):
+def test_object_without_type_has_no_distractors_as_in_the_paper(graph):
+    """DistFact's candidates share a type with o (../shared/papers/004_9e1422d598bbbe4c.txt:115):
+    an o without any type has none, whatever the strategy."""
     _, kg, index = graph
     finder = DistractorFinder(kg, index)
+    for strategy in ("random", "sem", "temp+sem"):
+        found = finder.find("Q901", "P19", "Q9001", strategy=strategy, n=5)
+        assert found.pool == "none" and found.types == () and found.distractors == ()
+        assert found.shortfall == "Q9001 has no type (instance of, subclass of): no candidate shares one"
+        assert found.to_dict()["type_rule"] == "union"
+
+
+def test_object_without_type_falls_back_to_the_relations_objects_when_asked(graph):
+    _, kg, index = graph
+    finder = DistractorFinder(kg, index, untyped="relation-objects")
     found = finder.find("Q901", "P19", "Q9001", strategy="random", n=5)
     assert found.pool == "relation-objects" and found.types == ()
     # Littleby (Q9002) and Hamburg (Q1055) were someone's birthplace; Smallton-on-Sea shares no
@@ -122,6 +134,8 @@ def test_object_without_type_falls_back_to_the_relations_objects(graph):
     assert {d.entity for d in found.distractors} == {"Q9002", "Q1055", "Q9003"}
     littleby = finder.find("Q902", "P19", "Q9002", strategy="random", n=5)
     assert {d.entity for d in littleby.distractors} == {"Q9001", "Q1055"}  # Q9003 has the alias Littleby
+    with pytest.raises(ValueError, match="untyped pool"):
+        DistractorFinder(kg, index, untyped="objects")
 
 
 def test_random_is_seeded_and_model_free(graph):
@@ -154,7 +168,8 @@ def test_semantic_index_roundtrip_and_empty_bags(graph, tmp_path):
     # an entity without a vector is still a candidate: similarity 0, after every positive one, by id
     tail = [(e, s) for e, s in reloaded.ranked("Q90", everyone) if e in empty]
     assert tail and all(s == 0.0 for _, s in tail) and [e for e, _ in tail] == sorted(e for e, _ in tail)
-    found = DistractorFinder(kg, reloaded).find("Q901", "P19", "Q9001", strategy="sem", n=2)
+    # (Q9001 has no type: only the relation-objects pool gives it candidates to rank)
+    found = DistractorFinder(kg, reloaded, untyped="relation-objects").find("Q901", "P19", "Q9001", strategy="sem", n=2)
     assert found.distractors == () and found.shortfall == "Q9001 has no features in the semantic index"
     (tmp_path / "s" / "meta.json").write_text(json.dumps({**reloaded.meta, "format": 1}))
     with pytest.raises(ValueError, match="format 1.*rebuild it with `factprobe distractors build`"):
@@ -219,10 +234,12 @@ def test_cli_build_query_and_batch(graph, tmp_path):
     again = run_cli(*args)  # everything written already: nothing redone
     assert json.loads(again.stdout)["resumed_after"] == 3 and out_file.read_text().count("\n") == 3
     appropt = json.loads(run_cli("distractors", "query", "--subject", "Q142", "--relation", "P36", "--object", "Q90",
-                                 "--strategy", "appropt", "--n", "1", "--model", "smollm2-135m-instruct",
+                                 "--strategy", "appropt", "--n", "2", "--model", "smollm2-135m-instruct",
                                  "--template", "The capital of [X] is [Y].", "--store", store, "--json",
                                  check=True).stdout)
+    # The paper's grammar holds Paris's labels: Paris takes the first of the 2 results, Berlin the second.
     assert [d["entity"] for d in appropt["distractors"]] == ["Q64"] and appropt["distractors"][0]["score"] < 0
+    assert appropt["shortfall"] == "the true object took result 1 of 2 (ApprOpt's grammar holds its labels) and is no distractor"
     facts.write_text("\n".join([json.dumps({"subject": "Q142", "relation": "P36", "object": "Q90"}), "[1]",
                                 json.dumps({"subject": "Q183", "relation": "P36", "object": "Q64"}),
                                 json.dumps({"subject": "Q38", "relation": "P36", "object": "Q220"})]) + "\n")
@@ -235,7 +252,10 @@ def test_cli_build_query_and_batch(graph, tmp_path):
     rows = [json.loads(line) for line in batched.read_text().splitlines()]
     assert batched.read_text() == one_by_one.read_text() and len(rows) == 4 and rows[1] == {"rejected": True}
     assert rows[0]["distractors"]["appropt"][0] == "Q64"
-    assert [len(r["distractors"]["appropt"]) for r in rows if "distractors" in r] == [2, 2, 2]
+    # Each capital takes one of its fact's 2 results (the paper's grammar): one distractor each.
+    assert [r["distractors"]["appropt"] for r in rows if "distractors" in r] == [["Q64"], ["Q1055"], ["Q490"]]
+    assert {r["shortfall"]["appropt"] for r in rows if "distractors" in r} == {
+        "the true object took result 1 of 2 (ApprOpt's grammar holds its labels) and is no distractor"}
     no_model = run_cli("distractors", "query", "--subject", "Q142", "--relation", "P36", "--object", "Q90",
                        "--strategy", "appropt", "--store", store)
     assert no_model.returncode == 2 and "--model" in no_model.stderr
@@ -244,8 +264,11 @@ def test_cli_build_query_and_batch(graph, tmp_path):
     assert missing.returncode == 2 and "factprobe distractors build" in missing.stderr
 
 
-def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path):
-    """ApprOpt on a real PyPI model: only fair candidates, the same as scoring them all, one trie."""
+def test_appropt_grammar_holds_the_true_objects_labels_as_in_the_paper(graph, tmp_path):
+    """DistFact's ApprOpt grammar enforces "a label of o or of one of its distractors"
+    (../shared/papers/004_9e1422d598bbbe4c.txt:124), so o competes for the n results: found, it is
+    dropped, and "the number of retrieved distractors can be smaller than n". Measured with
+    SmolLM2-135M: Paris is the most probable capital after "The capital of France is"."""
     from factprobe.probes.scoring.appropt import ApprOptRanker, TrieCache, exhaustive
     from scoring_models import real_scorer
 
@@ -253,6 +276,40 @@ def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path
     scorer = real_scorer("smollm2-135m-instruct")
     ranker = ApprOptRanker(scorer, TrieCache(tmp_path / "tries"))
     finder = DistractorFinder(kg, index, appropt=ranker)
+    prompt = "The capital of France is"
+    rules = finder.rules("Q142", "P36", "Q90")
+    pool = finder.pool(rules)
+    trie = ranker.cache.get(scorer, finder.pool_key(rules), {e: finder.names_of_raw(e) for e in pool})
+    unfair = frozenset(e for e in pool if not rules.fair(e))
+    assert unfair == {"Q90", "Q830149"}  # Paris, and the other Paris (one of o's labels)
+    # The exact ranking of the paper's grammar: Paris's labels in, the other Paris's out.
+    reference = exhaustive(scorer, prompt, trie, 20, banned=unfair - {"Q90"})
+    assert reference[0].entity == "Q90" and len(reference) == 15
+    one = finder.find("Q142", "P36", "Q90", strategy="appropt", n=1, prompt=prompt)
+    assert one.distractors == () and one.shortfall == (
+        "the true object took result 1 of 1 (ApprOpt's grammar holds its labels) and is no distractor")
+    # a beam as wide as the pool is exhaustive: the reference less Paris, 14 of the 20 asked for
+    wide = finder.find("Q142", "P36", "Q90", strategy="appropt", n=20, prompt=prompt)
+    assert [d.entity for d in wide.distractors] == [h.entity for h in reference[1:]]
+    assert wide.shortfall.startswith("the true object took result 1 of 15")
+    # factprobe's older search bans Paris's labels and fills n: Berlin, the best fair candidate
+    banned = DistractorFinder(kg, index, appropt=ranker, appropt_object="banned")
+    assert [d.entity for d in banned.find("Q142", "P36", "Q90", strategy="appropt", n=1, prompt=prompt).distractors] \
+        == ["Q64"]
+    with pytest.raises(ValueError, match="appropt_object"):
+        DistractorFinder(kg, index, appropt_object="kept")
+
+
+def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path):
+    """ApprOpt on a real PyPI model: only fair candidates, the same as scoring them all, one trie
+    (with the true object banned from the search, factprobe's older option, so n come back)."""
+    from factprobe.probes.scoring.appropt import ApprOptRanker, TrieCache, exhaustive
+    from scoring_models import real_scorer
+
+    _, kg, index = graph
+    scorer = real_scorer("smollm2-135m-instruct")
+    ranker = ApprOptRanker(scorer, TrieCache(tmp_path / "tries"))
+    finder = DistractorFinder(kg, index, appropt=ranker, appropt_object="banned")
     found = finder.find("Q142", "P36", "Q90", strategy="appropt", n=2, prompt="The capital of France is")
     chosen = [d.entity for d in found.distractors]
     fair = DistractorFinder(kg, index).find("Q142", "P36", "Q90", strategy="sem", n=50).distractors
@@ -277,7 +334,8 @@ def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path
     assert ranker.cache.builds == 1  # the same type pool, the same trie
     # exact=True: the beam widens until its answer is provably the exhaustive top 2, which the
     # width-2 beam misses here (it keeps a prefix that scores better than the label it hides)
-    exact_finder = DistractorFinder(kg, index, appropt=ApprOptRanker(scorer, ranker.cache, exact=True))
+    exact_finder = DistractorFinder(kg, index, appropt=ApprOptRanker(scorer, ranker.cache, exact=True),
+                                    appropt_object="banned")
     exact_found = exact_finder.find("Q142", "P36", "Q90", strategy="appropt", n=2, prompt="The capital of France is")
     assert [d.entity for d in exact_found.distractors] == [h.entity for h in reference[:2]]
     assert chosen != [h.entity for h in reference[:2]]
@@ -293,9 +351,12 @@ def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path
     assert [x.subject for x in together] == ["Q142", "Q183", "Q38"]
 
 
-def test_a_class_is_never_a_distractor_for_an_instance(tmp_path):
-    """The class "capital" (P279 city) and the town Zagreb (P31 city) both have the type "city";
-    only instances may answer for an instance, and a class's pool is the other classes."""
+def test_types_are_instance_of_and_subclass_of_together_or_instance_first_when_asked(tmp_path):
+    """The class "capital" (P279 city) and the town Zagreb (P31 city) both have the type "city".
+    DistFact's types are "those explicitly declared via instance of and subclass of"
+    (../shared/papers/004_9e1422d598bbbe4c.txt:142), so by default the classes megacity and
+    capital are distractors for Zagreb. `types="instance-first"` (factprobe before issue 28): only
+    instances may answer for an instance, and a class's pool is the other classes."""
     entities = [item(CITY, "city"), item("Q1637706", "megacity", claims={"P279": [CITY]}),
                 item(CAPITAL, "capital", claims={"P279": [CITY]}),
                 item("Q1435", "Zagreb", claims={"P31": [CITY]}), item("Q1781", "Budapest", claims={"P31": [CITY]}),
@@ -306,9 +367,20 @@ def test_a_class_is_never_a_distractor_for_an_instance(tmp_path):
     run_cli("ingest", "wikidata", str(write_dump(tmp_path / "g.json", entities)), "--store", str(store),
             "--quiet", check=True)
     with KnowledgeGraph(store) as kg:
-        finder = DistractorFinder(kg, None)
+        paper = DistractorFinder(kg, None)
+        found = paper.find("Q224", "P36", "Q1435", strategy="random", n=10, seed=0)
+        # city by P31 or P279: Budapest, Stockholm, megacity, capital (Zagreb is o; Q2 is a capital)
+        assert sorted(d.entity for d in found.distractors) == ["Q1637706", "Q1754", "Q1781", CAPITAL]
+        assert found.types == (CITY,) and found.shortfall == "only 4 fair candidates in the type pool"
+        rules = paper.rules("Q2", "P279", CAPITAL)  # capital's types: {city} (its P279)
+        assert rules.via is None and paper.pool_key(rules) == f"type:{CITY}"
+        assert [e for e in paper.pool(rules) if rules.fair(e)] == ["Q1435", "Q1637706", "Q1754", "Q1781"]
+        with pytest.raises(ValueError, match="distractor types"):
+            DistractorFinder(kg, None, types="p31")
+        finder = DistractorFinder(kg, None, types="instance-first")
         found = finder.find("Q224", "P36", "Q1435", strategy="random", n=10, seed=0)
         assert sorted(d.entity for d in found.distractors) == ["Q1754", "Q1781"]
+        assert found.to_dict()["type_rule"] == "instance-first"
         assert found.shortfall is not None  # 2 fair instances, not padded with the classes
         # a class's candidates are the other subclasses of its superclass, never the instances
         rules = finder.rules("Q2", "P279", CAPITAL)

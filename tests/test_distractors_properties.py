@@ -1,5 +1,7 @@
 """Property-based checks: on generated graphs, every distractor is fair, and a short answer means
-the fair candidates really ran out. The oracle below reads the generated spec, not the store."""
+the fair candidates really ran out. The oracle below reads the generated spec, not the store, under
+DistFact's type rule (instance-of and subclass-of together, no candidates for an untyped object:
+../shared/papers/004_9e1422d598bbbe4c.txt lines 115 and 142) and factprobe's older one."""
 
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ def graphs(draw):
     spec = {"names": {}, "types": {}, "facts": []}
     for e in entities:
         spec["names"][e] = draw(st.lists(st.sampled_from(WORDS), max_size=3))  # some entities have no name
-        spec["types"][e] = draw(st.lists(st.sampled_from(TYPES), max_size=2, unique=True))
+        # (type, the property that declares it)
+        spec["types"][e] = draw(st.lists(st.tuples(st.sampled_from(TYPES), st.sampled_from(["P31", "P279"])),
+                                         max_size=2, unique_by=lambda t: t[0]))
     for k in range(draw(st.integers(3, 30))):
         # few subjects, so that a subject often has several objects of one relation
         s, o = draw(st.sampled_from(entities[:4])), draw(st.sampled_from(entities))
@@ -45,7 +49,7 @@ def build_store(path, entities, spec):
         names = spec["names"][e]
         rows.entities.append((e, "item", names[0] if names else None, None, 0, None))
         rows.names += [(e, "en", name, 0 if i == 0 else 1) for i, name in enumerate(dict.fromkeys(names))]
-        rows.types += [(e, t, "P31") for t in spec["types"][e]]
+        rows.types += [(e, t, via) for t, via in spec["types"][e]]
     for fid, s, r, o, start, end, rank in spec["facts"]:
         rows.facts.append(fact_row(fid, s, r, o, "wikibase-item", rank=rank,
                                    start=TimeValue(f"+{start}-01-01T00:00:00Z") if start else None,
@@ -54,7 +58,22 @@ def build_store(path, entities, spec):
         store.write(rows, conn)
 
 
-def oracle(entities, spec, s, r, o, at):
+def type_pool(entities, spec, r, o, rules) -> set:
+    """The candidates sharing a type with o: under "union" (the paper's) P31 and P279 types alike,
+    none when o has no type; under "instance-first" o's P31 types if any, else its P279 ones,
+    matched through that property, every object of r when o has no type."""
+    types = spec["types"]
+    if rules == "union":
+        mine = {t for t, _ in types[o]}
+        return {e for e in entities if {t for t, _ in types[e]} & mine}
+    via = "P31" if any(v == "P31" for _, v in types[o]) else "P279"
+    mine = {t for t, v in types[o] if v == via}
+    if not mine:
+        return {f[3] for f in spec["facts"] if f[2] == r and f[6] != DEPRECATED}
+    return {e for e in entities if {t for t, v in types[e] if v == via} & mine}
+
+
+def oracle(entities, spec, s, r, o, at, rules="union"):
     """The fair candidates of (s, r, o) at `at` (YYYY-01-01 or None), and the temporal ones in order."""
     key = int(f"{at}0101") if at else TODAY
     live = [f for f in spec["facts"] if f[6] != DEPRECATED and f[1] == s and f[2] == r]
@@ -65,10 +84,7 @@ def oracle(entities, spec, s, r, o, at):
 
     true = {f[3] for f in live if true_now(f)} | {o}
     taken = {name_key(x) for t in true for x in spec["names"][t]}
-    if spec["types"][o]:
-        pool = {e for e in entities if set(spec["types"][e]) & set(spec["types"][o])}
-    else:
-        pool = {f[3] for f in spec["facts"] if f[2] == r and f[6] != DEPRECATED}
+    pool = type_pool(entities, spec, r, o, rules)
     fair = {e for e in pool if e not in true and e != s and not taken & {name_key(x) for x in spec["names"][e]}}
     ended: dict[str, int] = {}
     for f in live:
@@ -85,7 +101,9 @@ def test_every_distractor_is_fair_and_shortfalls_are_real(tmp_path_factory, grap
     path = tmp_path_factory.mktemp("g") / "g.sqlite"
     build_store(path, entities, spec)
     with KnowledgeGraph(path) as kg:
-        finder = DistractorFinder(kg, SemanticIndex.build(feature_bags(kg)))
+        semantic = SemanticIndex.build(feature_bags(kg))
+        finders = {"union": DistractorFinder(kg, semantic),
+                   "instance-first": DistractorFinder(kg, semantic, types="instance-first", untyped="relation-objects")}
         facts = [f for f in spec["facts"] if f[6] != DEPRECATED]
         for _ in range(3):
             if not facts:
@@ -93,13 +111,15 @@ def test_every_distractor_is_fair_and_shortfalls_are_real(tmp_path_factory, grap
             _, s, r, o, *_ = data.draw(st.sampled_from(facts))
             at = data.draw(st.sampled_from([None, 1950, 2000, 2025]))
             n = data.draw(st.integers(1, 6))
-            fair, temporal = oracle(entities, spec, s, r, o, at)
+            rules = data.draw(st.sampled_from(sorted(finders)))
+            finder = finders[rules]
+            fair, temporal = oracle(entities, spec, s, r, o, at, rules)
             for strategy in ("random", "sem", "temp+sem"):
                 found = finder.find(s, r, o, strategy=strategy, n=n, at=str(at) if at else None, seed=3)
                 chosen = [d.entity for d in found.distractors]
                 assert len(chosen) == len(set(chosen)) <= n
                 assert set(chosen) <= fair, (strategy, set(chosen) - fair)
-                assert found.pool == ("type" if spec["types"][o] else "relation-objects")
+                assert found.pool == ("type" if spec["types"][o] else "none" if rules == "union" else "relation-objects")
                 if len(chosen) < n:
                     assert set(chosen) == fair and found.shortfall  # never short while fair ones remain
                 else:

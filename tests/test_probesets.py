@@ -229,7 +229,9 @@ def test_provenance_filter_keeps_facts_a_trex_annotator_aligned(tmp_path):
 @pytest.mark.slow
 def test_appropt_distractor_sets_on_a_real_model(store, tmp_path):
     """The prompt is the first template ending with [Y] (P36's list starts that way), searched for
-    all facts together; every distractor is fair."""
+    all facts together; every distractor is fair. The search's grammar holds the true capital's
+    labels too (DistFact's ApprOpt), so where the model ranks it among the 2 best it takes a
+    result and is dropped (issue 28 g)."""
     base, path = store
     out = tmp_path / "appropt.jsonl"
     _build(path, out, "--kind", "distractor", "--relation", "P36", "--strategy", "appropt", "--n", "2",
@@ -238,8 +240,16 @@ def test_appropt_distractor_sets_on_a_real_model(store, tmp_path):
     with KnowledgeGraph(path) as kg:
         for item in items:
             chosen = [d["entity"] for d in item["distractors"]["appropt"]]
-            assert len(chosen) == 2 and not set(chosen) & set(kg.objects(item["subject"], "P36"))
+            assert not set(chosen) & set(kg.objects(item["subject"], "P36"))
             assert all(d["score"] < 0 and d["source"] == "appropt" for d in item["distractors"]["appropt"])
+    # Observed: every true capital is among the model's 2 best (Brasília second, after Rio).
+    taken = {i["subject_label"]: i["shortfall"]["appropt"].split(" (")[0] for i in items}
+    assert taken == {**{c: "the true object took result 1 of 2" for c in
+                        ("France", "Germany", "Italy", "Spain", "Japan", "Austria")},
+                     "Brazil": "the true object took result 2 of 2"}
+    assert {i["subject_label"]: [d["entity"] for d in i["distractors"]["appropt"]] for i in items} == {
+        "France": ["Q64"], "Germany": ["Q1055"], "Italy": ["Q490"], "Spain": ["Q830149"], "Japan": ["Q35765"],
+        "Austria": ["Q64"], "Brazil": ["Q8678"]}
     france = next(i for i in items if i["subject"] == "Q142")
     assert france["distractors"]["appropt"][0]["label"] == "Berlin"  # as `distractors query` finds it
 
