@@ -58,7 +58,8 @@ def test_baselines_with_a_judge(judge, tmp_path, monkeypatch):
                        # The definitions before issue 20 (the label on the first cloze; sampled
                        # answers and the greedy one), which the checks below pin; the paper's
                        # defaults are pinned in test_paper_compare.py.
-                       options={"probability": "label", "candidates": "sample", "samples": 4, "n": 2,
+                       options={"probability": "label", "probability_eos": True, "candidates": "sample",
+                                "samples": 4, "n": 2,
                                 "judge_model": "judge", "judge_base_url": judge})
     records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
     assert summary.items == len(records) == 4

@@ -11,6 +11,9 @@ g. IC-LKE (Wu et al. 2024) compares what two models know per template and ICL se
 h. DistFact (Ammar Khodja et al. 2025) scores the probability baseline as the sum of P over every
    name of the object, averaged over the clozes (factprobe scored the label on one cloze), and
    takes Precision@n and ROUGE-L from beam search's top continuations (factprobe sampled).
+   Issue 28 i: that sum has no end-of-sequence token (seed 004 =
+   ../shared/papers/004_9e1422d598bbbe4c.txt, Table 2, line 204), where the distractor measure's
+   plausibility has one (line 85); factprobe appended it, now `probability_eos=true`.
 """
 
 from __future__ import annotations
@@ -247,12 +250,60 @@ ITEMS = [
 CLOZES = ("The capital of {} is", "{}'s capital city is")
 
 
-def _probability(scorer, cloze: str, name: str) -> float:
-    """P(" " + name + EOS | cloze) from the scorer's loglikelihood, EOS written as its text."""
+def _probability(scorer, cloze: str, name: str, eos: bool = False) -> float:
+    """P(" " + name | cloze) from the scorer's loglikelihood; with `eos`, P(" " + name + EOS | cloze),
+    EOS written as its text."""
     from factprobe.probes.scoring.requests import LoglikelihoodRequest
 
-    (scores,) = scorer.loglikelihood([LoglikelihoodRequest(cloze, [f" {name}{scorer.tokenizer.eos_token}"])])
+    text = f" {name}{scorer.tokenizer.eos_token}" if eos else f" {name}"
+    (scores,) = scorer.loglikelihood([LoglikelihoodRequest(cloze, [text])])
     return math.exp(scores[0].logprob)
+
+
+class NamesScorer:
+    """A causal LM written as a table: P(" " + name | cloze) per name, and P(EOS | cloze + name)
+    the same 0.8 everywhere; greedy and beam answers are the first name."""
+
+    identity = "table-causal"
+
+    def __init__(self, probabilities: dict[str, float]) -> None:
+        self.probabilities = probabilities
+
+    def label_paths(self, requests):
+        from factprobe.probes.scoring.requests import LabelPathScore
+
+        return [[LabelPathScore(math.log(self.probabilities[name]) + (math.log(0.8) if r.eos else 0.0), 1)
+                 for name in r.names] for r in requests]
+
+    def generate(self, requests):
+        from factprobe.probes.scoring.requests import Generation
+
+        return [Generation(tuple([" Paris"] * r.n)) for r in requests]
+
+
+def test_probability_baseline_has_no_end_of_sequence_token():
+    """Table 2's Probability: (1/|C|) sum over c of sum over the object's names of Pr(name | c).
+    With names Paris (0.5), City of Light (0.1) and Paname (0.05) on every cloze: 0.65; factprobe
+    appended EOS (P = 0.8 after each name here), giving 0.8 * 0.65 = 0.52, now `probability_eos`."""
+    from factprobe.probes.aggregate import aggregate
+    from factprobe.probes.methods.base import MethodContext
+    from factprobe.probes.methods.baselines import Baselines
+
+    scorer = NamesScorer({"Paris": 0.5, "City of Light": 0.1, "Paname": 0.05, "Tokyo": 0.3, "Tokyo Metropolis": 0.2})
+    options = {"clozes": 2, "beams": 3, "n": 2, "max_tokens": 4}
+    paper = Baselines(MethodContext(options=options)).run(scorer, ITEMS)
+    assert [r["probability"] for r in paper] == [pytest.approx(0.65), pytest.approx(0.5)]
+    assert [r["correct"] for r in paper] == [True, False]  # 0.5 is not above the 0.5 threshold
+    eos = Baselines(MethodContext(options={**options, "probability_eos": True})).run(scorer, ITEMS)
+    assert [r["probability"] for r in eos] == [pytest.approx(0.52), pytest.approx(0.4)]
+    method = Baselines(MethodContext(options=options))
+    assert aggregate("baselines", paper, method.options)["definitions"] == {"probability": "all-names",
+                                                                           "probability_eos": False}
+    assert aggregate("baselines", eos, {**method.options, "probability_eos": True})["definitions"][
+        "probability_eos"] is True
+    assert aggregate("baselines", paper, {})["definitions"] == {"probability": "label", "probability_eos": True}
+    with pytest.raises(ValueError, match="probability_eos"):
+        Baselines(MethodContext(options={"probability_eos": "yes"}))
 
 
 @pytest.mark.slow
@@ -264,8 +315,8 @@ def test_probability_baseline_sums_every_name_and_averages_the_clozes():
     scorer = real_scorer("smollm2-135m-instruct")
     method = Baselines(MethodContext(options={"clozes": 2, "beams": 3, "n": 2, "max_tokens": 4}))
     records = method.run(scorer, ITEMS)
-    old = Baselines(MethodContext(options={"probability": "label", "candidates": "sample", "samples": 3,
-                                           "n": 2, "max_tokens": 4})).run(scorer, ITEMS)
+    old = Baselines(MethodContext(options={"probability": "label", "probability_eos": True, "candidates": "sample",
+                                           "samples": 3, "n": 2, "max_tokens": 4})).run(scorer, ITEMS)
     for item, record, before in zip(ITEMS, records, old):
         clozes = [c.format(item["subject_label"]) for c in CLOZES]
         assert record["clozes"] == clozes
@@ -274,8 +325,8 @@ def test_probability_baseline_sums_every_name_and_averages_the_clozes():
         assert record["probability_per_cloze"] == pytest.approx(per_cloze, rel=1e-4)
         assert record["probability"] == pytest.approx(hand, rel=1e-4)
         assert record["correct"] == (hand > 0.5)
-        # The old definition, still offered: the label alone after the first cloze.
-        label_only = _probability(scorer, clozes[0], item["object_label"])
+        # The old definition, still offered: the label alone, EOS after it, after the first cloze.
+        label_only = _probability(scorer, clozes[0], item["object_label"], eos=True)
         assert before["probability"] == pytest.approx(label_only, rel=1e-4)
         assert abs(hand - label_only) > 1e-3 * hand  # the two definitions are told apart
         print(item["subject_label"], "all names, 2 clozes:", hand, "label, first cloze:", label_only)

@@ -1,7 +1,8 @@
 """The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025):
 probability, Precision@n, ROUGE-L and an optional LLM judge, by default taken on the relation's
-object-final clozes and averaged over them. The probability is by default the distractor
-measure's plausibility of the object (all its names); `correct` is its verdict. Each measure's
+object-final clozes and averaged over them. The probability is by default the paper's sum of
+P(name | cloze) over all the object's names, without the end-of-sequence token the distractor
+measure's plausibility appends (`probability_eos=true`); `correct` is its verdict. Each measure's
 definitions and options: docs/design-notes.md.
 """
 
@@ -42,7 +43,10 @@ def baseline_measures(records: Sequence[dict], options: dict | None = None) -> d
         out[name] = math.fsum(means) / len(means) if means else None  # metrics.mean_over_facts
         # its 95% interval over facts (Wilson where every fact's value is 0 or 1)
         out[f"{name}_interval"] = interval(means)
-    return {"baselines": out}
+    options = options or {}
+    # Runs from before an option existed used what factprobe did then: the label, EOS appended.
+    return {"baselines": out, "definitions": {"probability": options.get("probability", "label"),
+                                              "probability_eos": options.get("probability_eos", True)}}
 
 
 class Baselines(Method):
@@ -51,7 +55,8 @@ class Baselines(Method):
     kinds = ("distractor", "kdf", "icl-mc")
     reads = ("relation", "subject_label", "object", "object_label", "gold")
     aggregate_extra = staticmethod(baseline_measures)
-    defaults = {"threshold": 0.5, "probability": "all-names", "candidates": "beam", "clozes": 5, "beams": 10,
+    defaults = {"threshold": 0.5, "probability": "all-names", "probability_eos": False, "candidates": "beam",
+                "clozes": 5, "beams": 10,
                 "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None}
 
     @classmethod
@@ -70,6 +75,9 @@ class Baselines(Method):
             if self.options[option] not in allowed:
                 raise ValueError(f"method baselines: {option} must be one of {', '.join(allowed)}, "
                                  f"not {self.options[option]!r}")
+        if not isinstance(self.options["probability_eos"], bool):
+            raise ValueError(f"method baselines: probability_eos must be true or false, "
+                             f"not {self.options['probability_eos']!r}")
         if self.options["candidates"] == "beam" and self.options["beams"] < self.options["n"]:
             raise ValueError(f"method baselines: Precision@{self.options['n']} needs beams >= n "
                              f"(beams={self.options['beams']})")
@@ -133,7 +141,8 @@ class Baselines(Method):
                 names, texts = [item["object_label"]], texts[:1]
             else:
                 names = all_names(item["object_label"], item.get("object_names") or item.get("gold"))
-            asked.append([label_request(text, {item["object"]: names}) for text in texts])
+            asked.append([label_request(text, {item["object"]: names}, self.options["probability_eos"])
+                          for text in texts])
         answers = iter(scorer.label_paths([request for per_item in asked for request, _ in per_item]))
         # names that tokenize alike count once (log_plausibility)
         return [[math.exp(log_plausibility(owners, next(answers))[item["object"]]) for _, owners in per_item]

@@ -153,17 +153,18 @@ def all_names(label: str | None, more: list[str] | None) -> list[str]:
     return list(dict.fromkeys(n for n in [label, *(more or [])] if n and n.strip()))
 
 
-def label_request(prompt: str, names: dict[str, list[str]]) -> tuple[LabelPathRequest, list[str]]:
+def label_request(prompt: str, names: dict[str, list[str]], eos: bool = True) -> tuple[LabelPathRequest, list[str]]:
     """One label-path request for every name of every entity after `prompt` (each (entity, name)
     once, stripped, sorted by entity then name), and the entity each name belongs to. An entity
-    without a name is not asked about."""
+    without a name is not asked about. `eos`: each name followed by the end-of-sequence token (the
+    plausibility's, seed 004 line 85), or not (the probability baseline's, line 204)."""
     pairs = sorted({(entity, name.strip()) for entity, entity_names in names.items()
                     for name in entity_names if name and name.strip()})
-    return LabelPathRequest(prompt, tuple(name for _, name in pairs)), [entity for entity, _ in pairs]
+    return LabelPathRequest(prompt, tuple(name for _, name in pairs), eos), [entity for entity, _ in pairs]
 
 
 def log_plausibility(owners: Sequence[str], scores: Sequence[LabelPathScore]) -> dict[str, float]:
-    """Per entity, the log of the sum over its names of P(" " + name + EOS | prompt), kept in log
+    """Per entity, the log of the sum over its names of P(" " + name [+ EOS] | prompt), kept in log
     space so that very unlikely names do not underflow to a tie at 0. Two names of one entity that
     tokenize alike are one string to the model and count once (`same_as`); the same name of two
     entities counts for each."""
