@@ -24,9 +24,9 @@ def distractors_group() -> None:
     """Fair wrong answers for facts: Random, Sem, Temp+Sem (a semantic index) and ApprOpt (a model).
 
     \b
-    A distractor o* of (s, r, o) shares a type with o (when o has none: is an object of r
-    elsewhere), shares no label or alias with o or any true object, and (s, r, o*) is not true
-    at the probe date (--at, default today).
+    A distractor o* of (s, r, o) shares a type with o (instance of or subclass of, DistFact's;
+    --distractor-types and --untyped-pool give factprobe's older rules), shares no label or alias
+    with o or any true object, and (s, r, o*) is not true at the probe date (--at, default today).
     """
 
 
@@ -59,7 +59,7 @@ def build(store, out_dir, min_df, check_queries, seed, quiet, as_json):
         click.echo(json.dumps({**index.meta, "out": out_dir}))
 
 
-def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=16):
+def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=16, rules=None):
     from ..index.distractors import DistractorFinder
     from ..kg.graph import KnowledgeGraph
 
@@ -83,7 +83,7 @@ def _finder(store, semantic_dir, strategies, model, languages, exact=False, batc
 
         ranker = ApprOptRanker(ModelCache().get(model), exact=exact, batch_size=batch)
     langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else None
-    return DistractorFinder(kg, semantic, languages=langs, appropt=ranker)
+    return DistractorFinder(kg, semantic, languages=langs, appropt=ranker, **(rules or {}))
 
 
 def cloze_prompt(template: str, subject_label: str, relation_label: str) -> str:
@@ -106,9 +106,22 @@ query_options = [
                  help="appropt: widen the beam until the answer is provably the exact top n (as an exhaustive "
                       "scoring would rank them). Cheap on small pools, up to 100x slower on large ones."),
     click.option("--languages", help="Name languages for the label rule [default: the store's]."),
+    click.option("--distractor-types", type=click.Choice(["union", "instance-first"]), default="union",
+                 show_default=True, help="union: instance-of and subclass-of types together (DistFact's); "
+                 "instance-first: o's P31 types, else its P279 ones, matched through the same property."),
+    click.option("--untyped-pool", type=click.Choice(["none", "relation-objects"]), default="none",
+                 show_default=True, help="Candidates of an object without a type: none (DistFact's) or the "
+                 "relation's objects."),
+    click.option("--appropt-object", type=click.Choice(["grammar", "banned"]), default="grammar",
+                 show_default=True, help="appropt: the true object's labels in the search, taking a result "
+                 "(DistFact's), or banned from it."),
     store_option,
     semantic_option,
 ]
+
+
+def _rules(types: str, untyped: str, appropt_object: str) -> dict:
+    return {"types": types, "untyped": untyped, "appropt_object": appropt_object}
 
 
 def _label(finder, entity):
@@ -121,14 +134,15 @@ def _label(finder, entity):
 @click.option("--object", "obj", required=True, help="The true object's QID.")
 @with_options(query_options)
 @json_option
-def query(subject, relation, obj, strategies, n, at, seed, model, template, exact, languages, store, semantic_dir,
-          as_json):
+def query(subject, relation, obj, strategies, n, at, seed, model, template, exact, languages, distractor_types,
+          untyped_pool, appropt_object, store, semantic_dir, as_json):
     """Distractors for one fact.
 
     \b
     factprobe distractors query --subject Q183 --relation P36 --object Q64 --strategy temp+sem --n 5
     """
-    finder = _finder(store, semantic_dir, strategies, model, languages, exact)
+    finder = _finder(store, semantic_dir, strategies, model, languages, exact,
+                     rules=_rules(distractor_types, untyped_pool, appropt_object))
     prompt = cloze_prompt(template, _label(finder, subject), _label(finder, relation))
     results = []
     for strategy in strategies:
@@ -158,14 +172,15 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
                    "written, and a rerun resumes, a batch at a time.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
-def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, store, semantic_dir,
-        batch, quiet, as_json):
+def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, distractor_types,
+        untyped_pool, appropt_object, store, semantic_dir, batch, quiet, as_json):
     """Add distractors to every fact of FACTS_FILE (JSONL with `subject`, `relation`, `object`, as
     `frequency annotate` writes). A line without them is reported with its number and skipped. A
     rerun with the same --out continues after the lines already written."""
     from tqdm import tqdm
 
-    finder = _finder(store, semantic_dir, strategies, model, languages, exact, batch)
+    finder = _finder(store, semantic_dir, strategies, model, languages, exact, batch,
+                     rules=_rules(distractor_types, untyped_pool, appropt_object))
     done = _complete_lines(out_path)
     lines = Path(facts_file).read_text(encoding="utf-8").splitlines()
     rejected, written, short = [], 0, 0

@@ -240,6 +240,11 @@ def test_cli_build_query_and_batch(graph, tmp_path):
     # The paper's grammar holds Paris's labels: Paris takes the first of the 2 results, Berlin the second.
     assert [d["entity"] for d in appropt["distractors"]] == ["Q64"] and appropt["distractors"][0]["score"] < 0
     assert appropt["shortfall"] == "the true object took result 1 of 2 (ApprOpt's grammar holds its labels) and is no distractor"
+    banned = json.loads(run_cli("distractors", "query", "--subject", "Q142", "--relation", "P36", "--object", "Q90",
+                                "--strategy", "appropt", "--n", "1", "--model", "smollm2-135m-instruct",
+                                "--template", "The capital of [X] is [Y].", "--appropt-object", "banned",
+                                "--store", store, "--json", check=True).stdout)
+    assert [d["entity"] for d in banned["distractors"]] == ["Q64"] and banned["shortfall"] is None
     facts.write_text("\n".join([json.dumps({"subject": "Q142", "relation": "P36", "object": "Q90"}), "[1]",
                                 json.dumps({"subject": "Q183", "relation": "P36", "object": "Q64"}),
                                 json.dumps({"subject": "Q38", "relation": "P36", "object": "Q220"})]) + "\n")
@@ -412,3 +417,37 @@ def test_sem_breaks_ties_by_id_whatever_the_build(tmp_path):
                 assert s1 > s2 or (s1 == s2 and e1 < e2)
                 ties += s1 == s2
         assert ties > 0  # the graph does have ties, so the order rule was exercised
+
+
+def test_distractor_probe_sets_follow_and_record_the_type_rules(tmp_path):
+    """`probeset build --kind distractor`: DistFact's types by default (the classes megacity and
+    capital share "city" with Zagreb through subclass-of), factprobe's older rules on request;
+    the sidecar records which (issue 28 f)."""
+    entities = [item(CITY, "city"), item("Q1637706", "megacity", claims={"P279": [CITY]}),
+                item(CAPITAL, "capital", claims={"P279": [CITY]}),
+                item("Q1435", "Zagreb", claims={"P31": [CITY]}), item("Q1781", "Budapest", claims={"P31": [CITY]}),
+                item("Q1754", "Stockholm", claims={"P31": [CITY]}), item("Q9001", "Smallton"),
+                item("Q224", "Croatia", claims={"P36": ["Q1435"]}), item("Q225", "Tinyland", claims={"P36": ["Q9001"]})]
+    store = tmp_path / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(tmp_path / "g.json", entities)), "--store", str(store),
+            "--quiet", check=True)
+
+    def build(name: str, *flags: str) -> tuple[dict, dict]:
+        out = tmp_path / f"{name}.jsonl"
+        run_cli("probeset", "build", "--store", str(store), "--out", str(out), "--kind", "distractor",
+                "--relation", "P36", "--strategy", "random", "--n", "10", *flags, check=True)
+        items = {i["subject"]: i for i in map(json.loads, out.read_text().splitlines())}
+        return items, json.loads((tmp_path / f"{name}.meta.json").read_text())["params"]["options"]
+
+    items, options = build("paper")
+    assert (options["distractor_types"], options["untyped_pool"], options["appropt_object"]) == (
+        "union", "none", "grammar")
+    assert sorted(d["entity"] for d in items["Q224"]["distractors"]["random"]) == [
+        "Q1637706", "Q1754", "Q1781", CAPITAL]
+    # Smallton has no type: no candidate (Zagreb, the relation's other object, is no distractor)
+    assert items["Q225"]["distractors"]["random"] == []
+    assert items["Q225"]["shortfall"]["random"].startswith("Q9001 has no type")
+    items, options = build("older", "--distractor-types", "instance-first", "--untyped-pool", "relation-objects")
+    assert (options["distractor_types"], options["untyped_pool"]) == ("instance-first", "relation-objects")
+    assert sorted(d["entity"] for d in items["Q224"]["distractors"]["random"]) == ["Q1754", "Q1781"]
+    assert [d["entity"] for d in items["Q225"]["distractors"]["random"]] == ["Q1435"]

@@ -26,7 +26,7 @@ SELECTION = ["relations", "per_relation", "per_bucket", "buckets", "corpus", "an
              "seed", "languages"]
 KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "single_token", "choices",
                 "demo_fraction", "allow_fewer_choices", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
-                "strategies", "n", "semantic", "model"]
+                "strategies", "n", "semantic", "model", "distractor_types", "untyped_pool", "appropt_object"]
 # Paths on the server's disk: the command line and the pipeline only.
 LOCAL_ONLY = {"templates", "semantic"}
 

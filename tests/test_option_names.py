@@ -17,6 +17,7 @@ from factprobe.cli.options import RenamedOption
 MEANINGS = {
     "--aliases-per-subject": ("number", "subject names (label, then aliases) per cloze template"),
     "--allow-fewer-choices": ("flag", "let a relation short of fair objects give fewer choices"),
+    "--appropt-object": ("text", "whether ApprOpt's search holds the true object's labels"),
     "--annotator": ("text", "a T-REx annotator whose facts to keep"),
     "--at": ("text", "the date truth is taken at"),
     "--backend": ("text", "the frequency index's backend"),
@@ -38,6 +39,7 @@ MEANINGS = {
     "--current": ("flag", "only facts valid today"),
     "--data": ("path", "the folder jobs write into"),
     "--demo-fraction": ("number", "share of subjects that form the demonstration pool"),
+    "--distractor-types": ("text", "what sharing a type means for a distractor"),
     "--device": ("text", "the device a model runs on"),
     "--documents": ("path", "files of documents to read"),
     "--dtype": ("text", "a model's floating-point type"),
@@ -112,6 +114,7 @@ MEANINGS = {
     "--top-p": ("number", "nucleus sampling's probability mass"),
     "--with-templates": ("flag", "give imported items our cloze templates"),
     "--triples": ("path", "a triples TSV file"),
+    "--untyped-pool": ("text", "the candidates of an object without a type"),
     "--version": ("flag", "print the version"),
     "--workers": ("number", "parsing processes"),
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from ...index.distractors import APPROPT_OBJECT, TYPE_RULES, UNTYPED_POOLS
 from ..facts import ProbeFact
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import LOCAL, SERVED_MODEL, option
@@ -21,6 +22,15 @@ class DistractorOptions(ClozeTemplateOptions):
     n: int = option(5, "per fact and strategy.", minimum=1, http_limit=50)
     semantic: str | None = option(None, "semantic index folder.", exposure=LOCAL, metavar="DIR")
     model: str | None = option(None, "model spec for appropt.", exposure=SERVED_MODEL)
+    # DistFact's rules first (issue 28 f, g); the others are factprobe's older ones.
+    distractor_types: str = option(TYPE_RULES[0], "union: an entity's instance-of and subclass-of types together "
+                                   "(DistFact's); instance-first: o's P31 types, else its P279 ones, matched "
+                                   "through the same property.", choices=TYPE_RULES)
+    untyped_pool: str = option(UNTYPED_POOLS[0], "candidates of an object without a type: none (DistFact's) or "
+                               "relation-objects (the relation's objects).", choices=UNTYPED_POOLS)
+    appropt_object: str = option(APPROPT_OBJECT[0], "appropt: grammar (DistFact's: the true object's labels are "
+                                 "searched, take a result and are dropped) or banned (kept out; n come back).",
+                                 choices=APPROPT_OBJECT)
 
 
 class Distractor(ProbeSetKind):
@@ -54,7 +64,9 @@ class Distractor(ProbeSetKind):
             templates = context.cloze_texts(options, sorted({f.relation for f in facts}))
             prompts = {f.id: prompt_before_object(_object_final(templates[f.relation]), f.subject_label)
                        for f in facts}
-        finder = DistractorFinder(context.kg, semantic, languages=context.languages, appropt=ranker)
+        finder = DistractorFinder(context.kg, semantic, languages=context.languages, appropt=ranker,
+                                  types=options.distractor_types, untyped=options.untyped_pool,
+                                  appropt_object=options.appropt_object)
         found = {}
         for strategy in options.strategies:
             keys = [(f.subject, f.relation, f.object, prompts.get(f.id)) for f in facts]

@@ -101,7 +101,10 @@ def _type_pool(context: BuildContext) -> Callable[[ProbeFact], list[tuple[str, s
     """Wrong options as fair random distractors sharing a type with the object."""
     from ...index.distractors import DistractorFinder
 
-    finder = DistractorFinder(context.kg, languages=context.languages)
+    # factprobe's own option keeps the type rules it was built with (DistFact's are the
+    # distractor kind's default since issue 28).
+    finder = DistractorFinder(context.kg, languages=context.languages, types="instance-first",
+                              untyped="relation-objects")
     at, seed = context.selection.at, context.selection.seed
 
     def wrong(fact: ProbeFact) -> list[tuple[str, str]]:
