@@ -109,11 +109,20 @@ class Runner:
         relations = p.corpus.get("relations", [])
         fmt = p.corpus.get("format", "jsonl")
         counts = [x for r in relations for x in ("--count-facts", r)]
+        options = IndexOptions(tuple(files), fmt, count_facts=tuple(relations),
+                               languages=tuple(p.corpus.get("languages", ["en"])),
+                               min_alias_length=p.corpus.get("min_alias_length", 2),
+                               exclude_aliases=tuple(p.corpus.get("exclude_aliases", [])),
+                               names=p.corpus.get("names", "all"))
+        naming = [*(["--languages", ",".join(options.languages)] if options.languages != ("en",) else []),
+                  *(["--names", options.names] if options.names != "all" else []),
+                  *(["--min-alias-length", str(options.min_alias_length)] if options.min_alias_length != 2 else []),
+                  *[x for alias in options.exclude_aliases for x in ("--exclude-alias", alias)]]
         backend = Backend("embedded", str(index))
         self.step(f"corpus: index {len(files)} file(s)",
-                  ["corpus", "index", *files, "--format", fmt, "--store", str(store), "--index", str(index), *counts],
-                  partial(index_step, backend, store, IndexOptions(tuple(files), fmt, count_facts=tuple(relations)),
-                          self.console))
+                  ["corpus", "index", *files, "--format", fmt, "--store", str(store), "--index", str(index), *counts,
+                   *naming],
+                  partial(index_step, backend, store, options, self.console))
         for relation in relations:
             counted = p.out / f"frequency-{relation}.jsonl"
             self.step(f"corpus: count the facts of {relation}",

@@ -14,6 +14,8 @@ SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
 SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
 TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "models", "evaluations", "report"}
 PIPELINE_ONLY_KEYS = ("kind", "with_corpus")  # a probe set's keys besides its options
+# `corpus index`'s options, as its flags name them (--languages, --names, --min-alias-length, --exclude-alias)
+CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "min_alias_length", "exclude_aliases"}
 
 
 class ConfigError(ValueError):
@@ -79,6 +81,9 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         if source["format"] == "wikidata5m" and source.get("part", "triples") not in WIKIDATA5M_PARTS:
             raise ConfigError(f"{path}: graph.sources[{k}].part: one of {', '.join(WIKIDATA5M_PARTS)} (Wikidata5M "
                               f"files: `ingest wikidata5m --triples/--entity-aliases/--relation-aliases/--documents`)")
+    corpus = data.get("corpus")
+    if corpus is not None:
+        _check_corpus(path, corpus)
     probesets = need(data, "probesets", "top level", dict)
     for name, spec in probesets.items():
         if not isinstance(spec, dict) or spec.get("kind") not in kinds:
@@ -120,3 +125,22 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     return Pipeline(str(data.get("name", path.stem)), Path(out) if out else path.parent / data.get("out", "runs"),
                     int(data.get("seed", 0)), graph, data.get("corpus"), bool(data.get("semantic", False)),
                     probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent)
+
+
+def _check_corpus(path: Path, corpus) -> None:
+    if not isinstance(corpus, dict):
+        raise ConfigError(f"{path}: corpus: a mapping (name, format, files, relations, ...)")
+    unknown = set(corpus) - CORPUS_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: corpus: unknown keys {', '.join(sorted(unknown))} "
+                          f"(allowed: {', '.join(sorted(CORPUS_KEYS))})")
+    for key in ("files", "relations", "languages", "exclude_aliases"):
+        value = corpus.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: corpus.{key}: a list of strings")
+    if corpus.get("names", "all") not in ("all", "label"):
+        raise ConfigError(f"{path}: corpus.names: all (labels and aliases) or label (one name per language, KDF's)")
+    length = corpus.get("min_alias_length", 2)
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise ConfigError(f"{path}: corpus.min_alias_length: a positive whole number")
+

@@ -249,6 +249,33 @@ def test_kdf_paper_demonstrations_from_other_relations_and_options_from_the_rela
     assert all(fact_relation[d["fact"]] == i["relation"] for i in olds for d in i["demonstrations"])
 
 
+def test_kdf_demonstrations_come_from_distinct_relations(paper_store, tmp_path):
+    """Figure 3 (seed 003 line 190): five examples of five relations, none the question's. With
+    three relations and 2 shots each question's two demonstrations are the two other relations,
+    one each; with 3 shots one relation must come twice, and the sidecar counts every such item."""
+    relations = ("--relation", "P36", "--relation", "P30", "--relation", "P19", "--per-relation", "4")
+    two = tmp_path / "two.jsonl"
+    proc = _build(paper_store, two, "--kind", "kdf", *relations, "--shots", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["source"]["kdf"]["relations_repeat"] == 0
+    items = _items(two)
+    relation_of = {i["fact"]: i["relation"] for i in items}
+    assert len(items) == 12
+    for item_ in items:
+        assert sorted(relation_of[d["fact"]] for d in item_["demonstrations"]) == sorted(
+            {"P36", "P30", "P19"} - {item_["relation"]}), item_["id"]
+        assert all(d["fact"].split("|")[0] != item_["subject"] for d in item_["demonstrations"])
+    three = tmp_path / "three.jsonl"
+    proc = _build(paper_store, three, "--kind", "kdf", *relations, "--shots", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["source"]["kdf"]["relations_repeat"] == 12
+    assert "12 question(s) repeat a relation among their demonstrations" in proc.stderr
+    for item_ in _items(three):
+        seen = [relation_of[d["fact"]] for d in item_["demonstrations"]]
+        assert len(seen) == 3 and len(set(d["fact"] for d in item_["demonstrations"])) == 3
+        assert set(seen) == {"P36", "P30", "P19"} - {item_["relation"]}, item_["id"]
+
+
 def test_kdf_paper_demonstrations_need_a_second_relation(paper_store, tmp_path):
     proc = _build(paper_store, tmp_path / "one.jsonl", "--kind", "kdf", "--relation", "P36")
     assert proc.returncode == 2

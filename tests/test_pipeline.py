@@ -142,3 +142,27 @@ def test_config_mistakes_name_their_field(tmp_path, change, message):
     (tmp_path / "bad.yaml").write_text(broken)
     proc = run_cli("run", str(tmp_path / "bad.yaml"))
     assert proc.returncode == 2 and message in proc.stderr and "bad.yaml" in proc.stderr
+
+
+def test_the_pipeline_corpus_takes_corpus_index_naming_options(tmp_path, capsys):
+    """`corpus:` takes `corpus index`'s naming options (KDF counts one name: `names: label`); the
+    index records them and the printed command carries them. Unknown keys and values are named."""
+    from factprobe.cli.pipeline import Runner
+    from factprobe.cli.pipeline_config import ConfigError, load_pipeline
+    from factprobe.index.embedded import EmbeddedIndex
+
+    _tiny_inputs(tmp_path)
+    config = CONFIG.replace("  relations: [P36]\n", "  relations: [P36]\n  names: label\n  exclude_aliases: [Rome]\n", 1)
+    (tmp_path / "tiny.yaml").write_text(config)
+    runner = Runner(load_pipeline(tmp_path / "tiny.yaml"), quiet=True)
+    runner.graph()
+    assert runner.corpus() == "news"
+    printed = capsys.readouterr().out
+    assert "--count-facts P36 --names label --exclude-alias Rome\n" in printed
+    index = EmbeddedIndex(tmp_path / "out" / "news.index.sqlite")
+    assert index.settings()["names"] == "label" and index.settings()["excluded"] == ["rome"]  # normalized
+    for bad, message in (("  names: every\n", "corpus.names: all"), ("  langs: [zh]\n", "unknown keys langs"),
+                         ("  languages: zh\n", "corpus.languages: a list of strings")):
+        (tmp_path / "bad.yaml").write_text(CONFIG.replace("  relations: [P36]\n", "  relations: [P36]\n" + bad, 1))
+        with pytest.raises(ConfigError, match=message):
+            load_pipeline(tmp_path / "bad.yaml")

@@ -62,12 +62,23 @@ class Kdf(ProbeSetKind):
         for fact in facts:
             if fact.id not in asked:
                 skipped[fact.relation] = skipped.get(fact.relation, 0) + 1
-        return {"kdf": {"skipped_too_few_options": skipped, "language": context.lang}}
+        notes = {"skipped_too_few_options": skipped, "language": context.lang}
+        if options.kdf_demonstrations == "other-relations":
+            relation_of = {fact.id: fact.relation for fact in facts}
+            notes["relations_repeat"] = sum(
+                len({relation_of[d["fact"]] for d in item["demonstrations"]}) < len(item["demonstrations"])
+                for item in items)
+        return {"kdf": notes}
 
     @classmethod
     def warnings(cls, source: dict) -> list[str]:
-        return [f"{relation}: {count} fact(s) left out, fewer than 3 fair wrong options"
-                for relation, count in sorted(((source.get("kdf") or {}).get("skipped_too_few_options") or {}).items())]
+        kdf = source.get("kdf") or {}
+        lines = [f"{relation}: {count} fact(s) left out, fewer than 3 fair wrong options"
+                 for relation, count in sorted((kdf.get("skipped_too_few_options") or {}).items())]
+        if kdf.get("relations_repeat"):
+            lines.append(f"{kdf['relations_repeat']} question(s) repeat a relation among their demonstrations: "
+                         "fewer other relations than --shots (the paper's 5 are of 5 distinct relations)")
+        return lines
 
 
 def _questions(context: BuildContext, options: KdfOptions, relations: Sequence[str]) -> dict[str, str]:
@@ -165,26 +176,45 @@ def build_kdf(facts: Sequence[ProbeFact], distractors_of: Callable[[ProbeFact], 
     for fact in facts:
         if fact.id in questions:
             by_relation[fact.relation].append(fact)
-    if demonstrations == "other-relations":
-        # Per relation, every asked fact of the other relations (in the facts' order); a fact then
-        # skips its own subject's positions in its relation's list, as below.
-        asked = [f for f in facts if f.id in questions]
-        sources = {relation: [f for f in asked if f.relation != relation] for relation in by_relation}
-        if shots > 0 and len(by_relation) < 2:
-            only = ", ".join(by_relation) or "none"
-            raise ValueError(f"kdf: demonstrations from other relations (the KDF paper's) need questions of at "
-                             f"least two relations; only {only} has any. Add relations, or build with "
-                             "--kdf-demonstrations same-relation")
-    else:
-        sources = by_relation
-    subject_at = {relation: positions_by_subject(source) for relation, source in sources.items()}
+    if demonstrations == "other-relations" and shots > 0 and len(by_relation) < 2:
+        only = ", ".join(by_relation) or "none"
+        raise ValueError(f"kdf: demonstrations from other relations (the KDF paper's) need questions of at "
+                         f"least two relations; only {only} has any. Add relations, or build with "
+                         "--kdf-demonstrations same-relation")
+    subject_at = {relation: positions_by_subject(source) for relation, source in by_relation.items()}
     items = []
     for fact in facts:
         if fact.id not in questions:
             continue
-        pool = AllBut(sources[fact.relation], subject_at[fact.relation].get(fact.subject, []))
-        shots_taken = seeded(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
+        if demonstrations == "other-relations":
+            shots_taken = _distinct_relations(fact, by_relation, subject_at, shots, seed)
+        else:
+            pool = AllBut(by_relation[fact.relation], subject_at[fact.relation].get(fact.subject, []))
+            shots_taken = seeded(seed, "shots", fact.id).sample(pool, min(shots, len(pool)))
         items.append({"id": f"kdf:{fact.id}", "kind": "kdf", "split": "test", **fact.fields(), "language": language,
                       **questions[fact.id],
                       "demonstrations": [{"fact": f.id, **questions[f.id]} for f in shots_taken]})
     return items
+
+
+def _distinct_relations(fact: ProbeFact, by_relation: dict[str, list[ProbeFact]],
+                        subject_at: dict[str, dict[str, list[int]]], shots: int, seed: int) -> list[ProbeFact]:
+    """The paper's demonstrations: one question from each of `shots` relations other than the
+    fact's, all distinct (its Figure 3, seed 003 line 190: five examples, five relations), about
+    other subjects. With fewer other relations than shots the relations take turns, each used
+    once before any is used twice (`relations_repeat` counts such facts in the sidecar)."""
+    draw = seeded(seed, "shots", fact.id)
+    pools = {relation: AllBut(asked, subject_at[relation].get(fact.subject, []))
+             for relation, asked in by_relation.items() if relation != fact.relation}
+    relations = [relation for relation in pools if len(pools[relation])]
+    order = draw.sample(relations, len(relations))
+    turns = [order[k % len(order)] for k in range(shots)] if order else []
+    # a relation's turns take distinct facts, in the order the turns come
+    drawn = {relation: draw.sample(pools[relation], min(turns.count(relation), len(pools[relation])))
+             for relation in order}
+    taken = []
+    for relation in turns:
+        if drawn[relation]:
+            taken.append(drawn[relation].pop(0))
+    return taken
+
