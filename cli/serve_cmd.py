@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import click
 
-from .errors import EXIT_USAGE, fail
+from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import store_option
 
 
@@ -19,7 +20,8 @@ from .options import store_option
 @click.option("--semantic", "semantic_dir", type=click.Path(file_okay=False), default=None,
               help="Semantic index folder (from `factprobe distractors build`) for sem and temp+sem.")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False), default="factprobe-data", show_default=True,
-              help="Folder where jobs write their outputs (DATA/jobs/<job id>/).")
+              help="Folder where jobs write their outputs (DATA/jobs/<job id>/) and their records "
+                   "(DATA/jobs.sqlite): a restarted server answers for its jobs and resumes those it left unfinished.")
 @click.option("--es-url", envvar="FACTPROBE_ES_URL", default=None,
               help="Count /frequency in this Elasticsearch cluster instead (env FACTPROBE_ES_URL).")
 @click.option("--es-index", envvar="FACTPROBE_ES_INDEX", default="factprobe-corpus", show_default=True,
@@ -59,4 +61,8 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
         click.echo(f"warning: ${token_env} is not set: POST endpoints will answer 503", err=True)
     config = ServiceConfig(Path(store), Path(data_dir), Path(index_path) if index_path else None,
                            Path(semantic_dir) if semantic_dir else None, token, allowed, es_url, es_index)
-    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
+    try:
+        app = create_app(config)  # reads the data folder's job records back
+    except (OSError, RuntimeError, sqlite3.Error) as error:  # a folder in use, unwritable, or of another schema
+        fail(f"cannot serve from the data folder {data_dir}: {error}", EXIT_FAILURE)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

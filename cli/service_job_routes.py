@@ -1,13 +1,15 @@
 """The HTTP service's `jobs` routes (one APIRouter): start a probe-set build or an evaluation
-run (POST, bearer token), read a job's status and its result page by page. The queue, the
-request models and the work itself are in service_jobs.py."""
+run (POST, bearer token), list the jobs, read a job's status and its result page by page. The
+queue, the request models and the work itself are in service_jobs.py, the job records in
+service_store.py, the checks a request passes before it is queued in service_checks.py."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path as PathParam, Query
 
+from .service_checks import check_against_store, check_method_options, refuse
 from .service_guard import require_token
 from .service_jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
 from .service_state import ServiceState, State
@@ -32,15 +34,11 @@ def start_probeset(request: ProbesetRequest, state: State) -> dict:
     config = state.config
     values = request.model_dump(exclude_none=True)
     kind = values.pop("kind")
-    if values.get("relations"):
-        present = {r for r, _, _ in state.res.kg().relations()}
-        missing = [r for r in values["relations"] if r not in present]
-        if missing:
-            raise HTTPException(422, f"no entity-valued facts of {', '.join(missing)} in the store")
+    check_against_store(values, state.res.kg())
     merged = merged_options()
     for name, value in values.items():
         if merged[name].spec.exposure == SERVED_MODEL and value not in config.models:
-            raise HTTPException(422, f"{name} {value!r}: use one of {', '.join(config.models)}")
+            refuse((name,), f"{name} {value!r}: use one of {', '.join(config.models)}", value)
     if kind == "distractor":
         if set(values.get("strategies") or ()) - {"random", "appropt"} and config.semantic is None:
             raise HTTPException(409, "strategies sem and temp+sem need a semantic index (--semantic DIR)")
@@ -49,7 +47,7 @@ def start_probeset(request: ProbesetRequest, state: State) -> dict:
     try:
         built = build_request(kind, values)
     except ValueError as error:  # an option of another kind, or a value its declaration refuses
-        raise HTTPException(422, str(error)) from None
+        refuse((), str(error), values)
     return started(state.jobs.submit("probeset", built.to_dict(), probeset_work(config.store, built, state.models)))
 
 
@@ -59,16 +57,9 @@ def start_eval(request: EvalRequest, state: State) -> dict:
 
     config, jobs = state.config, state.jobs
     if request.model not in config.models:
-        raise HTTPException(422, f"model {request.model!r}: use one of {', '.join(config.models)}")
+        refuse(("model",), f"model {request.model!r}: use one of {', '.join(config.models)}", request.model)
     method = registered()[request.method]
-    unknown = set(request.options) - set(method.defaults)
-    if unknown:
-        raise HTTPException(422, f"method {request.method} has no option {', '.join(sorted(unknown))} "
-                                 f"(it takes {', '.join(sorted(method.defaults)) or 'none'})")
-    # options that would make the server call out to a client-chosen place are not served
-    remote = sorted(k for k in request.options if k.startswith("judge") or k.endswith(("_url", "_path", "_dir")))
-    if remote:
-        raise HTTPException(422, f"option(s) {', '.join(remote)} are not allowed over HTTP")
+    check_method_options(method, request.options)
     source = jobs.get(request.probeset_job)
     if source is None or source.kind != "probeset":
         raise HTTPException(404, f"no probeset job {request.probeset_job}")
@@ -76,8 +67,8 @@ def start_eval(request: EvalRequest, state: State) -> dict:
         raise HTTPException(409, f"probeset job {source.id} is {source.status}, not done")
     kind = source.params["kind"]
     if kind not in method.kinds:
-        raise HTTPException(422, f"method {request.method} reads {' or '.join(method.kinds)} probe sets; "
-                                 f"job {source.id} built {kind}")
+        refuse(("method",), f"method {request.method} reads {' or '.join(method.kinds)} probe sets; "
+                            f"job {source.id} built {kind}", request.method)
     return started(jobs.submit("eval", request.model_dump(), eval_work(state.models, source.probes, request)))
 
 
@@ -86,6 +77,20 @@ def job_of(state: ServiceState, job_id: str) -> Job:
     if job is None:
         raise HTTPException(404, f"no job {job_id}")
     return job
+
+
+@jobs_router.get("/jobs")
+def list_jobs(state: State, status: Literal["queued", "running", "done", "failed", "interrupted"] | None = None,
+              offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+              limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict:
+    """The jobs this data folder records, newest first, and the folders under DATA/jobs/ that
+    belong to none of them (`unlisted_folders`: left by hand or by a server from before job
+    records were kept)."""
+    store = state.jobs.store
+    page = [job.view() for job in store.page(status, offset, limit + 1)]
+    return {"counts": store.counts(), "offset": offset, "limit": limit, "jobs": page[:limit],
+            "next_offset": offset + limit if len(page) > limit else None,
+            "unlisted_folders": store.unlisted_folders(state.jobs.root)}
 
 
 @jobs_router.get("/jobs/{job_id}")

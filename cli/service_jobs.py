@@ -2,22 +2,25 @@
 
 Jobs run in-process on one worker thread (a model and a build at once would fight over the
 cores), in folders the server names: DATA/jobs/<job id>/. A client names a job by its id only,
-never by a path. Job records live in memory: a restarted server forgets its jobs.
+never by a path. Every job's record is kept on disk (service_store.py) and written at each
+transition; a restarted server answers for its finished jobs as before, queues again the jobs
+it had queued, and resumes once a job it was running (an evaluation continues after its
+finished items, a build starts over); a job running at a second restart is left interrupted.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 from ..probes.declare import LOCAL, OptionSpec
 from ..probes.kinds import registered as registered_kinds
@@ -25,13 +28,16 @@ from ..kg.jsonl import read_jsonl
 from ..probes.methods import registered
 from ..probes.scoring.model_cache import ModelCache
 from .build_options import merged_options
+from .service_checks import VALUE_CHECKS
+from .service_store import Job, JobStore, hold_data_folder
 
 log = logging.getLogger("factprobe.service")
 
 DATE = r"^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$"  # the graph routes' `at`
 JOB_ID = r"^[0-9a-f]{32}$"
 MAX_PENDING = 16  # queued + running jobs; more answer 429
-MAX_KEPT = 1000  # finished job records kept in memory (oldest finished dropped first)
+MAX_RESTARTS = 1  # a job running when the service stopped is resumed once; a job that was running at
+# two restarts in a row may be what stops the service (memory), so it is not tried a third time
 
 def probeset_request_model() -> type[BaseModel]:
     """The request of a probe-set job, derived from the declarations (cli/build_options.py): the
@@ -43,17 +49,22 @@ def probeset_request_model() -> type[BaseModel]:
         spec = merged.spec
         if spec.exposure == LOCAL:
             continue
-        fields[name] = (_field_type(spec) | None, Field(None, description=merged.help, **_bounds(spec)))
+        fields[name] = (_field_type(spec, VALUE_CHECKS.get(name)) | None,
+                        Field(None, description=merged.help, **_bounds(spec)))
     model = create_model("ProbesetRequest", __config__=ConfigDict(extra="forbid"), **fields)
     model.__doc__ = "A probe-set build: the kind, the fact selection and the kind's options."
     return model
 
 
-def _field_type(spec: OptionSpec) -> Any:
+def _field_type(spec: OptionSpec, check: Callable[[str], str] | None = None) -> Any:
+    """The option's pydantic type; `check` (service_checks.VALUE_CHECKS) runs on each text value
+    after the pattern (a date that is a day of the calendar, a corpus name that is no path)."""
     if spec.type in ("int", "float", "bool"):
         return {"int": int, "float": float, "bool": bool}[spec.type]
     element: Any = Literal[spec.choices] if spec.choices else (  # type: ignore[valid-type]
         Annotated[str, StringConstraints(pattern=f"^{spec.pattern}$")] if spec.pattern else str)
+    if check is not None:
+        element = Annotated[element, AfterValidator(check)]
     return list[element] if spec.type == "list" else element
 
 
@@ -85,68 +96,69 @@ class EvalRequest(BaseModel):
     options: dict[str, OptionValue] = Field(default_factory=dict, max_length=16)
 
 
-@dataclass
-class Job:
-    id: str
-    kind: str  # "probeset" or "eval"
-    params: dict
-    folder: Path
-    status: str = "queued"  # queued, running, done, failed
-    error: str | None = None
-    created: float = field(default_factory=time.time)
-    started: float | None = None
-    finished: float | None = None
-    summary: dict = field(default_factory=dict)  # small facts about the result (items, accuracy)
-
-    def view(self) -> dict:
-        timings = {"created": self.created, "started": self.started, "finished": self.finished,
-                   "queued_seconds": round((self.started or time.time()) - self.created, 3),
-                   "run_seconds": (round((self.finished or time.time()) - self.started, 3) if self.started else None)}
-        return {"id": self.id, "kind": self.kind, "status": self.status, "error": self.error, "params": self.params,
-                "timings": timings, "summary": self.summary}
-
-    @property
-    def probes(self) -> Path:
-        return self.folder / "probes.jsonl"
-
-    @property
-    def run_dir(self) -> Path:
-        return self.folder / "run"
-
-
 class JobQueue:
+    """The jobs of one data folder: their records (JobStore, DATA/jobs.sqlite) and the one worker
+    thread that runs them."""
+
     def __init__(self, data_dir: Path) -> None:
         self.root = data_dir / "jobs"
         self.root.mkdir(parents=True, exist_ok=True)
-        self.jobs: dict[str, Job] = {}
-        self.lock = threading.Lock()
+        self.held = hold_data_folder(data_dir)  # DataFolderInUse when another server runs these jobs
+        self.store = JobStore(data_dir)
+        self.lock = threading.Lock()  # counting the pending jobs and adding one are one step
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="factprobe-job")
 
     def get(self, job_id: str) -> Job | None:
-        with self.lock:
-            return self.jobs.get(job_id)
+        return self.store.get(job_id)
 
     def submit(self, kind: str, params: dict, work: Callable[[Job], dict]) -> Job | None:
         """Queue `work(job)` (its return value becomes the job's summary); None when the queue is full."""
         with self.lock:
-            pending = sum(j.status in ("queued", "running") for j in self.jobs.values())
-            if pending >= MAX_PENDING:
+            if self.store.pending() >= MAX_PENDING:
                 return None
-            self._forget_old()
             job_id = uuid.uuid4().hex
             job = Job(job_id, kind, params, self.root / job_id)
-            self.jobs[job_id] = job
+            self.store.insert(job)
         self.pool.submit(self._run, job, work)
         return job
 
-    def _forget_old(self) -> None:
-        finished = sorted((j for j in self.jobs.values() if j.status in ("done", "failed")), key=lambda j: j.created)
-        for job in finished[:max(0, len(self.jobs) - MAX_KEPT + 1)]:
-            del self.jobs[job.id]
+    def recover(self, make_work: Callable[[Job], Callable[[Job], dict]]) -> list[str]:
+        """The jobs the last process left queued or running, queued again in their order with
+        `make_work(job)`, or left interrupted with the reason (run twice, or `make_work` raised).
+        Returns the entries of DATA/jobs/ that belong to no job (and logs them)."""
+        for job in self.store.unfinished():
+            was = job.status
+            if was == "running":
+                job.restarts += 1
+            if job.restarts > MAX_RESTARTS:
+                self._interrupt(job, f"the service restarted while the job was running, {job.restarts} times; "
+                                     "it is not resumed again (submit it again)")
+                continue
+            try:
+                work = make_work(job)
+            except Exception as error:  # whatever it is, the job says why it did not resume
+                self._interrupt(job, f"the service restarted while the job was {was}, and it cannot be resumed: "
+                                     f"{error}")
+                continue
+            job.status, job.started = "queued", None
+            self.store.save(job)
+            log.warning("job %s (%s) was %s when the service stopped: queued again", job.id, job.kind, was)
+            self.pool.submit(self._run, job, work)
+        unlisted = self.store.unlisted_folders(self.root)
+        if unlisted:
+            log.warning("%d folder(s) under %s belong to no job: %s", len(unlisted), self.root,
+                        ", ".join(unlisted[:10]) + (" ..." if len(unlisted) > 10 else ""))
+        return unlisted
+
+    def _interrupt(self, job: Job, reason: str) -> None:
+        job.status, job.error, job.finished = "interrupted", reason, time.time()
+        self.store.save(job)
+        log.warning("job %s (%s): %s", job.id, job.kind, reason)
 
     def _run(self, job: Job, work: Callable[[Job], dict]) -> None:
         job.started, job.status = time.time(), "running"
         try:
+            self.store.save(job)
             job.folder.mkdir(parents=True, exist_ok=True)
             job.summary = work(job)
             job.status = "done"
@@ -156,6 +168,10 @@ class JobQueue:
             job.status = "failed"
         finally:
             job.finished = time.time()
+        try:
+            self.store.save(job)
+        except Exception:  # the job's row stays "running": the next start resumes it
+            log.exception("job %s: its record could not be written", job.id)
 
     def shutdown(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -185,6 +201,29 @@ def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callabl
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
 
     return work
+
+
+def resumed_work(job: Job, store: Path, served: tuple[str, ...], models: ModelCache,
+                 jobs: JobQueue) -> Callable[[Job], dict]:
+    """The work of a job read back from its record, for a restarted server to run again: a build
+    starts over in an emptied folder; an evaluation continues in its run folder (eval_step's
+    resume) over its probe-set job's file. ValueError when it cannot be made again."""
+    if job.kind == "probeset":
+        from ..probes.build import build_request
+
+        request = build_request(job.params["kind"], {**job.params["selection"], **job.params["options"]})
+        if job.folder.exists():
+            shutil.rmtree(job.folder)  # nothing of the killed build is taken for part of the new one
+        return probeset_work(store, request, models)
+    if job.kind == "eval":
+        request = EvalRequest.model_validate(job.params)
+        if request.model not in served:
+            raise ValueError(f"model {request.model!r} is no longer served")
+        source = jobs.get(request.probeset_job)
+        if source is None or source.status != "done":
+            raise ValueError(f"its probe set (job {request.probeset_job}) is not there")
+        return eval_work(models, source.probes, request)
+    raise ValueError(f"a job of kind {job.kind!r}")
 
 
 def read_page(path: Path, offset: int, limit: int) -> list[dict]:

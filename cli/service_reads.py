@@ -9,9 +9,11 @@ import itertools
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Path as PathParam, Query
+from pydantic import AfterValidator
 
 from .. import __version__
 from ..kg.graph import KnowledgeGraph
+from .service_checks import calendar_date
 from .service_jobs import DATE
 from .service_state import ENTITY_ID, ITEM_ID, PROPERTY_ID, State
 
@@ -33,7 +35,8 @@ def health(state: State) -> dict:
     config = state.config
     return {"status": "ok", "version": __version__, "index": config.index is not None,
             "semantic": config.semantic is not None, "token_configured": bool(config.token),
-            "models": list(config.models), "unexpected_errors": state.errors.unexpected}
+            "models": list(config.models), "unexpected_errors": state.errors.unexpected,
+            "jobs": state.jobs.store.counts()}
 
 
 # -- graph ----------------------------------------------------------------------------------------
@@ -121,7 +124,7 @@ def distractors(subject: Annotated[str, Query(pattern=ITEM_ID)],
                                                       "(write + as %2B in a query string).")] = "sem",
                 n: Annotated[int, Query(ge=1, le=50)] = 5,
                 seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-                at: Annotated[str | None, Query(pattern=DATE)] = None) -> dict:
+                at: Annotated[str | None, Query(pattern=DATE), AfterValidator(calendar_date)] = None) -> dict:
     res = state.res
     kg = res.kg()
     for entity_id in (subject, object):  # relations need no entity record of their own in a store

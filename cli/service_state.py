@@ -1,5 +1,6 @@
 """What every route of the HTTP service shares: the server's configuration (`ServiceConfig`),
-per-thread handles on the graph and the indexes (`Resources`), the job queue, and the FastAPI
+per-thread handles on the graph and the indexes (`Resources`), the job queue (its records read
+back and its unfinished jobs resumed when the state is made), and the FastAPI
 dependency `service_state` through which a route reaches them (the app keeps them in
 `app.state.factprobe`; create_app in service.py puts them there)."""
 
@@ -15,7 +16,7 @@ from fastapi import Depends, HTTPException, Request
 from ..kg.graph import KnowledgeGraph
 from .service_guard import ErrorCounter
 from ..probes.scoring.model_cache import ModelCache
-from .service_jobs import JobQueue
+from .service_jobs import JobQueue, resumed_work
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
@@ -26,7 +27,7 @@ DEFAULT_MODELS = ("smollm2-135m-instruct", "gemma3-270m")
 @dataclass(frozen=True)
 class ServiceConfig:
     store: Path
-    data_dir: Path  # jobs write under DATA/jobs/<id>/
+    data_dir: Path  # jobs write under DATA/jobs/<id>/, their records in DATA/jobs.sqlite
     index: Path | None = None  # embedded frequency index
     semantic: Path | None = None  # semantic index folder (sem, temp+sem)
     token: str | None = None  # None: mutating endpoints answer 503
@@ -99,7 +100,12 @@ class ServiceState:
 
     @classmethod
     def create(cls, config: ServiceConfig, errors: ErrorCounter) -> ServiceState:
-        return cls(config, Resources(config), JobQueue(config.data_dir), ModelCache(), errors)
+        """The state of a server starting on `config`: the jobs its data folder records are read
+        back, those a stopped server left unfinished queued again or marked interrupted."""
+        jobs = JobQueue(config.data_dir)
+        state = cls(config, Resources(config), jobs, ModelCache(), errors)
+        jobs.recover(lambda job: resumed_work(job, config.store, config.models, state.models, jobs))
+        return state
 
 
 def service_state(request: Request) -> ServiceState:

@@ -1,11 +1,13 @@
 """`factprobe serve` as a real server on 127.0.0.1, over the hand-made graph of test_distractors.py,
-with a frequency index and a semantic index; every endpoint, auth, validation, jobs, and a small
-load test. Requests go through urllib only (no HTTP client dependency)."""
+with a frequency index and a semantic index; every endpoint, auth, validation, jobs, a small
+load test, and (last) jobs that outlive a `kill -9` of the server. Requests go through urllib
+only (no HTTP client dependency)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -34,6 +36,7 @@ DOCS = [
 class Client:
     def __init__(self, base: str) -> None:
         self.base = base
+        self.process = None  # the server's Popen, once serving() started it
 
     def call(self, method: str, path: str, body: object = None, *, token: str | None = TOKEN,
              raw: bytes | None = None, headers: dict | None = None) -> tuple[int, dict]:
@@ -65,7 +68,7 @@ class Client:
         while True:
             status, job = self.get(f"/jobs/{job_id}")
             assert status == 200, job
-            if job["status"] in ("done", "failed") or time.monotonic() > deadline:
+            if job["status"] in ("done", "failed", "interrupted") or time.monotonic() > deadline:
                 return job
             time.sleep(0.2)
 
@@ -82,8 +85,14 @@ def serving(args: list[str], log: Path):
         except OSError:
             return False
 
-    with running_server(argv, log, ready, name="factprobe serve", timeout=60):
+    with running_server(argv, log, ready, name="factprobe serve", timeout=60) as process:
+        client.process = process
         yield client
+
+
+def server_args(base: Path) -> list[str]:
+    return ["--store", str(base / "g.sqlite"), "--index", str(base / "freq.sqlite"), "--semantic",
+            str(base / "semantic"), "--data", str(base / "data")]
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +107,9 @@ def server(tmp_path_factory):
             check=True)
     run_cli("distractors", "build", "--store", str(store), "--out", str(base / "semantic"),
             "--quiet", check=True)
-    args = ["--store", str(store), "--index", str(base / "freq.sqlite"), "--semantic", str(base / "semantic"),
-            "--data", str(base / "data")]
     os.environ["FACTPROBE_TOKEN"] = TOKEN  # the server reads it from its environment (inherited)
     try:
-        with serving(args, base / "server.log") as client:
+        with serving(server_args(base), base / "server.log") as client:
             yield client, base
     finally:
         os.environ.pop("FACTPROBE_TOKEN", None)
@@ -180,7 +187,9 @@ def test_distractors(server):
     "/facts", "/facts?relation=P36&limit=501", "/facts?relation=P36&offset=-1", "/facts?subject=Q1;drop",
     "/frequency/pair?head=Q90", "/distractors?subject=Q142&relation=P36&object=Q90&n=51",
     "/distractors?subject=Q142&relation=P36&object=Q90&strategy=best", "/distractors?subject=Q142&relation=P36",
-    "/distractors?subject=Q142&relation=P36&object=Q90&at=yesterday", "/jobs/not-a-job", "/jobs/XYZ/result",
+    "/distractors?subject=Q142&relation=P36&object=Q90&at=yesterday",
+    "/distractors?subject=Q142&relation=P36&object=Q90&at=2023-13-01", "/jobs/not-a-job", "/jobs/XYZ/result",
+    "/jobs?status=lost", "/jobs?limit=501",
 ])
 def test_bad_reads_are_422(server, path):
     client, _ = server
@@ -222,6 +231,27 @@ def test_bad_probeset_bodies_are_422(server, body):
     client, _ = server
     status, answer = client.post("/jobs/probeset", body)
     assert status == 422, (body, answer)
+
+
+@pytest.mark.parametrize("body, loc, message", [
+    ({"corpus": ".."}, ["corpus"], "'..' is not a plain name"),
+    ({"corpus": ".hidden"}, ["corpus"], "'.hidden' is not a plain name"),
+    ({"corpus": "wiki"}, ["corpus"], "the store holds no frequencies for corpus 'wiki'"),
+    ({"at": "9999-99-99"}, ["at"], "'9999-99-99' is not a calendar date"),
+    ({"at": "2023-02-29"}, ["at"], "'2023-02-29' is not a calendar date"),
+    ({"at": "0000"}, ["at"], "'0000' is not a calendar date"),
+    ({"buckets": ["[1,10)"]}, ["buckets"], "buckets needs frequencies"),
+    ({"per_bucket": 3}, ["per_bucket"], "per_bucket needs frequencies"),
+    ({"buckets": ["[1,10)", "many"]}, ["buckets", 1], "'many' is not a frequency bucket"),
+    ({"languages": ["en", "xx"]}, ["languages"], "the store has no names in xx (it has en)"),
+    ({"relations": ["P36", "P999"]}, ["relations"], "no entity-valued facts of P999 in the store"),
+])
+def test_what_a_job_would_fail_on_later_is_refused_at_the_door(server, body, loc, message):
+    """422 before anything is queued, naming the field as FastAPI's own validation errors do."""
+    client, _ = server
+    status, answer = client.post("/jobs/probeset", {"kind": "kdf", **body})
+    assert status == 422, answer
+    assert answer["detail"][0]["loc"] == ["body", *loc] and message in answer["detail"][0]["msg"], answer
 
 
 def test_bad_eval_bodies(server):
@@ -267,6 +297,9 @@ def test_oversized_and_malformed_bodies(server):
 WILSON_OF_3 = {0: (0.0, 0.5615), 1: (0.0615, 0.7923), 2: (0.2077, 0.9385), 3: (0.4385, 1.0)}
 
 
+FINISHED: dict[str, str] = {}  # kind -> the id of a job test_probeset_and_eval_jobs saw finish
+
+
 def test_probeset_and_eval_jobs(server):
     client, base = server
     status, started = client.post("/jobs/probeset", {"kind": "icl-mc", "relations": ["P36"], "choices": 5,
@@ -288,7 +321,12 @@ def test_probeset_and_eval_jobs(server):
 
     status, wrong_kind = client.post("/jobs/eval", {"method": "kdf", "probeset_job": job["id"],
                                                     "model": "smollm2-135m-instruct"})
-    assert status == 422 and "icl-mc" in wrong_kind["detail"]
+    assert status == 422 and wrong_kind["detail"][0]["loc"] == ["body", "method"]
+    assert wrong_kind["detail"][0]["msg"] == f"method kdf reads kdf probe sets; job {job['id']} built icl-mc"
+    status, wrong_type = client.post("/jobs/eval", {"method": "ic-lke", "probeset_job": job["id"],
+                                                    "model": "smollm2-135m-instruct", "options": {"examples": "2"}})
+    assert status == 422 and wrong_type["detail"][0]["loc"] == ["body", "options", "examples"]
+    FINISHED["probeset"] = job["id"]
     status, started = client.post("/jobs/eval", {"method": "ic-lke", "probeset_job": job["id"],
                                                  "model": "smollm2-135m-instruct", "limit": 3,
                                                  "options": {"examples": 2}})
@@ -306,6 +344,7 @@ def test_probeset_and_eval_jobs(server):
     interval = result["aggregate"]["accuracy_interval"]
     assert (interval["method"], interval["n"], interval["few"]) == ("wilson", 3, True)
     assert (interval["low"], interval["high"]) == pytest.approx(WILSON_OF_3[right], abs=1e-4)
+    FINISHED["eval"] = run["id"]
 
 
 def test_load_read_endpoints(server):
@@ -383,3 +422,66 @@ def test_an_unreachable_elasticsearch_is_a_503_not_a_500(tmp_path):
         assert status == 503
         assert f"Elasticsearch at http://127.0.0.1:{dead}" in answer["detail"]
     assert "Traceback" not in (tmp_path / "serve.log").read_text()
+
+
+def test_jobs_outlive_a_kill_9(server):
+    """Last, as it kills the module's server: after `kill -9` and a start on the same data folder,
+    finished jobs answer as before; a job that was running is resumed (a build starts over), one
+    running at a second restart says it was interrupted; a folder no job owns is reported."""
+    from factprobe.cli.service_store import Job, JobStore
+
+    client, base = server
+    if "probeset" not in FINISHED:  # this test run alone
+        status, started = client.post("/jobs/probeset", {"kind": "icl-mc", "relations": ["P36"], "choices": 5,
+                                                         "demo_fraction": 0.34, "seed": 1})
+        assert status == 202 and client.wait(started["job_id"], timeout=60)["status"] == "done"
+        FINISHED["probeset"] = started["job_id"]
+    before = {job_id: (client.get(f"/jobs/{job_id}"), client.get(f"/jobs/{job_id}/result", limit=500))
+              for job_id in FINISHED.values()}
+    assert all(view[0] == result[0] == 200 and view[1]["status"] == "done" for view, result in before.values())
+    os.kill(client.process.pid, signal.SIGKILL)
+    assert client.process.wait(timeout=20) == -signal.SIGKILL
+
+    # what a kill leaves when jobs were running: their rows say so (written as a running job's are)
+    data = base / "data"
+    build = before[FINISHED["probeset"]][0][1]
+    store = JobStore(data)
+    resumed = Job("a" * 32, "probeset", build["params"], data / "jobs" / ("a" * 32), "running", started=time.time())
+    twice = Job("b" * 32, "probeset", build["params"], data / "jobs" / ("b" * 32), "running", started=time.time(),
+                restarts=1)
+    for job in (resumed, twice):
+        store.insert(job)
+    store.close()
+    resumed.folder.mkdir()
+    (resumed.folder / "probes.jsonl.partial").write_text('{"half": ', encoding="utf-8")
+    (data / "jobs" / "by-hand").mkdir()
+
+    with serving(server_args(base), base / "restarted.log") as again:
+        for job_id, (view, result) in before.items():
+            assert again.get(f"/jobs/{job_id}") == view
+            assert again.get(f"/jobs/{job_id}/result", limit=500) == result
+        job = again.wait(resumed.id, timeout=60)
+        assert (job["status"], job["restarts"], job["error"]) == ("done", 1, None), job
+        assert job["summary"] == build["summary"]
+        status, page = again.get(f"/jobs/{resumed.id}/result", limit=500)
+        assert status == 200 and page["items"] == before[FINISHED["probeset"]][1][1]["items"]
+        assert not (resumed.folder / "probes.jsonl.partial").exists()
+        status, lost = again.get(f"/jobs/{twice.id}")
+        assert status == 200 and (lost["status"], lost["restarts"]) == ("interrupted", 2)
+        assert lost["error"] == ("the service restarted while the job was running, 2 times; "
+                                 "it is not resumed again (submit it again)")
+        status, refused = again.get(f"/jobs/{twice.id}/result")
+        assert status == 409 and refused["detail"] == f"job {twice.id} is interrupted: {lost['error']}"
+        status, listed = again.get("/jobs", limit=500)
+        assert status == 200 and listed["unlisted_folders"] == ["by-hand"]
+        ids = {j["id"] for j in listed["jobs"]}
+        assert ids >= {*FINISHED.values(), resumed.id, twice.id}
+        assert {p.name for p in (data / "jobs").iterdir()} - ids == {"by-hand"}  # every other folder is a job's
+        assert listed["counts"]["interrupted"] == 1 and listed["counts"]["queued"] == listed["counts"]["running"] == 0
+        status, health = again.get("/health")
+        assert health["jobs"] == listed["counts"] and health["unexpected_errors"] == 0
+        second = run_cli("serve", *server_args(base), "--port", str(free_port()))  # would run the same jobs
+        assert second.returncode == 1 and second.stderr.strip().splitlines()[-1] == (
+            f"error: cannot serve from the data folder {data}: in use by another server "
+            f"(pid {again.process.pid})"), second.stderr
+    assert "Traceback" not in (base / "restarted.log").read_text(errors="replace")

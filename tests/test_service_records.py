@@ -1,0 +1,126 @@
+"""The service's job records (cli/service_store.py) and the queue reading them back at start
+(cli/service_jobs.py JobQueue.recover), in-process; and the value checks at the service's door
+(cli/service_checks.py). The real server killed with -9 is in test_service.py."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from factprobe.cli.service_checks import bucket_label, calendar_date, check_method_options, plain_name
+from factprobe.cli.service_jobs import JobQueue
+from factprobe.cli.service_store import DataFolderInUse, Job, JobStore
+from fastapi import HTTPException
+
+
+def finished(queue: JobQueue) -> None:
+    queue.pool.shutdown(wait=True)
+
+
+def test_each_transition_is_on_disk_when_it_happens(tmp_path):
+    """Another connection (a process started after a kill) reads queued, running, done as they are."""
+    queue = JobQueue(tmp_path)
+    go, running = threading.Event(), threading.Event()
+
+    def work(job: Job) -> dict:
+        running.set()
+        go.wait(10)
+        return {"items": 3}
+
+    first = queue.submit("probeset", {"kind": "kdf"}, work)
+    second = queue.submit("eval", {"method": "kdf"}, lambda job: {})
+    assert running.wait(10)
+    reader = JobStore(tmp_path)
+    assert (reader.get(first.id).status, reader.get(second.id).status) == ("running", "queued")
+    assert reader.get(first.id).started is not None and reader.get(first.id).folder == tmp_path / "jobs" / first.id
+    go.set()
+    finished(queue)
+    done = reader.get(first.id)
+    assert (done.status, done.summary, done.error, done.params) == ("done", {"items": 3}, None, {"kind": "kdf"})
+    assert done.created <= done.started <= done.finished
+    assert reader.counts() == {"queued": 0, "running": 0, "done": 2, "failed": 0, "interrupted": 0}
+    assert [j.id for j in reader.page(None, 0, 10)] == [second.id, first.id]  # newest first
+    assert [j.id for j in reader.page("done", 1, 10)] == [first.id]
+
+
+def test_a_restart_requeues_resumes_once_and_reports_what_it_cannot(tmp_path):
+    store = JobStore(tmp_path)
+    rows = {"q": Job("1" * 32, "eval", {}, tmp_path / "jobs" / ("1" * 32), "queued", created=1.0),
+            "r": Job("2" * 32, "eval", {}, tmp_path / "jobs" / ("2" * 32), "running", created=2.0, started=3.0),
+            "again": Job("3" * 32, "eval", {}, tmp_path / "jobs" / ("3" * 32), "running", created=4.0, restarts=1),
+            "gone": Job("4" * 32, "eval", {"lost": True}, tmp_path / "jobs" / ("4" * 32), "queued", created=5.0),
+            "done": Job("5" * 32, "eval", {}, tmp_path / "jobs" / ("5" * 32), "done", created=0.5,
+                        summary={"items": 1})}
+    for job in rows.values():
+        store.insert(job)
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / ("5" * 32)).mkdir()
+    (tmp_path / "jobs" / "stray").mkdir()
+    ran: list[str] = []
+
+    def make_work(job: Job):
+        if job.params.get("lost"):
+            raise ValueError("its probe set is not there")
+        return lambda j: ran.append(j.id) or {"resumed": j.restarts}
+
+    queue = JobQueue(tmp_path)
+    assert queue.recover(make_work) == ["stray"]
+    finished(queue)
+    assert ran == ["1" * 32, "2" * 32]  # in the order they were queued
+    after = {name: store.get(job.id) for name, job in rows.items()}
+    assert (after["q"].status, after["q"].restarts, after["q"].summary) == ("done", 0, {"resumed": 0})
+    assert (after["r"].status, after["r"].restarts, after["r"].summary) == ("done", 1, {"resumed": 1})
+    assert after["r"].started > 3.0  # its timings are the resumed run's
+    assert (after["again"].status, after["again"].restarts) == ("interrupted", 2)
+    assert after["again"].error == ("the service restarted while the job was running, 2 times; it is not resumed "
+                                    "again (submit it again)")
+    assert (after["gone"].status, after["gone"].error) == (
+        "interrupted", "the service restarted while the job was queued, and it cannot be resumed: "
+                       "its probe set is not there")
+    assert after["done"].view() == rows["done"].view()
+
+
+def test_one_server_per_data_folder(tmp_path):
+    first = JobQueue(tmp_path)
+    with pytest.raises(DataFolderInUse, match=r"^in use by another server \(pid [0-9]+\)$"):
+        JobQueue(tmp_path)
+    first.held.close()  # what the end of its process does
+    JobQueue(tmp_path)
+
+
+def test_values_refused_at_the_door():
+    assert calendar_date("2024-02-29") == "2024-02-29" and calendar_date("1990") == "1990"
+    for bad in ("9999-99-99", "2023-02-29", "0000", "2024-00-10"):
+        with pytest.raises(ValueError, match="is not a calendar date"):
+            calendar_date(bad)
+    assert plain_name("wiki-2024.v1:en") == "wiki-2024.v1:en"
+    for bad in ("..", "../x", ".hidden", "a..b", "a/b", "", "x" * 65):
+        with pytest.raises(ValueError, match="is not a plain name"):
+            plain_name(bad)
+    assert [bucket_label(b) for b in ("0", "[0,5)", "[1,10)", "[100,inf)")] == ["0", "[0,5)", "[1,10)", "[100,inf)"]
+    with pytest.raises(ValueError):
+        bucket_label("[1,10]")
+
+
+class Method:
+    name = "m"
+    defaults = {"examples": 50, "threshold": 0.5, "record": False, "preset": "paper", "seed": None}
+
+
+@pytest.mark.parametrize("options, loc", [
+    ({"examples": "2"}, ["body", "options", "examples"]),
+    ({"examples": True}, ["body", "options", "examples"]),
+    ({"examples": 2.5}, ["body", "options", "examples"]),
+    ({"record": 1}, ["body", "options", "record"]),
+    ({"preset": 3}, ["body", "options", "preset"]),
+    ({"nope": 1}, ["body", "options", "nope"]),
+])
+def test_method_options_of_the_wrong_type_name_their_field(options, loc):
+    with pytest.raises(HTTPException) as refused:
+        check_method_options(Method, options)
+    assert refused.value.status_code == 422 and refused.value.detail[0]["loc"] == loc
+
+
+def test_method_options_of_the_right_type_pass():
+    check_method_options(Method, {"examples": 2, "threshold": 1, "record": True, "preset": "x", "seed": "any"})
