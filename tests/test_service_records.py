@@ -124,3 +124,31 @@ def test_method_options_of_the_wrong_type_name_their_field(options, loc):
 
 def test_method_options_of_the_right_type_pass():
     check_method_options(Method, {"examples": 2, "threshold": 1, "record": True, "preset": "x", "seed": "any"})
+
+
+def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path):
+    """An evaluation resumes over its probe-set job's file with the request it was given; what
+    cannot be made again (a model no longer served, a probe set gone) says why; a build's folder
+    is emptied, as nothing of a killed build may be taken for part of the new one."""
+    from factprobe.cli.service_jobs import resumed_work
+    from factprobe.probes.build import build_request
+
+    queue = JobQueue(tmp_path)
+    build = build_request("kdf", {"relations": ["P36"]}).to_dict()
+    source = Job("c" * 32, "probeset", build, queue.root / ("c" * 32), "done")
+    queue.store.insert(source)
+    request = {"method": "kdf", "probeset_job": source.id, "model": "smollm2-135m-instruct", "limit": 2,
+               "batch": 16, "seed": 0, "options": {}}
+    run = Job("d" * 32, "eval", request, queue.root / ("d" * 32), "running")
+    served = ("smollm2-135m-instruct",)
+    assert callable(resumed_work(run, tmp_path / "g.sqlite", served, None, queue))
+    with pytest.raises(ValueError, match="^model 'smollm2-135m-instruct' is no longer served$"):
+        resumed_work(run, tmp_path / "g.sqlite", ("gemma3-270m",), None, queue)
+    orphan = Job("e" * 32, "eval", {**request, "probeset_job": "f" * 32}, queue.root / ("e" * 32), "queued")
+    with pytest.raises(ValueError, match=f"^its probe set \\(job {'f' * 32}\\) is not there$"):
+        resumed_work(orphan, tmp_path / "g.sqlite", served, None, queue)
+    killed = Job("a" * 32, "probeset", build, queue.root / ("a" * 32), "running")
+    killed.folder.mkdir(parents=True)
+    (killed.folder / "probes.jsonl").write_text("{}\n", encoding="utf-8")
+    assert callable(resumed_work(killed, tmp_path / "g.sqlite", served, None, queue))
+    assert not killed.folder.exists()
