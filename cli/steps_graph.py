@@ -86,8 +86,10 @@ def ingest_line(report) -> str:
     state = "TRUNCATED" if report.truncated else "complete"
     resumed = f", resumed after line {report.resumed_from}" if report.resumed_from else ""
     rate = report.records / report.seconds if report.seconds else 0.0
+    older = (f", {report.older_ignored} older record(s) ignored (the store holds those entities newer)"
+             if report.older_ignored else "")
     return (f"{report.path}: {state}: {report.records} records in {report.seconds:.1f}s ({rate:,.0f}/s), "
-            f"{report.rejected} rejected{resumed}")
+            f"{report.rejected} rejected{older}{resumed}")
 
 
 def index_step(backend, store: str | Path, options, console: Console = Console()):

@@ -4,7 +4,8 @@ One reader thread decompresses and cuts the input into chunks; a process pool pa
 (JSON decoding and row extraction are the CPU-heavy part); the main process writes each
 chunk's rows together with its checkpoint in one transaction, in input order. So a killed
 ingest resumes at the last committed chunk and ends in exactly the state of an uninterrupted
-run, and a bad record costs one reject row, never the run.
+run, and a bad record costs one reject row, never the run: a record that the parser let through
+and SQLite still refuses is rejected by name when the chunk is written again record by record.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import marshal
 import multiprocessing
 import os
 import queue
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -34,6 +36,7 @@ class ParseResult:
     rows: Rows
     records: int  # records that produced rows (entities, documents, triples)
     rejects: list[tuple[int, str, str]] = field(default_factory=list)  # (line, reason, excerpt)
+    ignored: int = 0  # records of an entity the same batch holds newer (kg/revisions.py)
 
 
 class Source(Protocol):
@@ -58,6 +61,7 @@ class IngestReport:
     resumed_from: int = 0
     truncated: bool = False
     already_done: bool = False
+    older_ignored: int = 0  # records ignored by this run: the store holds the entity newer
     seconds: float = 0.0
     rejects: list[tuple[int, str, str]] = field(default_factory=list)
 
@@ -71,7 +75,7 @@ class IngestReport:
             "rejected": self.rejected, "lines_read": self.lines_read,
             "resumed_from": self.resumed_from, "truncated": self.truncated,
             "already_done": self.already_done, "seconds": round(self.seconds, 3),
-            "complete": self.complete,
+            "complete": self.complete, "older_ignored": self.older_ignored,
         }
 
 
@@ -144,7 +148,7 @@ def _parse_packed(source: Source, chunk: Chunk, nan_for_none: bool) -> ParseResu
                 for name in _TABLES)
         else:
             tables = tuple(getattr(rows, name) for name in _TABLES)
-        return marshal.dumps((result.records, result.rejects, tables))
+        return marshal.dumps((result.records, result.rejects, tables, result.ignored))
     except (TypeError, ValueError):  # an unhashable or unmarshallable value: send it as is
         return result
 
@@ -152,8 +156,41 @@ def _parse_packed(source: Source, chunk: Chunk, nan_for_none: bool) -> ParseResu
 def _unpack(packed: ParseResult | bytes) -> ParseResult:
     if not isinstance(packed, bytes):
         return packed
-    records, rejects, tables = marshal.loads(packed)
-    return ParseResult(Rows(*tables), records, rejects)
+    records, rejects, tables, ignored = marshal.loads(packed)
+    return ParseResult(Rows(*tables), records, rejects, ignored)
+
+
+# A row SQLite refuses (a value it cannot bind, a constraint) is its record's fault; any other
+# error (a full disk, a locked or damaged store) is not, and stops the ingest as before.
+WRITE_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
+                OverflowError, TypeError, ValueError)
+# The column of each table's rows that names the record (entity or document) a row belongs to.
+_OWNER = {"entities": 0, "names": 0, "types": 0, "facts": 1, "revisions": 0, "documents": 0, "annotations": 0,
+          "provenance": 3}
+
+
+def write_each(store: Store, conn: sqlite3.Connection, rows: Rows, first_line: int) -> tuple[list, int]:
+    """Write a batch that failed as a whole one record at a time, each in a savepoint: a record
+    SQLite refuses is rejected by name (its line when the batch knows it, else the batch's
+    first), the others are kept. Returns (those rejects, records ignored as older)."""
+    groups: dict[str, Rows] = {}
+    for table, column in _OWNER.items():
+        for row in getattr(rows, table):
+            getattr(groups.setdefault(row[column], Rows()), table).append(row)
+    if rows.meta:
+        groups[""] = Rows(meta=rows.meta)
+    lines = {r[0]: r[3] for r in rows.revisions}
+    failed, ignored = [], 0
+    conn.execute("BEGIN")  # the savepoints nest in it: the outermost RELEASE would commit
+    for owner, group in groups.items():
+        conn.execute("SAVEPOINT record")
+        try:
+            ignored += store.write(group, conn)
+        except WRITE_ERRORS as exc:
+            conn.execute("ROLLBACK TO record")
+            failed.append((lines.get(owner, first_line), f"{str(owner)[:40]}: not stored ({type(exc).__name__}: {exc})", ""))
+        conn.execute("RELEASE record")
+    return failed, ignored
 
 
 _EXPANSION = 5  # a conservative decompressed/compressed size ratio for text dumps
@@ -232,11 +269,22 @@ def ingest(
 
     def commit(chunk: Chunk, result: ParseResult) -> None:
         nonlocal records_done, position
-        with store.transaction() as conn:
-            store.write(result.rows, conn)
-            store.checkpoint(conn, key, chunk.first + chunk.count - 1, chunk.position, result.rejects)
-        records_done, position = chunk.first + chunk.count - 1, chunk.position
-        report.records += result.records
+        last = chunk.first + chunk.count - 1
+        try:
+            with store.transaction() as conn:
+                ignored = store.write(result.rows, conn)
+                store.checkpoint(conn, key, last, chunk.position, result.rejects)
+            written = result.records
+        except WRITE_ERRORS:  # rolled back: the chunk again, record by record
+            if type(result.rows) is not Rows:  # a batch assembled at write time cannot be split
+                raise
+            with store.transaction() as conn:
+                failed, ignored = write_each(store, conn, result.rows, chunk.first)
+                store.checkpoint(conn, key, last, chunk.position, result.rejects + failed)
+            written = result.records - len(failed)
+        records_done, position = last, chunk.position
+        report.records += written
+        report.older_ignored += ignored + result.ignored
         if progress:
             progress(report.records, chunk.progress)
 

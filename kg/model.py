@@ -180,6 +180,10 @@ class Rows:
     # (key, value) rows of the store's `meta` table, kept at their largest value: "as_of", the
     # latest entity revision date (YYYY-MM-DD) of the records a source read
     meta: list[tuple] = field(default_factory=list)
+    # (entity, modified, lastrevid, line) of each Wikidata JSON record in the batch: kg/revisions.py
+    # stores the first three and keeps the newest record of an entity; the line names a record
+    # that fails to write
+    revisions: list[tuple] = field(default_factory=list)
 
     def extend(self, other: Rows) -> None:
         for name in self.__dataclass_fields__:

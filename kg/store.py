@@ -4,7 +4,8 @@ This module owns the schema and every write. Reads go through `factprobe.kg.grap
 outside kg/ touches these tables.
 
 Writes are upserts keyed by natural ids (statement ids, or derived ids for sources without
-them), so ingesting the same input twice changes nothing. A batch of rows and the checkpoint
+them), so ingesting the same input twice changes nothing; a newer Wikidata record of an entity
+replaces the older one (kg/revisions.py). A batch of rows and the checkpoint
 that says it was ingested commit in one transaction, which is what makes an ingest resumable
 after SIGKILL: either both are on disk or neither is.
 """
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import revisions
 from .model import DEPRECATED, Rows
 
 SCHEMA_VERSION = 1
@@ -117,6 +119,13 @@ CREATE TABLE IF NOT EXISTS fact_frequencies (
     bucket TEXT NOT NULL,
     edges TEXT NOT NULL,
     PRIMARY KEY (fact, corpus)
+) WITHOUT ROWID;
+
+-- The revision of each entity's Wikidata JSON record in the store (kg/revisions.py).
+CREATE TABLE IF NOT EXISTS revisions (
+    entity TEXT PRIMARY KEY,
+    modified TEXT,
+    lastrevid INTEGER
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS rejects (
@@ -256,9 +265,14 @@ class Store:
         with self.conn:
             yield self.conn
 
-    def write(self, rows: Rows, conn: sqlite3.Connection | None = None) -> None:
-        """Upsert a batch of rows (call inside `transaction()` to group with a checkpoint)."""
+    def write(self, rows: Rows, conn: sqlite3.Connection | None = None) -> int:
+        """Upsert a batch of rows (call inside `transaction()` to group with a checkpoint); a
+        record of an entity replaces the store's older one (kg/revisions.py). Returns how many
+        of its records were ignored because the store holds a newer one."""
         c = conn or self.conn
+        ignored = 0
+        if rows.revisions:
+            rows, ignored = revisions.apply(c, rows)
         for table, sql in _INSERTS.items():
             batch = getattr(rows, table)
             if batch:
@@ -268,6 +282,7 @@ class Store:
         finish = getattr(rows, "write_staged", None)
         if finish is not None:
             finish(self, c)
+        return ignored
 
     def write_fact_frequencies(self, corpus: str, edges: tuple[int, ...],
                                rows: list[tuple[str, int, str]]) -> None:

@@ -31,59 +31,128 @@ from ..model import (
     fact_row,
 )
 from ..readers import Chunk, excerpt, json_record, line_chunks, split_lines
+from ..revisions import replaces
+from .wikidata_values import (
+    BadField,
+    decimal,
+    entity_id,
+    expected,
+    integer,
+    is_entity_id,
+    mapping,
+    number,
+    obj_field,
+    optional_text,
+    property_id,
+    revision,
+    text,
+    time_value,
+)
 
 SOURCE = "wikidata-json"
-_ENTITY_TYPES = {"item": "item", "property": "property", "lexeme": "lexeme"}
 _SKIPPED_DATATYPES = frozenset({"external-id"})
 _dumps = orjson.dumps
 
 
 class BadValue(ValueError):
-    pass
+    """A statement skipped on purpose (an unknown datavalue or snak type): the record is kept
+    without it, and the skip is a reject row."""
 
 
-def _time(value: dict) -> TimeValue:
-    return TimeValue(value["time"], int(value.get("precision", 11)))
+# The datavalue type each datatype holds; a statement whose value is of another type is wrong
+# (e.g. a string where the property holds entities). Datatypes not listed are not checked.
+_ENTITY_VALUE = "wikibase-entityid"
+_DATAVALUE_OF = {
+    **dict.fromkeys(("wikibase-item", "wikibase-property", "wikibase-lexeme", "wikibase-form",
+                     "wikibase-sense", "entity-schema"), _ENTITY_VALUE),
+    "time": "time", "quantity": "quantity", "monolingualtext": "monolingualtext",
+    "globe-coordinate": "globecoordinate",
+    **dict.fromkeys(("string", "external-id", "url", "commonsMedia", "geo-shape", "tabular-data", "math",
+                     "musical-notation"), "string"),
+}
+_DATAVALUE_TYPES = frozenset(_DATAVALUE_OF.values())
+_ENTITY_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
 
 
-def _datavalue(dv: dict) -> tuple[str | None, str, str | None, str | None]:
-    """(object id, value type, literal, extra JSON) of a snak's datavalue."""
-    kind = dv.get("type")
-    v = dv.get("value")
-    if kind == "wikibase-entityid":
-        eid = v.get("id")
-        if not eid:  # very old dumps carry only numeric-id
-            prefix = {"item": "Q", "property": "P", "lexeme": "L"}.get(v.get("entity-type"), "Q")
-            eid = f"{prefix}{v['numeric-id']}"
-        return eid, v.get("entity-type", "item"), None, None
-    if kind == "time":
-        extra = {"precision": v.get("precision"), "calendar": v.get("calendarmodel", "").rsplit("/", 1)[-1]}
-        return None, "time", v["time"], _dumps(extra).decode()
-    if kind == "quantity":
-        unit = v.get("unit", "1")
-        extra = {"unit": unit.rsplit("/", 1)[-1] if unit != "1" else "1"}
-        for bound in ("lowerBound", "upperBound"):
-            if bound in v:
-                extra[bound] = v[bound]
-        return None, "quantity", v["amount"], _dumps(extra).decode()
-    if kind == "string":
-        return None, "string", v, None
-    if kind == "monolingualtext":
-        return None, "monolingualtext", v["text"], _dumps({"language": v["language"]}).decode()
-    if kind == "globecoordinate":
-        extra = {"latitude": v["latitude"], "longitude": v["longitude"],
-                 "precision": v.get("precision"), "globe": (v.get("globe") or "").rsplit("/", 1)[-1]}
-        return None, "globecoordinate", f"{v['latitude']},{v['longitude']}", _dumps(extra).decode()
+def _entity_value(v: object) -> tuple[str, str]:
+    """(id, entity type) of a wikibase-entityid value."""
+    if type(v) is not dict:
+        raise BadField("", expected("an object", v))
+    kind = optional_text(v, "entity-type", "item")
+    if not kind:
+        raise BadField("entity-type", "empty")
+    if "id" in v:
+        return entity_id(v["id"], "id"), kind
+    # very old dumps carry only numeric-id
+    number = integer(v.get("numeric-id"), "numeric-id", 1, (1 << 63) - 1)
+    return entity_id(f"{_ENTITY_PREFIX.get(kind, 'Q')}{number}", "numeric-id"), kind
+
+
+def _datavalue(kind: str, v: object) -> tuple[str | None, str, str | None, str | None]:
+    """(object id, value type, literal, extra JSON) of a datavalue of type `kind`; BadField
+    paths are relative to the datavalue."""
+    try:
+        if kind == _ENTITY_VALUE:
+            eid, etype = _entity_value(v)
+            return eid, etype, None, None
+        if type(v) is not dict and kind != "string":
+            raise BadField("", expected("an object", v))
+        if kind == "time":
+            t = time_value(v)
+            calendar = optional_text(v, "calendarmodel", "")
+            extra = {"precision": v.get("precision"), "calendar": calendar.rsplit("/", 1)[-1]}
+            return None, "time", t.time, _dumps(extra).decode()
+        if kind == "quantity":
+            unit = optional_text(v, "unit", "1")
+            extra = {"unit": unit.rsplit("/", 1)[-1] if unit != "1" else "1"}
+            for bound in ("lowerBound", "upperBound"):
+                if bound in v:
+                    extra[bound] = decimal(v[bound], bound)
+            return None, "quantity", decimal(v.get("amount"), "amount"), _dumps(extra).decode()
+        if kind == "string":
+            return None, "string", text(v, ""), None
+        if kind == "monolingualtext":
+            return (None, "monolingualtext", text(v.get("text"), "text"),
+                    _dumps({"language": text(v.get("language"), "language")}).decode())
+        if kind == "globecoordinate":
+            lat, lon = number(v.get("latitude"), "latitude", 90), number(v.get("longitude"), "longitude", 360)
+            precision = v.get("precision")
+            if precision is not None:
+                number(precision, "precision", 360)
+            globe = v.get("globe")
+            extra = {"latitude": lat, "longitude": lon, "precision": precision,
+                     "globe": (text(globe, "globe") if globe is not None else "").rsplit("/", 1)[-1]}
+            return None, "globecoordinate", f"{lat},{lon}", _dumps(extra).decode()
+    except BadField as exc:
+        raise exc.within("value") from None
     raise BadValue(f"unknown datavalue type {kind!r}")
 
 
 def _qualifier_time(qualifiers: dict, prop: str) -> TimeValue | None:
-    for snak in qualifiers.get(prop, ()):
-        if snak.get("snaktype") == "value":
-            dv = snak.get("datavalue") or {}
-            if dv.get("type") == "time":
-                return _time(dv["value"])
-    return None
+    """The first time value of a validity qualifier; every snak of it is checked."""
+    snaks = qualifiers.get(prop)
+    if snaks is None:
+        return None
+    if type(snaks) is not list:
+        raise BadField(f"qualifiers.{prop}", expected("an array", snaks))
+    found = None
+    for k, snak in enumerate(snaks):
+        try:
+            if type(snak) is not dict:
+                raise BadField("", expected("an object", snak))
+            if optional_text(snak, "snaktype", "value") != "value":
+                continue
+            dv = obj_field(snak, "datavalue")
+            if dv.get("type") != "time":
+                raise BadField("datavalue.type", f"expected 'time' (a validity qualifier), got {dv.get('type')!r:.40}")
+            try:
+                t = time_value(dv.get("value"), keyed=True)
+            except BadField as exc:
+                raise exc.within("datavalue.value") from None
+            found = found or t
+        except BadField as exc:
+            raise exc.within(f"qualifiers.{prop}[{k}]") from None
+    return found
 
 
 _REVISION = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T")
@@ -110,8 +179,9 @@ class WikidataJsonSource:
     # as without the filter, so the same entities are accepted or rejected either way.
     relations: frozenset[str] | None = None
     name: str = SOURCE
-    # Its rows are plain upserts (nothing is read back while writing), so a bulk load may
-    # build the randomly filled indexes at the end (kg/ingest.py, Store.defer_random_indexes).
+    # Its rows are upserts that read back only by primary key or subject (the revisions of
+    # kg/revisions.py), so a bulk load may build the randomly filled indexes at the end
+    # (kg/ingest.py, Store.defer_random_indexes).
     _bulk_upserts_only = True
 
     def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
@@ -127,8 +197,9 @@ class WikidataJsonSource:
         passes None."""
         rows = Rows()
         rejects: list[tuple[int, str, str]] = []
-        records = 0
+        records = ignored = 0
         latest = ""  # the chunk's latest `modified` date: the graph's date is the dump's (as_of)
+        seen: dict[str, tuple] = {}  # entity -> revision of its record in this chunk
         for line_no, raw in split_lines(chunk):
             line = raw.strip()
             if line[-1:] == b",":
@@ -139,100 +210,177 @@ class WikidataJsonSource:
             if reason:
                 rejects.append((line_no, reason, excerpt(raw)))
                 continue
-            if not isinstance(entity.get("id"), str) or not entity["id"]:
+            eid = entity.get("id")
+            if not isinstance(eid, str) or not eid:
                 rejects.append((line_no, "entity without id", excerpt(raw)))
                 continue
-            marks = (len(rows.entities), len(rows.names), len(rows.types), len(rows.facts))
+            marks = (len(rows.entities), len(rows.names), len(rows.types), len(rows.facts), len(rejects))
             try:
+                entity_id(eid, "id")
+                rev = revision(entity)
                 self._entity(entity, rows, line_no, rejects, null)
-                records += 1
-                latest = max(latest, revision_date(entity.get("modified")))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            except (BadField, KeyError, TypeError, ValueError, AttributeError) as exc:
                 # Drop whatever the broken entity had already added: all of it or nothing.
-                for table, mark in zip((rows.entities, rows.names, rows.types, rows.facts), marks):
+                for table, mark in zip((rows.entities, rows.names, rows.types, rows.facts, rejects), marks):
                     del table[mark:]
-                rejects.append((line_no, f"{entity['id']}: bad entity ({type(exc).__name__}: {exc})",
-                                excerpt(raw)))
+                why = str(exc) if isinstance(exc, BadField) else f"bad entity ({type(exc).__name__}: {exc})"
+                rejects.append((line_no, f"{eid[:40]}: {why}", excerpt(raw)))
+                continue
+            latest = max(latest, revision_date(rev[0]))
+            if eid in seen:  # twice in one chunk: the newer record stays (kg/revisions.py)
+                ignored += 1
+                if not replaces(rev, seen[eid]):
+                    for table, mark in zip((rows.entities, rows.names, rows.types, rows.facts), marks):
+                        del table[mark:]
+                    continue
+                for table, column, mark in zip((rows.entities, rows.names, rows.types, rows.facts), (0, 0, 0, 1), marks):
+                    table[:mark] = [r for r in table[:mark] if r[column] != eid]
+                rows.revisions[:] = [r for r in rows.revisions if r[0] != eid]
+            else:
+                records += 1
+            seen[eid] = rev
+            rows.revisions.append((eid, rev[0], rev[1], line_no))
         if latest:
             rows.meta.append(("as_of", latest))
-        return ParseResult(rows, records, rejects)
+        return ParseResult(rows, records, rejects, ignored)
 
     def _entity(self, e: dict, rows: Rows, line_no: int, rejects: list, null: object = None) -> None:
         eid = e["id"]
-        kind = _ENTITY_TYPES.get(e.get("type", "item"), e.get("type", "item"))
-        labels = e.get("labels") or {}
-        descriptions = e.get("descriptions") or {}
-        aliases = e.get("aliases") or {}
+        kind = optional_text(e, "type", "item")
+        labels, descriptions, aliases = mapping(e, "labels"), mapping(e, "descriptions"), mapping(e, "aliases")
         langs = self.languages
         # The label shown for an entity: first configured language, then Wikidata's "mul".
         label = description = None
         for lang in (*langs, "mul"):
-            if label is None and lang in labels:
-                label = labels[lang]["value"]
-            if description is None and lang in descriptions:
-                description = descriptions[lang]["value"]
+            if label is None:
+                label = _term(labels, lang, "labels")
+            if description is None:
+                description = _term(descriptions, lang, "descriptions")
         names = rows.names
-        mul_label = labels.get("mul", {}).get("value")
-        mul_aliases = aliases.get("mul", ())
+        mul_label = _term(labels, "mul", "labels")
+        mul_aliases = _aliases(aliases, "mul")
         for lang in langs:
             # Wikidata's "mul" names hold in every language that has none of its own.
-            own = labels.get(lang, {}).get("value") or mul_label
+            own = _term(labels, lang, "labels") or mul_label
             seen = {own}
-            for alias in (*aliases.get(lang, ()), *mul_aliases):
-                text = alias["value"]
-                if text not in seen:
-                    seen.add(text)
-                    names.append((eid, lang, text, 1))
+            for text_ in (*_aliases(aliases, lang), *mul_aliases):
+                if text_ not in seen:
+                    seen.add(text_)
+                    names.append((eid, lang, text_, 1))
             if own is not None:
                 names.append((eid, lang, own, 0))
-        rows.entities.append((eid, kind, label, description, len(e.get("sitelinks") or ()), e.get("datatype")))
+        rows.entities.append((eid, kind, label, description, len(mapping(e, "sitelinks")),
+                              optional_text(e, "datatype")))
 
-        claims = e.get("claims") or {}
+        claims = mapping(e, "claims")
         facts, types = rows.facts, rows.types
         keep_ext = self.keep_external_ids
         relations = self.relations
         # The time columns of a fact row without qualifiers, and its source (model.fact_row).
         no_times = (null,) * 9 + (SOURCE,)
         for prop, statements in claims.items():
+            property_id(prop, "claims")
+            if type(statements) is not list:
+                raise BadField(f"claims.{prop}", expected("an array", statements))
             for i, st in enumerate(statements):
-                snak = st["mainsnak"]
-                if not keep_ext and snak.get("datatype") in _SKIPPED_DATATYPES:
+                try:
+                    parsed = _statement(st, keep_ext)
+                except BadValue as exc:
+                    rejects.append((line_no, f"{eid} {prop}{exc}", _statement_id(st)))
                     continue
-                snaktype = snak.get("snaktype", "value")
-                if snaktype == "value":
-                    dv = snak["datavalue"]
-                    try:
-                        v = dv.get("value")
-                        # Entity values are the most common kind: decoded here without a call,
-                        # exactly as _datavalue does; anything unusual goes through _datavalue.
-                        if dv.get("type") == "wikibase-entityid" and v.get("id"):
-                            obj, vtype, value, extra = v["id"], v.get("entity-type", "item"), None, None
-                        else:
-                            obj, vtype, value, extra = _datavalue(dv)
-                    except BadValue as exc:
-                        rejects.append((line_no, f"{eid} {prop} statement skipped: {exc}", st.get("id", "")))
-                        continue
-                elif snaktype in ("somevalue", "novalue"):
-                    obj, vtype, value, extra = None, snaktype, None, None
-                else:
-                    rejects.append((line_no, f"{eid} {prop}: unknown snaktype {snaktype!r}", st.get("id", "")))
+                except BadField as exc:
+                    raise exc.within(f"claims.{prop}[{i}]") from None
+                if parsed is None:
                     continue
-                rank = RANKS.get(st.get("rank", "normal"), NORMAL)
-                q = st.get("qualifiers")
+                obj, vtype, value, extra, rank, sid, q = parsed
                 if relations is not None and prop not in relations:
-                    if q:  # decoded all the same: a bad qualifier rejects the entity either way
-                        for qualifier in (START_TIME, END_TIME, POINT_IN_TIME):
-                            _qualifier_time(q, qualifier)
+                    pass  # decoded all the same (qualifiers included): the same records are rejected
                 elif q:
-                    row = fact_row(st.get("id") or f"{eid}${prop}${i}", eid, prop, obj, vtype, value, extra,
-                                   rank, _qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME),
-                                   _qualifier_time(q, POINT_IN_TIME), SOURCE)
+                    row = fact_row(sid or f"{eid}${prop}${i}", eid, prop, obj, vtype, value, extra,
+                                   rank, *q, SOURCE)
                     facts.append(row if null is None else tuple([null if x is None else x for x in row]))
                 else:
                     # Most statements have no qualifiers: the row fact_row would build, without
                     # the call (the bulk path runs this millions of times).
-                    facts.append((st.get("id") or f"{eid}${prop}${i}", eid, prop, null if obj is None else obj,
+                    facts.append((sid or f"{eid}${prop}${i}", eid, prop, null if obj is None else obj,
                                   vtype, null if value is None else value, null if extra is None else extra,
                                   rank) + no_times)
                 if obj is not None and rank and (prop == INSTANCE_OF or prop == SUBCLASS_OF):
                     types.append((eid, obj, prop))
+
+
+def _term(terms: dict, lang: str, field: str) -> str | None:
+    """The text of a label or description in `lang`, None when it has none."""
+    if lang not in terms:
+        return None
+    term = terms[lang]
+    if type(term) is not dict:
+        raise BadField(f"{field}.{lang}", expected("an object", term))
+    return text(term.get("value"), f"{field}.{lang}.value")
+
+
+def _aliases(aliases: dict, lang: str) -> list[str]:
+    if lang not in aliases:
+        return []
+    group = aliases[lang]
+    if type(group) is not list:
+        raise BadField(f"aliases.{lang}", expected("an array", group))
+    out = []
+    for k, alias in enumerate(group):
+        if type(alias) is not dict:
+            raise BadField(f"aliases.{lang}[{k}]", expected("an object", alias))
+        out.append(text(alias.get("value"), f"aliases.{lang}[{k}].value"))
+    return out
+
+
+def _statement_id(st: object) -> str:
+    sid = st.get("id") if type(st) is dict else None
+    return sid if type(sid) is str else ""
+
+
+def _statement(st: object, keep_ext: bool) -> tuple | None:
+    """(object, value type, literal, extra, rank, statement id, qualifier times or None) of a
+    statement; None for an external id that is not kept. BadValue: skip the statement."""
+    if type(st) is not dict:
+        raise BadField("", expected("an object", st))
+    snak = obj_field(st, "mainsnak")
+    try:
+        datatype = optional_text(snak, "datatype")
+        if not keep_ext and datatype in _SKIPPED_DATATYPES:
+            return None
+        snaktype = optional_text(snak, "snaktype", "value")
+        if snaktype == "value":
+            dv = obj_field(snak, "datavalue")
+            kind, v = dv.get("type"), dv.get("value")
+            # Entity values are the most common kind: decoded here without a call.
+            if (kind == _ENTITY_VALUE and type(v) is dict and type(obj := v.get("id")) is str
+                    and is_entity_id(obj) and v.get("entity-type", "item") == "item"):
+                vtype, value, extra = "item", None, None
+            else:
+                if type(kind) is not str:
+                    raise BadField("datavalue.type", expected("a string", kind))
+                if kind not in _DATAVALUE_TYPES:
+                    raise BadValue(f" statement skipped: unknown datavalue type {kind!r}")
+                try:
+                    obj, vtype, value, extra = _datavalue(kind, v)
+                except BadField as exc:
+                    raise exc.within("datavalue") from None
+            holds = _DATAVALUE_OF.get(datatype)
+            if holds is not None and holds != kind:
+                raise BadField("datavalue.type", f"{kind!r} where the property's datatype {datatype!r} holds {holds!r}")
+        elif snaktype in ("somevalue", "novalue"):
+            obj, vtype, value, extra = None, snaktype, None, None
+        else:
+            raise BadValue(f": unknown snaktype {snaktype[:40]!r}")
+    except BadField as exc:
+        raise exc.within("mainsnak") from None
+    rank = st.get("rank", "normal")
+    if type(rank) is not str or rank not in RANKS:
+        raise BadField("rank", expected("normal, preferred or deprecated", rank) if type(rank) is not str
+                       else f"unknown rank {rank[:40]!r}")
+    sid = optional_text(st, "id")
+    q = mapping(st, "qualifiers")
+    times = None
+    if q:
+        times = (_qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME), _qualifier_time(q, POINT_IN_TIME))
+    return obj, vtype, value, extra, RANKS[rank], sid, times
