@@ -1,9 +1,10 @@
-"""The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025):
-probability, Precision@n, ROUGE-L and an optional LLM judge, by default taken on the relation's
-object-final clozes and averaged over them. The probability is by default the paper's sum of
-P(name | cloze) over all the object's names, without the end-of-sequence token the distractor
-measure's plausibility appends (`probability_eos=true`); `correct` is its verdict. Each measure's
-definitions and options: docs/design-notes.md.
+"""The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025, Table
+2): probability, Precision@n, ROUGE-L, BERT-score (with a local encoder, bertscore.py), KaRR
+(karr.py) and an optional LLM judge, by default taken on the relation's object-final clozes and
+averaged over them. The probability is by default the paper's sum of P(name | cloze) over all
+the object's names, without the end-of-sequence token the distractor measure's plausibility
+appends (`probability_eos=true`); `correct` is its verdict. Each measure's definitions and
+options: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import metrics
+from ..document import Block, Heading, ReportRun, Section, Text, table, with_interval
 from ..scoring.requests import GenerateRequest
 from ..templates import load_templates, prompt_before_object
 from .base import Method, answer_key, base_record, headline_interval, headline_number
+from .bertscore import SCORE, BertScorer, best_per_cloze
 from .distractor import all_names, label_request, log_plausibility
+from .karr import KarrAsker
 from .measures import interval
 
 JUDGE_PROMPT = ("Question: {question}\nReference answers: {gold}\nProposed answer: {answer}\n"
@@ -36,7 +40,8 @@ def baseline_measures(records: Sequence[dict], options: dict | None = None) -> d
     clozes (`Baselines.run`)."""
     out = {}
     for name, key in (("probability", "probability"), ("precision_at_n", "precision_at_n"), ("rouge_l", "rouge_l"),
-                      ("judge", "judge"), ("probability_known", "correct")):
+                      ("judge", "judge"), ("probability_known", "correct"), ("bertscore", "bertscore"),
+                      ("karr", "karr"), ("karr_known", "karr_known")):
         kept = [r for r in records if r.get(key) is not None]
         means = metrics.fact_means([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
             if kept else []
@@ -45,29 +50,86 @@ def baseline_measures(records: Sequence[dict], options: dict | None = None) -> d
         out[f"{name}_interval"] = interval(means)
     options = options or {}
     # Runs from before an option existed used what factprobe did then: the label, EOS appended.
-    return {"baselines": out, "definitions": {"probability": options.get("probability", "label"),
-                                              "probability_eos": options.get("probability_eos", True)}}
+    # BERT-score and KaRR are named only where the run asked for them.
+    definitions = {"probability": options.get("probability", "label"),
+                   "probability_eos": options.get("probability_eos", True)}
+    for name, definition in (("bertscore", bertscore_definition(options)), ("karr", karr_definition(options))):
+        if definition is not None:
+            definitions[name] = definition
+    return {"baselines": out, "definitions": definitions}
+
+
+def bertscore_definition(options: dict) -> dict | None:
+    """What BERT-score was (None: not asked, no `bertscore_model`)."""
+    if not options.get("bertscore_model"):
+        return None
+    return {"model": str(options["bertscore_model"]), "layers": options.get("bertscore_layers"), "score": SCORE,
+            "idf": False, "rescaled": False, "names": "gold", "candidates": options.get("candidates", "beam")}
+
+
+def karr_definition(options: dict) -> dict | None:
+    """What KaRR was (None: not asked, `karr=false`)."""
+    if not options.get("karr", False):
+        return None
+    return {"probability": options.get("karr_probability", "per-token"), "samples": options.get("karr_samples", 4),
+            "threshold": options.get("karr_threshold", 22.0), "subject_names": "label",
+            "subjects": "probe set", "relations": "probe set, o an object"}
+
+
+def _baseline_blocks(runs: Sequence[ReportRun]) -> list[Block]:
+    rows, unasked = [], []
+    for run in runs:
+        b = run.aggregate.get("baselines")
+        if not isinstance(b, dict):
+            continue
+        asked = "bertscore" in (run.aggregate.get("definitions") or {})
+        unasked += [] if asked else [run.rid]
+        rows.append((run.rid, *(with_interval(b.get(k), b.get(f"{k}_interval")) if b.get(k) is not None
+                                else ("not asked" if k == "bertscore" and not asked else "n/a")
+                                for k in BASELINE_COLUMNS)))
+    if not rows:
+        return []
+    blocks = [Heading("Distractor paper's baselines (means over facts)", 3),
+              table(("Run", "Probability", "Precision@n", "ROUGE-L", "BERT-score", "KaRR", "KaRR known",
+                     "Judge"), rows)]
+    if unasked:
+        blocks.append(Text(f"BERT-score was not asked in {', '.join(unasked)}: it needs a local encoder "
+                           "(--option bertscore_model=PATH --option bertscore_layers=N)."))
+    return blocks
+
+
+BASELINE_COLUMNS = ("probability", "precision_at_n", "rouge_l", "bertscore", "karr", "karr_known", "judge")
+BASELINE_MEASURES = Section(42, _baseline_blocks)
 
 
 class Baselines(Method):
     name = "baselines"
-    summary = "probability, Precision@n, ROUGE-L and an LLM judge (options judge_model, judge_base_url)"
+    summary = ("probability, Precision@n, ROUGE-L, KaRR, BERT-score (option bertscore_model) and an LLM judge "
+               "(options judge_model, judge_base_url)")
     kinds = ("distractor", "kdf", "icl-mc")
     reads = ("relation", "subject_label", "object", "object_label", "gold")
     aggregate_extra = staticmethod(baseline_measures)
+    report_sections = (BASELINE_MEASURES,)
     defaults = {"threshold": 0.5, "probability": "all-names", "probability_eos": False, "candidates": "beam",
                 "clozes": 5, "beams": 10,
-                "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None}
+                "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None,
+                "bertscore_model": None, "bertscore_layers": None,
+                "karr": False, "karr_samples": 4, "karr_threshold": 22.0, "karr_probability": "per-token"}
 
     @classmethod
     def headline(cls, aggregate: dict, probes: Path) -> str:
-        """Probability, Precision@n and ROUGE-L, those the run has."""
+        """Probability, Precision@n, ROUGE-L, BERT-score and KaRR, those the run has; BERT-score
+        not asked when the run named no encoder."""
         b = aggregate.get("baselines")
         if not isinstance(b, dict):  # no records: what every method has
             return super().headline(aggregate, probes)
-        return " ".join(f"{label} {headline_number(b.get(key))}{headline_interval(b.get(key + '_interval'))}"
+        text = " ".join(f"{label} {headline_number(b.get(key))}{headline_interval(b.get(key + '_interval'))}"
                         for key, label in (("probability", "probability"), ("precision_at_n", "Precision@n"),
-                                           ("rouge_l", "ROUGE-L")) if b.get(key) is not None)
+                                           ("rouge_l", "ROUGE-L"), ("bertscore", "BERT-score"), ("karr", "KaRR"),
+                                           ("karr_known", "KaRR known")) if b.get(key) is not None)
+        if b.get("bertscore") is None and "bertscore" in b:
+            text += " BERT-score not asked (bertscore_model)"
+        return text
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -82,6 +144,16 @@ class Baselines(Method):
             raise ValueError(f"method baselines: Precision@{self.options['n']} needs beams >= n "
                              f"(beams={self.options['beams']})")
         self.templates = load_templates()
+        if not isinstance(self.options["karr"], bool):
+            raise ValueError(f"method baselines: karr must be true or false, not {self.options['karr']!r}")
+        threshold = self.options["karr_threshold"]
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise ValueError(f"method baselines: karr_threshold must be a number, not {threshold!r}")
+        self.karr = KarrAsker(self.templates, self.context.tests, self.context.rng, self.options["clozes"],
+                              self.options["karr_samples"], self.options["karr_probability"]) \
+            if self.options["karr"] else None
+        self.bertscore = BertScorer(self.options["bertscore_model"], self.options["bertscore_layers"]) \
+            if self.options["bertscore_model"] else None
         self.judge = None
         if self.options["judge_model"]:
             from ..scoring.openai_api import OpenAIScorer
@@ -120,16 +192,28 @@ class Baselines(Method):
             verdicts = [a.texts[0].strip().lower().startswith("yes") for a in self.judge.generate(asks)]
         records = []
         probabilities = self._probabilities(scorer, items, [clozes for clozes, _ in prompts])
-        for item, (clozes, _), first, found, verdict, per_cloze in zip(items, prompts, greedy, candidates, verdicts,
-                                                                         probabilities):
+        bert = best_per_cloze(self.bertscore, [i["gold"] for i in items], candidates) \
+            if self.bertscore is not None else [None] * len(items)
+        plans = [self.karr.plan(i) for i in items] if self.karr is not None else []
+        karrs = iter(self.karr.score(scorer, plans) if plans else ())
+        for item, (clozes, _), first, found, verdict, per_cloze, bertscore, plan in zip(
+                items, prompts, greedy, candidates, verdicts, probabilities, bert, plans or [None] * len(items)):
             answer = first.texts[0].strip()
             probability = math.fsum(per_cloze) / len(per_cloze)
             precision, rouge = self._generation_scores(item, answer, found)
+            karr = {}
+            if plan is not None:
+                k = next(karrs)
+                karr = {"karr": k.karr, "karr_r": k.karr_r, "karr_s": k.karr_s,
+                        "karr_known": k.known(self.options["karr_threshold"]),
+                        "karr_subjects": list(plan.subjects),
+                        "karr_relations": dict(zip(plan.relations, plan.relation_prompts))}
+            extra = {"bertscore": bertscore} if self.bertscore is not None else {}
             records.append(base_record(
                 item, cloze=clozes[0], clozes=clozes[:len(per_cloze)], answer=answer, probability=probability,
                 probability_per_cloze=per_cloze,
                 correct=metrics.probability_known(probability, self.options["threshold"]),
-                candidates=found, precision_at_n=precision, rouge_l=rouge, judge=verdict))
+                candidates=found, precision_at_n=precision, rouge_l=rouge, judge=verdict, **extra, **karr))
         return records
 
     def _probabilities(self, scorer, items: Sequence[dict], clozes: Sequence[list[str]]) -> list[list[float]]:
