@@ -19,7 +19,7 @@ from factprobe.kg.model import DEPRECATED, PREFERRED
 from factprobe.kg.readers import InputError
 from factprobe.kg.sources.wikidata_json import WikidataJsonSource
 
-from conftest import FIXTURES, dump_tables
+from conftest import FIXTURES, content_tables, dump_tables
 
 
 def load(path: Path, store: Path, languages=("en",), **kw):
@@ -230,3 +230,89 @@ def test_truncated_compressed_dump_keeps_what_was_read(tmp_path, suffix, opener)
 def test_missing_input_is_one_clear_error(tmp_path):
     with Store(tmp_path / "s.sqlite") as st, pytest.raises(InputError, match=r"nope\.json: no such file"):
         ingest(st, WikidataJsonSource(), tmp_path / "nope.json")
+
+
+# -- a newer record of an entity replaces the older one (kg/revisions.py) ---------------------
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(x.strip().rstrip(",")) for x in path.open() if x.strip() not in ("[", "]", "")]
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("[\n" + ",\n".join(json.dumps(e) for e in records) + "\n]\n", encoding="utf-8")
+    return path
+
+
+def _newer(records: list[dict]) -> list[dict]:
+    """The fixture a revision later: Q183 renamed, an alias and a fact removed; Q64's type changed."""
+    out = json.loads(json.dumps(records))
+    by_id = {e["id"]: e for e in out}
+    germany, berlin = by_id["Q183"], by_id["Q64"]
+    germany["labels"]["en"]["value"] = "Federal Republic"
+    germany["aliases"]["en"] = [{"language": "en", "value": "Federal Republic of Germany"}]
+    del germany["claims"]["P1813"]  # the fact Q183$G1
+    berlin["claims"]["P31"][0]["mainsnak"]["datavalue"]["value"].update({"numeric-id": 515, "id": "Q515"})
+    for e in (germany, berlin):
+        e["lastrevid"], e["modified"] = 2, "2026-02-01T00:00:00Z"
+    return out
+
+
+@pytest.fixture
+def versions(tmp_path, wikidata_dump):
+    v1 = _records(wikidata_dump)
+    v2_store = tmp_path / "v2.sqlite"
+    v2 = _write(tmp_path / "v2.json", _newer(v1))
+    with Store(v2_store) as st:
+        ingest(st, WikidataJsonSource(), v2, workers=0)
+    return wikidata_dump, v2, content_tables(v2_store)
+
+
+def test_a_newer_dump_brings_the_store_to_its_state(tmp_path, versions):
+    v1, v2, v2_alone = versions
+    store = tmp_path / "s.sqlite"
+    with Store(store) as st:
+        ingest(st, WikidataJsonSource(), v1, workers=0)
+        st.write_fact_frequencies("wiki", (1, 10), [("Q183$G1", 3, "1-10"), ("Q183$B1", 5, "1-10")])
+        report = ingest(st, WikidataJsonSource(), v2, workers=0)
+    assert report.older_ignored == 0 and report.records == 14
+    after = content_tables(store)
+    # The count of the removed fact goes with it; the kept fact keeps its count.
+    assert after.pop("fact_frequencies") == [("Q183$B1", "wiki", 5, "1-10", "1,10")]
+    assert after == {t: rows for t, rows in v2_alone.items() if t != "fact_frequencies"}
+    with KnowledgeGraph(store) as kg:
+        assert kg.search("Germany") == [] and kg.search("FRG") == []
+        assert kg.search("Federal Republic") == ["Q183"]
+        assert kg.types("Q64") == ["Q515"] and kg.entities_of_type("Q5119") == []
+        assert [f.id for f in kg.facts(subject="Q183", relation="P1813")] == []
+        assert kg.as_of() == "2026-02-01"
+
+
+def test_an_older_record_read_later_is_ignored_and_counted(tmp_path, versions):
+    v1, v2, v2_alone = versions
+    store = tmp_path / "s.sqlite"
+    with Store(store) as st:
+        ingest(st, WikidataJsonSource(), v2, workers=0)
+        report = ingest(st, WikidataJsonSource(), v1, workers=0)
+    # Q183 and Q64 are older in v1; the other twelve have the same revision: the later read wins.
+    assert report.older_ignored == 2 and report.records == 14
+    assert content_tables(store) == v2_alone
+
+
+@pytest.mark.parametrize("chunk_bytes", [4096, 1 << 20])  # the two records in two chunks, and in one
+def test_two_records_of_an_entity_in_one_dump(tmp_path, versions, chunk_bytes):
+    v1, v2, v2_alone = versions
+    old, new = _records(v1), _records(v2)
+    # Q183: the newer record first, then the older; Q64: the older first, then the newer.
+    both = _write(tmp_path / "both.json", new[:1] + old + new[1:])
+    store = tmp_path / "s.sqlite"
+    with Store(store) as st:
+        report = ingest(st, WikidataJsonSource(chunk_bytes=chunk_bytes), both, workers=0)
+    assert report.older_ignored == 1 and report.rejected == 0
+    assert content_tables(store) == v2_alone
+    # Equal revisions: the record read later wins.
+    same = _write(tmp_path / "same.json", [*old, {**old[0], "labels": {"en": {"language": "en", "value": "Later"}}}])
+    with Store(tmp_path / "t.sqlite") as st:
+        report = ingest(st, WikidataJsonSource(chunk_bytes=chunk_bytes), same, workers=0)
+    assert report.older_ignored == 0
+    with KnowledgeGraph(tmp_path / "t.sqlite") as kg:
+        assert kg.entity("Q183").label == "Later" and kg.labels("Q183").all() == ("Later", "FRG", "Federal Republic of Germany", "Germany")

@@ -210,7 +210,7 @@ def _boundaries(value: object, *, optional: bool) -> tuple[int, int] | None:
         return None
     if (
         isinstance(value, list) and len(value) == 2
-        and all(type(x) is int and x >= 0 for x in value) and value[0] <= value[1]
+        and all(type(x) is int and 0 <= x < 1 << 63 for x in value) and value[0] <= value[1]
     ):
         return value[0], value[1]
     raise ValueError(f"boundaries {value!r} are not two integers start <= end")

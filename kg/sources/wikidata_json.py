@@ -228,8 +228,8 @@ class WikidataJsonSource:
                 continue
             latest = max(latest, revision_date(rev[0]))
             if eid in seen:  # twice in one chunk: the newer record stays (kg/revisions.py)
-                ignored += 1
                 if not replaces(rev, seen[eid]):
+                    ignored += 1
                     for table, mark in zip((rows.entities, rows.names, rows.types, rows.facts), marks):
                         del table[mark:]
                     continue
