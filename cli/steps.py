@@ -63,10 +63,13 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
 
 
 def eval_step(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict[str, Any] | None = None,
-              limit: int | None = None, batch: int = 16, seed: int = 0, console: Console = Console()):
+              limit: int | None = None, batch: int = 16, seed: int = 0, console: Console = Console(),
+              plan=None, restart: bool = False, shard=None):
     """`factprobe eval`: `method` over the probe set with the loaded `scorer` into `out` (a rerun
-    continues after the finished items), with a progress bar; prints rejected records and the
-    summary line. Returns the EvalSummary."""
+    continues after the finished items), with a progress bar; prints warnings, rejected records
+    and the summary line. `plan`: probes.runner.plan_eval's, made before the model loaded (made
+    here otherwise); `restart`: start `out` over; `shard`: only that part of the run
+    (probes/shard.py). Returns the EvalSummary."""
     from tqdm import tqdm
 
     from ..probes.runner import evaluate
@@ -80,9 +83,11 @@ def eval_step(scorer, method: str, probes: str | Path, out: str | Path, *, optio
 
     try:
         summary = evaluate(scorer, method, probes, out, options=options or {}, limit=limit, batch=batch, seed=seed,
-                           progress=progress)
+                           progress=progress, plan=plan, restart=restart, shard=shard)
     finally:
         bar.close()
+    for line in summary.warnings:
+        console.note(f"warning: {line}")
     for line in summary.rejected:
         console.note(f"rejected {line}")
     accuracy = summary.aggregate.get("accuracy")

