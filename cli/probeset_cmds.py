@@ -76,12 +76,16 @@ class KindOption(click.Option):
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="The JSONL to write.")
 @store_option
 @click.option("--quiet", is_flag=True, help="No progress notes.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace a file at --out that this build would change (another kind, other options, other "
+                   "items, edited, or not a probe set); without it such a build is refused.")
 @json_option
 @click.pass_context
-def build(ctx, kind, out_path, store, quiet, as_json, **_options):
+def build(ctx, kind, out_path, store, quiet, overwrite, as_json, **_options):
     """Build a probe set from the store. The options below are the fact selection's (every
     kind) and each kind's own; an option of another kind is refused. The defaults follow the
-    papers; the sidecar records every value used."""
+    papers; the sidecar records every value used. A probe set already at --out is rebuilt in
+    place only when the same request makes the same items (--overwrite replaces it anyway)."""
     from ..probes.build import build_request
     from .build_options import given_values
     from .steps import Console, build_step
@@ -90,7 +94,7 @@ def build(ctx, kind, out_path, store, quiet, as_json, **_options):
                       note=lambda text: click.echo(text, err=True))
     try:
         request = build_request(kind, given_values(ctx))
-        meta = build_step(store, out_path, request, console)
+        meta = build_step(store, out_path, request, console, overwrite=overwrite)
     except (ValueError, FileNotFoundError, RuntimeError) as error:
         fail(str(error), EXIT_USAGE)
     if as_json:

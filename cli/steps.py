@@ -36,18 +36,20 @@ SILENT = Console(quiet=True, say=lambda _: None, note=lambda _: None)
 # -- probe sets -----------------------------------------------------------------------------------
 
 
-def build_step(store: str | Path, out: str | Path, request, console: Console = Console(), models=None):
+def build_step(store: str | Path, out: str | Path, request, console: Console = Console(), models=None,
+               overwrite: bool = False):
     """`factprobe probeset build`: the probe set `request` (probes.build.BuildRequest) from the
     store into `out`; prints the kind's warnings and the summary. `models`: the ModelCache a kind
-    that asks a model loads from. Returns the ProbeSetMeta. FileNotFoundError when there is no
-    store; ValueError when the build cannot be made."""
+    that asks a model loads from; `overwrite`: replace a probe set at `out` that this build would
+    change. Returns the ProbeSetMeta. FileNotFoundError when there is no store; ValueError when
+    the build cannot be made or would change the probe set at `out`."""
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
 
     if not Path(store).is_file():
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
     progress = None if console.quiet else (lambda text: console.note(f"{text} ..."))
-    meta = build_probeset(store, out, request, progress=progress, models=models)
+    meta = build_probeset(store, out, request, progress=progress, models=models, overwrite=overwrite)
     kind = get_kind(request.kind)
     for warning in kind.warnings(meta.source):
         console.note(f"warning: {warning}")

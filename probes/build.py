@@ -6,6 +6,8 @@ service all make their request with `build_request` and build with `build_probes
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -14,7 +16,7 @@ from ..kg.graph import KnowledgeGraph
 from .declare import as_dict, coerce, option_specs
 from .facts import FactSelection, select_facts
 from .kinds import BuildContext, KindOptions, get_kind, registered
-from .probeset import ProbeSetMeta, write_probeset
+from .probeset import ProbeSetMeta, read_meta, sidecar_path, write_probeset
 from .scoring.model_cache import ModelCache
 
 SELECTION_OPTIONS = tuple(spec.name for spec in option_specs(FactSelection))
@@ -59,15 +61,20 @@ def build_request(kind: str, values: Mapping[str, Any], where: str = "") -> Buil
 
 
 def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
-                   progress: Callable[[str], None] | None = None, models: ModelCache | None = None) -> ProbeSetMeta:
+                   progress: Callable[[str], None] | None = None, models: ModelCache | None = None,
+                   overwrite: bool = False) -> ProbeSetMeta:
     """Build `request` from the store at `store` into `out` (JSONL, the sidecar beside it, and
     Parquet when the options ask). Returns the sidecar's contents. `models`: where a kind that
     asks a model loads it (a new ModelCache by default). ValueError when the selection leaves no
-    fact or the kind cannot build from what is selected."""
+    fact or the kind cannot build from what is selected, and, unless `overwrite`, when `out`
+    holds a probe set this build would change (`check_replace`, before any fact is selected,
+    then the items' bytes once built): the same request over the same graph rebuilds in place."""
     kind = get_kind(request.kind)()
     say = progress or (lambda _: None)
     with KnowledgeGraph(store) as kg:
         selection, date_from = with_truth_date(request.selection, kg)
+        params = {"selection": selection.to_dict(), "options": as_dict(request.options)}
+        held = None if overwrite else check_replace(out, request.kind, params)
         say("selecting facts")
         facts, report = select_facts(kg, selection, selection.languages or None)
         if not facts:
@@ -76,12 +83,53 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
         context = BuildContext(kg, selection, say, models=models or ModelCache())
         items = kind.build(context, facts, request.options)
         _check_fields(kind, items)
+        if held is not None and held != items_sha256(items):
+            raise ValueError(f"{out} holds other items (sha256 {held}) than this build makes from the same request "
+                             f"(sha256 {items_sha256(items)}; has the graph changed?): pass --overwrite to replace "
+                             "it, or another --out")
         source = {"store": Path(store).name, "store_stats": _store_stats(kg), "selection": report.to_dict(),
                   "truth_date": {"at": selection.at, "from": date_from}}
         source.update(kind.source_notes(context, facts, items, request.options))
-        params = {"selection": selection.to_dict(), "options": as_dict(request.options)}
         return write_probeset(out, items, kind=request.kind, seed=selection.seed, params=params, source=source,
                               parquet=request.options.parquet)
+
+
+def check_replace(out: str | Path, kind: str, params: dict) -> str | None:
+    """Whether a build of `kind` with `params` may write over `out`: nothing there (None), or the
+    probe set the same request built, unedited (its SHA-256, for the caller to compare the new
+    items with). ValueError naming what differs otherwise: no sidecar (not a factprobe probe
+    set), another kind, other options, or bytes edited after the build."""
+    out = Path(out)
+    if not out.exists():
+        return None
+    again = "pass --overwrite to replace it, or another --out"
+    if not sidecar_path(out).is_file():
+        raise ValueError(f"{out} exists and is not a factprobe probe set (no {sidecar_path(out).name} beside it): {again}")
+    held = read_meta(out)
+    if held.kind != kind:
+        raise ValueError(f"{out} holds a probe set of kind {held.kind}, this build is of kind {kind}: {again}")
+    wanted = json.loads(json.dumps(params))  # as the sidecar holds them (lists, not tuples)
+    if not isinstance(held.params, dict) or set(held.params) != set(wanted):
+        raise ValueError(f"{out} holds a probe set of kind {held.kind} made another way (`probeset import`?): {again}")
+    changed = [f"{key} {json.dumps(held.params[group].get(key))} -> {json.dumps(value)}"
+               for group, values in wanted.items() for key, value in values.items()
+               if held.params[group].get(key, ...) != value]
+    if changed:
+        raise ValueError(f"{out} was built with other options ({', '.join(changed)}): {again}")
+    with open(out, "rb") as stream:
+        actual = hashlib.file_digest(stream, "sha256").hexdigest()
+    if actual != held.sha256:
+        raise ValueError(f"{out} was edited after its build (its bytes hash to sha256 {actual}, its sidecar says "
+                         f"{held.sha256}): {again}")
+    return held.sha256
+
+
+def items_sha256(items: list[dict]) -> str:
+    """The SHA-256 of the JSONL probes.probeset.write_probeset writes for `items`."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update((json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
+    return digest.hexdigest()
 
 
 # The truth date of a store that says nothing of its date: statements without an end are true.

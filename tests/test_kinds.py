@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 PLUGIN_ENV = {"FACTPROBE_PLUGINS": "toy_kind",
               "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
 
-# Every option of `probeset build` besides --kind/--out/--store/--quiet/--json, written out by
+# Every option of `probeset build` besides --kind/--out/--store/--quiet/--overwrite/--json, written out by
 # hand: a name added, dropped or renamed in one place only fails here.
 SELECTION = ["relations", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at", "popularity_bins",
              "seed", "languages"]
@@ -39,7 +39,7 @@ def test_the_cli_the_pipeline_and_the_service_offer_the_same_options():
     from factprobe.cli.service_jobs import probeset_request_model
 
     ctx = click.Context(build)
-    fixed = {"kind", "out_path", "store", "quiet", "as_json", build.get_help_option(ctx).name}
+    fixed = {"kind", "out_path", "store", "quiet", "overwrite", "as_json", build.get_help_option(ctx).name}
     cli = [p.name for p in build.get_params(ctx) if p.name not in fixed]
     assert cli == SELECTION + KIND_OPTIONS
     assert list(pipeline_keys()) == SELECTION + KIND_OPTIONS

@@ -79,6 +79,7 @@ MEANINGS = {
     "--object": ("text", "an object entity id"),
     "--option": ("text", "a method option KEY=VALUE"),
     "--out": ("path", "where the command writes its output (a file or a folder)"),
+    "--overwrite": ("flag", "replace an existing output that differs from what this run would write"),
     "--page-size": ("number", "rows per request"),
     "--parquet": ("flag", "also write Parquet"),
     "--per-bucket": ("number", "at most this many facts per relation and bucket"),
