@@ -72,6 +72,7 @@ _DATAVALUE_OF = {
 }
 _DATAVALUE_TYPES = frozenset(_DATAVALUE_OF.values())
 _ENTITY_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
+_PROPERTIES: set[str] = set()  # claim keys already found to be property ids
 
 
 def _entity_value(v: object) -> tuple[str, str]:
@@ -279,10 +280,16 @@ class WikidataJsonSource:
         # The time columns of a fact row without qualifiers, and its source (model.fact_row).
         no_times = (null,) * 9 + (SOURCE,)
         for prop, statements in claims.items():
-            property_id(prop, "claims")
+            if prop not in _PROPERTIES:  # checked once per property and process
+                _PROPERTIES.add(property_id(prop, "claims"))
             if type(statements) is not list:
                 raise BadField(f"claims.{prop}", expected("an array", statements))
             for i, st in enumerate(statements):
+                # Most claims of a real dump are external ids, skipped unread: no call for them.
+                if not keep_ext and type(st) is dict:
+                    snak = st.get("mainsnak")
+                    if type(snak) is dict and snak.get("datatype") == "external-id":
+                        continue
                 try:
                     parsed = _statement(st, keep_ext)
                 except BadValue as exc:
@@ -340,47 +347,62 @@ def _statement_id(st: object) -> str:
 
 def _statement(st: object, keep_ext: bool) -> tuple | None:
     """(object, value type, literal, extra, rank, statement id, qualifier times or None) of a
-    statement; None for an external id that is not kept. BadValue: skip the statement."""
+    statement; None for an external id that is not kept. BadValue: skip the statement. The
+    checks are written out inline: the bulk path runs this for every statement of a dump."""
     if type(st) is not dict:
         raise BadField("", expected("an object", st))
-    snak = obj_field(st, "mainsnak")
-    try:
-        datatype = optional_text(snak, "datatype")
-        if not keep_ext and datatype in _SKIPPED_DATATYPES:
-            return None
-        snaktype = optional_text(snak, "snaktype", "value")
-        if snaktype == "value":
-            dv = obj_field(snak, "datavalue")
-            kind, v = dv.get("type"), dv.get("value")
-            # Entity values are the most common kind: decoded here without a call.
-            if (kind == _ENTITY_VALUE and type(v) is dict and type(obj := v.get("id")) is str
-                    and is_entity_id(obj) and v.get("entity-type", "item") == "item"):
-                vtype, value, extra = "item", None, None
-            else:
-                if type(kind) is not str:
-                    raise BadField("datavalue.type", expected("a string", kind))
-                if kind not in _DATAVALUE_TYPES:
-                    raise BadValue(f" statement skipped: unknown datavalue type {kind!r}")
-                try:
-                    obj, vtype, value, extra = _datavalue(kind, v)
-                except BadField as exc:
-                    raise exc.within("datavalue") from None
-            holds = _DATAVALUE_OF.get(datatype)
-            if holds is not None and holds != kind:
-                raise BadField("datavalue.type", f"{kind!r} where the property's datatype {datatype!r} holds {holds!r}")
-        elif snaktype in ("somevalue", "novalue"):
-            obj, vtype, value, extra = None, snaktype, None, None
+    snak = st.get("mainsnak")
+    if type(snak) is not dict:
+        raise BadField("mainsnak", "missing" if snak is None else expected("an object", snak))
+    datatype = snak.get("datatype")
+    if datatype is not None and (type(datatype) is not str or "\x00" in datatype):
+        raise BadField("mainsnak.datatype", expected("a string", datatype) if type(datatype) is not str
+                       else "contains a NUL character")
+    if datatype in _SKIPPED_DATATYPES and not keep_ext:
+        return None
+    snaktype = snak.get("snaktype", "value")
+    if snaktype == "value":
+        dv = snak.get("datavalue")
+        if type(dv) is not dict:
+            raise BadField("mainsnak.datavalue", "missing" if dv is None else expected("an object", dv))
+        kind, v = dv.get("type"), dv.get("value")
+        # Entity values are the most common kind: decoded here without a call.
+        if (kind == _ENTITY_VALUE and type(v) is dict and type(obj := v.get("id")) is str
+                and is_entity_id(obj) and v.get("entity-type", "item") == "item"):
+            vtype, value, extra = "item", None, None
         else:
-            raise BadValue(f": unknown snaktype {snaktype[:40]!r}")
-    except BadField as exc:
-        raise exc.within("mainsnak") from None
+            if type(kind) is not str:
+                raise BadField("mainsnak.datavalue.type", expected("a string", kind))
+            if kind not in _DATAVALUE_TYPES:
+                raise BadValue(f" statement skipped: unknown datavalue type {kind!r}")
+            try:
+                obj, vtype, value, extra = _datavalue(kind, v)
+            except BadField as exc:
+                raise exc.within("mainsnak.datavalue") from None
+        holds = _DATAVALUE_OF.get(datatype)
+        if holds is not None and holds != kind:
+            raise BadField("mainsnak.datavalue.type",
+                           f"{kind!r} where the property's datatype {datatype!r} holds {holds!r}")
+    elif snaktype == "somevalue" or snaktype == "novalue":
+        obj, vtype, value, extra = None, snaktype, None, None
+    elif type(snaktype) is not str or "\x00" in snaktype:
+        raise BadField("mainsnak.snaktype", expected("a string", snaktype) if type(snaktype) is not str
+                       else "contains a NUL character")
+    else:
+        raise BadValue(f": unknown snaktype {snaktype[:40]!r}")
     rank = st.get("rank", "normal")
-    if type(rank) is not str or rank not in RANKS:
-        raise BadField("rank", expected("normal, preferred or deprecated", rank) if type(rank) is not str
-                       else f"unknown rank {rank[:40]!r}")
-    sid = optional_text(st, "id")
-    q = mapping(st, "qualifiers")
-    times = None
-    if q:
-        times = (_qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME), _qualifier_time(q, POINT_IN_TIME))
-    return obj, vtype, value, extra, RANKS[rank], sid, times
+    rank_value = RANKS.get(rank) if type(rank) is str else None
+    if rank_value is None:
+        raise BadField("rank", expected("a string", rank) if type(rank) is not str else f"unknown rank {rank[:40]!r}")
+    sid = st.get("id")
+    if sid is not None and (type(sid) is not str or "\x00" in sid):
+        raise BadField("id", expected("a string", sid) if type(sid) is not str else "contains a NUL character")
+    q = st.get("qualifiers")
+    if not q:
+        if q is None or q == [] or q == {}:
+            return obj, vtype, value, extra, rank_value, sid, None
+        raise BadField("qualifiers", expected("an object", q))
+    if type(q) is not dict:
+        raise BadField("qualifiers", expected("an object", q))
+    times = (_qualifier_time(q, START_TIME), _qualifier_time(q, END_TIME), _qualifier_time(q, POINT_IN_TIME))
+    return obj, vtype, value, extra, rank_value, sid, times
