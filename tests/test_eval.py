@@ -3,6 +3,7 @@ the real ingest), real PyPI models, results that resume and refuse to mix."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -104,6 +105,8 @@ def test_eval_resumes_without_recomputing_and_refuses_to_mix(probes, tmp_path):
     second = _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part), "--option", "examples=4",
                    "--limit", "10")
     assert second["resumed_after"] == 6 and second["new"] == 4
+    held = json.loads((part / "run.json").read_text())
+    assert held["limit"] == 10 and held["probes_sha256"] == hashlib.sha256(probes["icl-mc"].read_bytes()).hexdigest()
     # The resumed items ran in other batches: the same numbers up to the float rounding of what
     # shared their passes (the scorer's 1e-4 nats), the same predictions and aggregate.
     assert _close(_records(part), _records(clean))
