@@ -86,6 +86,7 @@ from .distractor_cmds import distractors_group  # noqa: E402
 from .template_cmds import templates_group  # noqa: E402
 from .probeset_cmds import probeset_group  # noqa: E402
 from .eval_cmds import eval_command  # noqa: E402
+from .merge_cmd import merge_command  # noqa: E402
 from .run_cmd import run_command  # noqa: E402
 from .report_cmds import compare_command, report_command  # noqa: E402
 from .serve_cmd import serve_command  # noqa: E402
@@ -99,6 +100,7 @@ main.add_command(distractors_group)
 main.add_command(templates_group)
 main.add_command(probeset_group)
 main.add_command(eval_command)
+main.add_command(merge_command)
 main.add_command(run_command)
 main.add_command(report_command)
 main.add_command(compare_command)

@@ -1,0 +1,118 @@
+"""One evaluation over many processes: `factprobe merge` (the shards of one run into one results
+folder, probes/shard_merge.py), and what `factprobe eval` does with --shard or under `torchrun`
+/ `accelerate launch`: pick the shard and its folder (OUT/shard-K-of-N), the worker's device
+(cuda:LOCAL_RANK), and on rank 0 wait for the other ranks' shards and merge them into OUT.
+
+The wait is a file-based barrier (a shard is finished when its records and aggregate.json are
+written): torch.distributed is not needed, and the ranks share nothing but the folder, so on
+several nodes OUT must be on a shared filesystem. If a rank fails, torchrun stops the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from .errors import EXIT_FAILURE, EXIT_USAGE, fail
+from .options import json_option
+
+
+@dataclass(frozen=True)
+class ShardSetup:
+    """Where and how this `eval` process runs: `shard` None for a whole run in `out`."""
+    shard: object  # probes.shard.Shard | None
+    out: str  # this process's results folder (a shard's: OUT/shard-K-of-N)
+    run_out: str  # --out
+    device: str
+    launched: bool  # a torchrun / accelerate worker (not an explicit --shard)
+
+    @property
+    def merges(self) -> bool:
+        """Rank 0 of a launch gathers the shards into --out."""
+        return self.launched and self.shard.index == 0
+
+    @property
+    def reports(self) -> bool:
+        """Whether this process prints the run's JSON and exits 3 on rejected records: not the
+        other ranks of a launch (torchrun would read their exit 3 as a failure and stop rank 0)."""
+        return not self.launched or self.shard.index == 0
+
+
+def shard_setup(shard_text: str | None, out_dir: str, device: str) -> ShardSetup:
+    """--shard K/N if given, else the launcher's RANK / WORLD_SIZE; one-line error on bad ones."""
+    from ..probes.shard import Shard, launched, local_device
+
+    try:
+        if shard_text is not None:
+            shard = Shard.parse(shard_text)
+            return ShardSetup(shard, str(shard.folder(out_dir)), out_dir, device, False)
+        launch = launched()
+    except ValueError as error:
+        fail(str(error), EXIT_USAGE)
+    if launch is None:
+        return ShardSetup(None, out_dir, out_dir, device, False)
+    import torch
+
+    device = local_device(device, launch, torch.cuda.is_available())
+    return ShardSetup(launch.shard, str(launch.shard.folder(out_dir)), out_dir, device, True)
+
+
+def merge_after_launch(setup: ShardSetup, summary, wait: float, console):
+    """On rank 0 of a launch: waits up to `wait` seconds for the other ranks' shards, merges
+    them into --out and returns the merged run's EvalSummary; elsewhere `summary` as it is."""
+    from ..probes.shard_merge import MergeError, merge_shards, wait_for_shards
+
+    if not setup.merges:
+        return summary
+    count = setup.shard.count
+    if count > 1 and not console.quiet:
+        console.note(f"rank 0: waiting for the other {count - 1} shard(s) under {setup.run_out} ...")
+    left = wait_for_shards(setup.run_out, count, wait)
+    if left:
+        fail(f"rank 0 waited {wait:g}s for {', '.join(left)} under {setup.run_out}; when they finish: "
+             f"factprobe merge {setup.run_out}/shard-*-of-{count} --out {setup.run_out}", EXIT_FAILURE)
+    folders = [Path(setup.run_out) / f"shard-{k}-of-{count}" for k in range(count)]
+    try:
+        merged = merge_shards(folders, setup.run_out)
+    except MergeError as error:
+        fail(str(error), EXIT_FAILURE)
+    console.say(_merged_line(merged))
+    return dataclasses.replace(summary, out=merged.out, items=merged.items, aggregate=merged.aggregate)
+
+
+def _merged_line(merged) -> str:
+    accuracy = merged.aggregate.get("accuracy")
+    return (f"merged {merged.shards} shard(s): {merged.aggregate.get('method')} on {merged.items:,} items: accuracy "
+            f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {merged.out}/aggregate.json")
+
+
+@click.command("merge")
+@click.argument("shards", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="The run's folder: run.json, items.jsonl and aggregate.json as the unsharded eval writes them.")
+@json_option
+def merge_command(shards, out_dir, as_json):
+    """Merge the shards of one evaluation (`eval --shard K/N`) into one results folder.
+
+    Checks that the folders are all N shards of one run (same model, method, options, seed,
+    probe set and its hash, N and --batch; each K once; each finished) and writes run.json,
+    items.jsonl (in the unsharded run's order) and aggregate.json (from all records at once):
+    the files the same evaluation writes unsharded.
+
+    \b
+    factprobe merge runs/kdf/shard-*-of-8 --out runs/kdf
+    """
+    from ..probes.shard_merge import MergeError, merge_shards
+
+    try:
+        merged = merge_shards(shards, out_dir)
+    except MergeError as error:
+        fail(str(error), EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps({"out": merged.out, "shards": merged.shards, **merged.aggregate}))
+    else:
+        click.echo(_merged_line(merged))
