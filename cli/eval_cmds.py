@@ -60,20 +60,35 @@ def method_help() -> str:
 @click.option("--batch", type=click.IntRange(min=1), default=16, show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of demonstration draws.")
+@click.option("--shard", metavar="K/N",
+              help="Only part K of N (K from 0: 0/8 .. 7/8), whole batches of the items in order, into "
+                   "OUT/shard-K-of-N; `factprobe merge` joins the N parts. Under torchrun / accelerate launch "
+                   "RANK and WORLD_SIZE give it, and rank 0 merges into OUT.")
+@click.option("--merge-wait", type=click.FloatRange(min=0), default=3600, show_default=True,
+              help="Under torchrun / accelerate launch: seconds rank 0 waits for the other ranks' shards.")
 @click.option("--device", default="auto", show_default=True, envvar="FACTPROBE_DEVICE")
 @click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--restart", is_flag=True,
+              help="Start the --out folder over (its run.json, items.jsonl and aggregate.json go) instead of resuming.")
 @json_option
-def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, device, dtype, quiet, as_json):
-    """Evaluate a model on a probe set with a probing method.
+def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, shard, merge_wait, device, dtype, quiet,
+                 restart, as_json):
+    """Evaluate a model on a probe set with a probing method. Before the model loads, the model
+    spec, the probe set's kind against the method, the options and the --out folder's run (the
+    probe set's SHA-256 and the settings it recorded) are checked, in that order. A rerun
+    continues the folder's run; a larger --limit continues it, a smaller one than it holds is
+    refused (its aggregate would no longer cover them), as are other bytes or settings.
 
     \b
     factprobe eval --model smollm2-135m-instruct --method ic-lke --probes mc.jsonl --out runs/smollm2-iclke
     factprobe eval --model gemma3-270m --method kdf --probes kdf.jsonl --out runs/gemma-kdf --limit 50
     """
+    from ..probes.runner import plan_eval
     from ..probes.scoring.model_cache import ModelCache
     from ..probes.scoring.scorer import ScoringError, Unsupported
-    from ..probes.scoring.specs import SpecError
+    from ..probes.scoring.specs import SpecError, check_spec, parse_spec
+    from .merge_cmd import merge_after_launch, shard_setup
     from .steps import Console, eval_step, option_value
 
     parsed = {}
@@ -82,19 +97,27 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, dev
         if not sep or not key:
             fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
         parsed[key.strip()] = option_value(value)
+    setup = shard_setup(shard, out_dir, device)  # --shard, or RANK / WORLD_SIZE under torchrun
+    try:  # everything that needs no model, before it loads
+        check_spec(parse_spec(spec))
+        plan = plan_eval(method, probes, setup.out, options=parsed, limit=limit, seed=seed, restart=restart,
+                         shard=setup.shard, batch=batch)
+    except (ValueError, OSError) as error:
+        fail(str(error), EXIT_USAGE)
     try:
-        scorer = ModelCache(device, dtype).get(spec)
+        scorer = ModelCache(setup.device, dtype).get(spec)
     except (SpecError, ValueError, FileNotFoundError) as error:
         fail(str(error), EXIT_USAGE)
     console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else click.echo,
                       note=lambda text: click.echo(text, err=True))
     try:
-        summary = eval_step(scorer, method, probes, out_dir, options=parsed, limit=limit, batch=batch, seed=seed,
-                            console=console)
+        summary = eval_step(scorer, method, probes, setup.out, options=parsed, limit=limit, batch=batch, seed=seed,
+                            console=console, shard=setup.shard, plan=plan)
     except (ValueError, ScoringError, Unsupported) as error:
         fail(str(error), EXIT_USAGE)
-    if as_json:
+    summary = merge_after_launch(setup, summary, merge_wait, console)  # rank 0 of a launch
+    if as_json and setup.reports:
         click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,
                                "rejected": len(summary.rejected), **summary.aggregate}))
-    if summary.rejected:
+    if summary.rejected and setup.reports:
         sys.exit(EXIT_PARTIAL)
