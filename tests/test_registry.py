@@ -4,6 +4,7 @@ CLI, runner, aggregator, pipeline and service read the declarations."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -85,7 +86,8 @@ def test_a_method_in_one_file_runs_through_factprobe_eval(bert, tmp_path):
 
     run = json.loads((out / "run.json").read_text())
     assert run["method"] == "toy" and run["kind"] == "cloze" and run["options"] == {"top_k": 1}
-    assert run["probes"] == "toy.jsonl" and run["probes_sha256"] is None  # no sidecar: the items say their kind
+    # no sidecar: the items say their kind; the hash is always the bytes read (issue 31)
+    assert run["probes"] == "toy.jsonl" and run["probes_sha256"] == hashlib.sha256(probes.read_bytes()).hexdigest()
 
     records = _records(out)
     assert [r["id"] for r in records] == ["toy:1", "toy:2", "toy:3"]  # the demo item is not a test item
