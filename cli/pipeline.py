@@ -167,9 +167,14 @@ class Runner:
                 probes = built[ev["probeset"]]
 
                 def evaluate(model=model, ev=ev, folder=folder, options=options, probes=probes) -> None:
-                    eval_step(self.models.get(model), ev["method"], probes, folder,
-                              options={k: option_value(v) for k, v in options.items()},
-                              limit=int(ev["limit"]) if ev.get("limit") else None, seed=p.seed, console=self.console)
+                    from ..probes.runner import plan_eval
+
+                    values = {k: option_value(v) for k, v in options.items()}
+                    limit = int(ev["limit"]) if ev.get("limit") else None
+                    # checked before the model loads, as `factprobe eval` checks them
+                    plan = plan_eval(ev["method"], probes, folder, options=values, limit=limit, seed=p.seed)
+                    eval_step(self.models.get(model), ev["method"], probes, folder, options=values, limit=limit,
+                              seed=p.seed, console=self.console, plan=plan)
 
                 self.step(f"eval {model}: {ev['method']} on {ev['probeset']}",
                           ["eval", "--model", model, "--method", ev["method"], "--probes", str(probes),

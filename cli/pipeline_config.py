@@ -93,6 +93,13 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         except ValueError as error:
             raise ConfigError(f"{path}: probesets.{name}: {error}") from None
     models = need(data, "models", "top level", list)
+    from ..probes.scoring.specs import SpecError, check_spec, parse_spec
+
+    for k, model in enumerate(models):
+        try:  # a mistyped model path is named now, not after the ingest and the builds
+            check_spec(parse_spec(str(model)))
+        except SpecError as error:
+            raise ConfigError(f"{path}: models[{k}]: {error}") from None
     evaluations = need(data, "evaluations", "top level", list)
     for k, ev in enumerate(evaluations):
         if not isinstance(ev, dict) or ev.get("method") not in methods:

@@ -17,16 +17,22 @@ one SQL pass copies what is needed into the store, and the staging file is delet
 killed in either step resumes: the staging ingest at its last chunk, the copy from the start
 (its upserts are idempotent). The staging store costs ~0.3 KB per entity of the dump, on the
 disk next to the store, for the length of the run.
+
+A newer dump read with the same filter replaces each entity's older record as a full ingest
+does (kg/revisions.py), for the relations read: facts of another filter stay. An entity the
+newer dump no longer needs (a class no kept entity has any more) stays; nothing is collected.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import time
 from pathlib import Path
 
+from . import revisions
 from .ingest import IngestReport, ProgressFn, Source, already_done, ingest
 from .readers import check_readable, fingerprint
 from .store import Store
@@ -43,7 +49,8 @@ _COPY = (
         datatype=COALESCE(excluded.datatype, entities.datatype)""",
     "INSERT OR REPLACE INTO main.names SELECT n.* FROM s.names n JOIN temp.keep k ON k.id = n.entity",
     "INSERT OR IGNORE INTO main.types SELECT t.* FROM s.types t JOIN temp.keep k ON k.id = t.entity",
-    "INSERT OR REPLACE INTO main.facts SELECT * FROM s.facts",
+    "INSERT OR REPLACE INTO main.facts SELECT f.* FROM s.facts f WHERE f.subject NOT IN (SELECT id FROM temp.older)",
+    "INSERT OR REPLACE INTO main.revisions SELECT r.* FROM s.revisions r JOIN temp.keep k ON k.id = r.entity",
     """INSERT INTO main.meta SELECT m.* FROM s.meta m WHERE m.key = 'as_of'
     ON CONFLICT(key) DO UPDATE SET value=MAX(meta.value, excluded.value)""",
 )
@@ -102,13 +109,14 @@ def ingest_relations(
     filtered = dataclasses.replace(source, relations=frozenset(relations))
     with Store(stage_file, languages=store.languages, indexes=False) as stage:
         staged = ingest(stage, filtered, p, workers=workers, progress=progress)
-    copy_needed(store, stage_file, relations, key)
+    older = copy_needed(store, stage_file, relations, key)
     if not staged.truncated:
         _remove(stage_file)  # a truncated dump keeps its staging store: a longer file resumes
     store.finish_ingest(key, truncated=staged.truncated)
     report.records = staged.records
     report.resumed_from = staged.resumed_from
     report.truncated = staged.truncated
+    report.older_ignored = staged.older_ignored + older
     report.lines_read = staged.lines_read
     report.rejects = store.rejects(key)
     report.rejected = len(report.rejects)
@@ -116,18 +124,23 @@ def ingest_relations(
     return report
 
 
-def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: str) -> None:
+def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: str) -> int:
     """One transaction: the staging store's facts, and the entities, names and types they
-    need, into `store`; its rejects under `key`, with the position reached."""
+    need, into `store`; its rejects under `key`, with the position reached. A record older than
+    the store's is not copied; returns how many."""
     conn = store.conn
     conn.execute("ATTACH DATABASE ? AS s", (str(stage_file),))
     try:
         with conn:
+            newer, older = _revisions(conn)
+            # What the records the store takes need (an older record's facts and types need nothing)
             conn.executescript("""
                 DROP TABLE IF EXISTS temp.keep;
                 CREATE TEMP TABLE keep (id TEXT PRIMARY KEY) WITHOUT ROWID;
-                INSERT OR IGNORE INTO temp.keep SELECT subject FROM s.facts;
-                INSERT OR IGNORE INTO temp.keep SELECT object FROM s.facts WHERE object IS NOT NULL;
+                INSERT OR IGNORE INTO temp.keep SELECT subject FROM s.facts
+                    WHERE subject NOT IN (SELECT id FROM temp.older);
+                INSERT OR IGNORE INTO temp.keep SELECT object FROM s.facts
+                    WHERE object IS NOT NULL AND subject NOT IN (SELECT id FROM temp.older);
             """)
             conn.executemany("INSERT OR IGNORE INTO temp.keep VALUES (?)", [(r,) for r in relations])
             # The classes named by the kept entities' types (one step: a class's own classes
@@ -135,7 +148,12 @@ def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: 
             conn.execute("""
                 INSERT OR IGNORE INTO temp.keep
                 SELECT DISTINCT t.type FROM s.types t JOIN temp.keep k ON k.id = t.entity
+                WHERE t.entity NOT IN (SELECT id FROM temp.older)
             """)
+            # The store's newer record of an entity stays as it is; a newer staged one replaces it.
+            conn.execute("DELETE FROM temp.keep WHERE id IN (SELECT id FROM temp.older)")
+            _clear_replaced(conn, [e for e in newer if conn.execute(
+                "SELECT 1 FROM temp.keep WHERE id=?", (e,)).fetchone()], relations)
             for statement in _COPY:  # one by one: executescript would commit the transaction
                 conn.execute(statement)
             conn.execute("DELETE FROM rejects WHERE key=?", (key,))
@@ -145,8 +163,34 @@ def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: 
                                    position = (SELECT MAX(position) FROM s.ingests)
                 WHERE key = ?""", (key,))
             conn.execute("DROP TABLE temp.keep")
+            conn.execute("DROP TABLE temp.older")
     finally:
         conn.execute("DETACH DATABASE s")
+    return older
+
+
+def _revisions(conn) -> tuple[list[str], int]:
+    """The staged records that replace the store's (newer or the same revision, as a full
+    ingest decides: kg/revisions.py) and, in temp.older, those the store holds newer."""
+    conn.execute("CREATE TEMP TABLE older (id TEXT PRIMARY KEY) WITHOUT ROWID")
+    newer, older = [], []
+    for entity, modified, lastrevid, held_modified, held_lastrevid in conn.execute("""
+            SELECT r.entity, r.modified, r.lastrevid, m.modified, m.lastrevid
+            FROM s.revisions r JOIN main.revisions m ON m.entity = r.entity"""):
+        if revisions.replaces((modified, lastrevid), (held_modified, held_lastrevid)):
+            newer.append(entity)
+        else:
+            older.append((entity,))
+    conn.executemany("INSERT INTO temp.older VALUES (?)", older)
+    return newer, len(older)
+
+
+def _clear_replaced(conn, newer: list[str], relations: frozenset[str]) -> None:
+    """The store's older records of `newer`, for the relations read (another filter's facts stay)."""
+    if newer:
+        kept = set(conn.execute("SELECT f.id, f.relation, f.object, f.value FROM s.facts f "
+                                "WHERE f.subject IN (SELECT value FROM json_each(?))", (json.dumps(newer),)))
+        revisions.clear(conn, newer, kept, relations)
 
 
 def _remove(stage_file: Path) -> None:

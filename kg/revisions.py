@@ -69,18 +69,27 @@ def apply(conn: sqlite3.Connection, rows: Rows) -> tuple[Rows, int]:
 
 
 def _clear(conn: sqlite3.Connection, entities: list[str], rows: Rows) -> None:
-    """Delete what the store holds of these entities' older records."""
-    keep = {(r[0], r[2], _clean(r[3]), _clean(r[5])) for r in rows.facts}
-    stale = []
+    clear(conn, entities, {(r[0], r[2], _clean(r[3]), _clean(r[5])) for r in rows.facts})
+
+
+def clear(conn: sqlite3.Connection, entities: list[str], kept: set[tuple],
+          relations: frozenset[str] | None = None) -> None:
+    """Delete what the store holds of these entities' older records. `kept`: the newer records'
+    facts as (id, relation, object, value), whose corpus counts stay; `relations`: only the
+    facts of these (a filtered ingest replaces the relations it read, kg/restrict.py)."""
+    stale, gone = [], []
     for entity in entities:
         for fact, relation, obj, value in conn.execute(
                 "SELECT id, relation, object, value FROM facts WHERE subject=? AND source=?", (entity, SOURCE)):
-            if (fact, relation, obj, value) not in keep:
+            if relations is not None and relation not in relations:
+                continue
+            gone.append((fact,))
+            if (fact, relation, obj, value) not in kept:
                 stale.append((fact,))
     # Counted in a corpus as (subject, relation, object): a fact gone or changed loses its count.
     conn.executemany("DELETE FROM fact_frequencies WHERE fact=?", stale)
     one = [(e,) for e in entities]
-    conn.executemany("DELETE FROM facts WHERE subject=? AND source=?", [(e, SOURCE) for e in entities])
+    conn.executemany("DELETE FROM facts WHERE id=?", gone)
     conn.executemany("DELETE FROM names WHERE entity=?", one)
     conn.executemany("DELETE FROM types WHERE entity=? AND NOT EXISTS (SELECT 1 FROM facts f WHERE "
                      f"f.subject=types.entity AND f.relation=types.via AND f.object=types.type AND f.rank > {DEPRECATED})",

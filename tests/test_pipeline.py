@@ -166,3 +166,13 @@ def test_the_pipeline_corpus_takes_corpus_index_naming_options(tmp_path, capsys)
         (tmp_path / "bad.yaml").write_text(CONFIG.replace("  relations: [P36]\n", "  relations: [P36]\n" + bad, 1))
         with pytest.raises(ConfigError, match=message):
             load_pipeline(tmp_path / "bad.yaml")
+
+
+def test_a_pipeline_names_a_bad_model_before_any_step_runs(tmp_path):
+    (tmp_path / "bad.yaml").write_text(CONFIG.replace("models: [smollm2-135m-instruct]",
+                                                      f"models: [smollm2-135m-instruct, 'hf:{tmp_path}/nowhere']"))
+    from factprobe.cli.pipeline_config import ConfigError, load_pipeline
+
+    with pytest.raises(ConfigError, match=r"bad.yaml: models\[1\]: model spec 'hf:.*nowhere'"):
+        load_pipeline(tmp_path / "bad.yaml")
+    assert not (tmp_path / "out").exists()

@@ -316,3 +316,38 @@ def test_two_records_of_an_entity_in_one_dump(tmp_path, versions, chunk_bytes):
     assert report.older_ignored == 0
     with KnowledgeGraph(tmp_path / "t.sqlite") as kg:
         assert kg.entity("Q183").label == "Later" and kg.labels("Q183").all() == ("Later", "FRG", "Federal Republic of Germany", "Germany")
+
+
+def test_a_newer_dump_filtered_by_relations_brings_the_store_to_its_state(tmp_path, versions):
+    """`--relations` copies through a staging store (kg/restrict.py): a newer record replaces the
+    store's for the relations read, an older one is left out and counted; another filter's facts
+    of the same entity stay."""
+    from factprobe.kg.restrict import ingest_relations
+
+    v1, v2, _ = versions
+    relations = frozenset({"P1813", "P31"})
+
+    def filtered(path, *dumps):
+        with Store(path) as st:
+            return [ingest_relations(st, WikidataJsonSource(), d, relations, workers=0) for d in dumps]
+
+    filtered(tmp_path / "f2.sqlite", v2)
+    v2_alone = content_tables(tmp_path / "f2.sqlite")
+    filtered(tmp_path / "f12.sqlite", v1, v2)
+    both = content_tables(tmp_path / "f12.sqlite")
+    # The one difference: Q5119 (capital), Q64's class in v1 and no longer needed in v2, stays
+    # (nothing is collected, kg/restrict.py), with its rows as v1 had them.
+    q5119 = {t: [r for r in rows if r and r[0] == "Q5119"] for t, rows in both.items()}
+    assert {t: len(r) for t, r in q5119.items() if r} == {"entities": 1, "names": 2, "types": 1, "revisions": 1}
+    assert {t: [r for r in rows if not (r and r[0] == "Q5119")] for t, rows in both.items()} == v2_alone
+    with KnowledgeGraph(tmp_path / "f12.sqlite") as kg:
+        assert kg.search("Germany") == [] and kg.search("Federal Republic") == ["Q183"]
+        assert [f.id for f in kg.facts(subject="Q183", relation="P1813")] == [] and kg.types("Q64") == ["Q515"]
+    [older] = filtered(tmp_path / "f2.sqlite", v1)
+    assert older.older_ignored == 2 and content_tables(tmp_path / "f2.sqlite") == v2_alone
+    # P36 read by another filter stays when P1813 and P31 are read again from the newer dump
+    with Store(tmp_path / "mixed.sqlite") as st:
+        ingest_relations(st, WikidataJsonSource(), v1, frozenset({"P36"}), workers=0)
+        before = {f for f in content_tables(tmp_path / "mixed.sqlite")["facts"] if f[2] == "P36"}
+        ingest_relations(st, WikidataJsonSource(), v2, relations, workers=0)
+    assert before and before <= set(content_tables(tmp_path / "mixed.sqlite")["facts"])
