@@ -42,7 +42,8 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
     store into `out`; prints the kind's warnings and the summary. `models`: the ModelCache a kind
     that asks a model loads from; `overwrite`: replace a probe set at `out` that this build would
     change. Returns the ProbeSetMeta. FileNotFoundError when there is no store; ValueError when
-    the build cannot be made or would change the probe set at `out`."""
+    the build cannot be made or would change the probe set at `out`. Underneath:
+    probes.build.build_probeset, whose docstring details the arguments."""
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
 
@@ -71,7 +72,8 @@ def eval_step(scorer, method: str, probes: str | Path, out: str | Path, *, optio
     continues after the finished items), with a progress bar; prints warnings, rejected records
     and the summary line. `plan`: probes.runner.plan_eval's, made before the model loaded (made
     here otherwise); `restart`: start `out` over; `shard`: only that part of the run
-    (probes/shard.py). Returns the EvalSummary."""
+    (probes/shard.py). Returns the EvalSummary. Underneath: probes.runner.evaluate (and
+    plan_eval), whose docstrings detail the arguments."""
     from tqdm import tqdm
 
     from ..probes.runner import evaluate

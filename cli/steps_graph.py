@@ -40,7 +40,8 @@ def ingest_step(store: str | Path, inputs: Sequence[tuple[object, str | Path]], 
     """`factprobe ingest`: each (source, path) into the store (resumable: an input already
     ingested is skipped), one line per input on stderr; rejected records go to the rejects file
     (STORE.rejects.jsonl unless named). Returns the IngestReports. InputError / StoreError on
-    an unreadable input or store."""
+    an unreadable input or store. Underneath: kg.ingest.ingest per input into a kg.Store
+    (kg.restrict.ingest_relations with `relations`), then Store.optimize."""
     from ..kg.ingest import ingest
     from ..kg.readers import check_readable
     from ..kg.restrict import ingest_relations

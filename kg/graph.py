@@ -52,7 +52,15 @@ def _fact(row: tuple) -> Fact:
 
 
 class KnowledgeGraph:
-    """Read-only view of a store. Cheap to open; safe to share across threads for reads."""
+    """Read-only view of a store. Cheap to open; safe to share across threads for reads.
+    Use as a context manager or call close().
+
+    Args:
+        path: The store's SQLite file (an ingest wrote it).
+
+    Raises:
+        StoreError: No store at `path`, or not a factprobe store.
+    """
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)

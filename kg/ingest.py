@@ -52,6 +52,8 @@ class Source(Protocol):
 
 @dataclass
 class IngestReport:
+    """One input's outcome (`ingest`'s return): records written by this run, rejects (line,
+    reason, excerpt) of all runs, whether it was truncated or already done, and how long it took."""
     source: str
     path: str
     key: str
@@ -244,7 +246,25 @@ def ingest(
     restart: bool = False,
     progress: ProgressFn | None = None,
 ) -> IngestReport:
-    """Ingest one input file into the store, resuming where an earlier run stopped."""
+    """Ingest one input file into the store, resuming where an earlier run stopped.
+
+    Args:
+        store: The open Store to write into (its languages are the names kept).
+        source: What reads the input format: kg.sources' WikidataJsonSource, RdfSource,
+            TrexSource or Wikidata5mSource, with its own options (languages, relations, ...).
+        path: The input file (compressed dumps are read as they are).
+        workers: Parsing processes for an input over 8 MB (None: the cores, at most 8; 0: inline).
+        restart: Read the input again from its start, ignoring an earlier (partial) run of it.
+        progress: Called with (records done by this run, bytes of the file consumed).
+
+    Returns:
+        The IngestReport; an input an earlier run finished is not read again
+        (`already_done`). A bad record is a reject in it and a cut compressed tail makes it
+        `truncated`, never an exception.
+
+    Raises:
+        InputError: The input cannot be read at all (missing, not a file, permission denied).
+    """
     started = time.perf_counter()
     p = check_readable(path)
     key = f"{source.name}:{fingerprint(p)}"

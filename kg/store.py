@@ -205,7 +205,17 @@ def connect(path: str | os.PathLike, *, create: bool = True, readonly: bool = Fa
 
 
 class Store:
-    """Write side of the embedded store. Use as a context manager or call close()."""
+    """Write side of the embedded store. Use as a context manager or call close().
+
+    Args:
+        path: The SQLite file; created (with its folder) when missing.
+        languages: The name languages the store keeps, the first the display language; fixed
+            when the store is created (None: "en"). A store made for other languages is refused.
+        indexes: Build the read API's secondary indexes (False only for a scan-only staging store).
+
+    Raises:
+        StoreError: Not a factprobe store, another schema version, or other languages.
+    """
 
     def __init__(self, path: str | os.PathLike, *, languages: tuple[str, ...] | None = None,
                  indexes: bool = True):

@@ -24,6 +24,8 @@ SELECTION_OPTIONS = tuple(spec.name for spec in option_specs(FactSelection))
 
 @dataclass(frozen=True)
 class BuildRequest:
+    """What to build, checked: the kind's name, the fact selection (probes.facts.FactSelection)
+    and the kind's own options. Made by `build_request`; `to_dict` is what a sidecar records."""
     kind: str
     selection: FactSelection
     options: KindOptions  # the kind's own options dataclass
@@ -36,7 +38,23 @@ def build_request(kind: str, values: Mapping[str, Any], where: str = "") -> Buil
     """A request from option name -> value, the selection's and the kind's in one mapping (as a
     command line, a pipeline config or an HTTP request gives them). A None value means "not
     given" (the declared default). ValueError names an unknown option, an option of another
-    kind, or a value its declaration refuses; `where` prefixes the message."""
+    kind, or a value its declaration refuses; `where` prefixes the message.
+
+    Args:
+        kind: A registered probe-set kind ("cloze", "icl-mc", "kdf", "distractor", "belief-icl",
+            or a plugin's; probes.kinds.registered()).
+        values: Option name -> value, named as `probeset build --help` names them with `_` for
+            `-` ("per_relation": 60, "relations": ["P36"]); the selection's options
+            (FactSelection: relations, per_relation, corpus, at, seed, ...) and the kind's.
+        where: Where the values came from, prefixed to an error ("probesets.kdf").
+
+    Returns:
+        The BuildRequest, every value coerced to its declared type.
+
+    Raises:
+        ValueError: An unknown option, an option of another kind, a value its declaration
+            refuses, or options the kind's check refuses together.
+    """
     cls = get_kind(kind)
     own = {spec.name for spec in option_specs(cls.options)}
     given = {k: v for k, v in values.items() if v is not None}
@@ -68,7 +86,26 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
     asks a model loads it (a new ModelCache by default). ValueError when the selection leaves no
     fact or the kind cannot build from what is selected, and, unless `overwrite`, when `out`
     holds a probe set this build would change (`check_replace`, before any fact is selected,
-    then the items' bytes once built): the same request over the same graph rebuilds in place."""
+    then the items' bytes once built): the same request over the same graph rebuilds in place.
+
+    Args:
+        store: The knowledge-graph store (SQLite file an ingest wrote).
+        out: The probe set's JSONL path; the sidecar NAME.meta.json is written beside it.
+        request: What to build (`build_request`).
+        progress: Called with a short note at each stage ("selecting facts", ...); None: silent.
+        models: The ModelCache a kind that asks a model loads it from (`single_token`, ApprOpt).
+        overwrite: Replace a probe set at `out` that this build would change.
+
+    Returns:
+        The ProbeSetMeta the sidecar holds: `kind`, `items` (test items and demonstrations),
+        `seed`, `params`, `source` (the store, the selection's counts, the truth date) and
+        the `sha256` of the JSONL.
+
+    Raises:
+        ValueError: No fact left after the selection, the kind cannot build from it, or `out`
+            holds a probe set this build would change (unless `overwrite`).
+        StoreError: No store at `store`, or not a factprobe store.
+    """
     kind = get_kind(request.kind)()
     say = progress or (lambda _: None)
     with KnowledgeGraph(store) as kg:

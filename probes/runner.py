@@ -24,6 +24,9 @@ from .probeset import read_meta, sidecar_path
 
 @dataclass
 class EvalSummary:
+    """What `evaluate` did: the folder, the method, how many items the folder holds and how many
+    this run computed, rejected input lines, the aggregate (aggregate.json's contents) and
+    warnings."""
     out: str
     method: str
     items: int  # records in items.jsonl now
@@ -55,7 +58,30 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
     """Everything an evaluation checks that needs no model, so that a mistake is named before one
     loads: the method reads the set's kind; the probe set's bytes (hashed once, as they are read);
     the method's options; and, unless `restart`, that the folder holds this same run (the same
-    bytes and settings, no item beyond `limit`). ValueError naming what differs."""
+    bytes and settings, no item beyond `limit`). ValueError naming what differs.
+
+    Args:
+        method: A registered method ("ic-lke", "eic-lke", "kdf", "belief", "belief-icl",
+            "distractor", "baselines", or a plugin's; probes.methods.registered()).
+        probes: The probe set's JSONL (with its sidecar, or items that carry `kind`).
+        out: The run folder (run.json, items.jsonl, aggregate.json).
+        options: The method's options by name ({"separator": ": ", "examples": 10}); values of
+            the type of the method's default.
+        limit: Evaluate only the first `limit` test items; None: all.
+        seed: The seed of every draw the method makes (demonstrations, samples).
+        restart: Start `out` over rather than continue the run it holds.
+        shard: Only this part of the run (probes.shard: K of N, whole batches of `batch`).
+        batch: Items per batch (the unit a shard takes whole).
+
+    Returns:
+        The EvalPlan `evaluate(..., plan=)` runs: the method's runner, the selected test items,
+        run.json's settings, the ids the folder already holds, rejected lines and warnings.
+
+    Raises:
+        ValueError: The method does not read the set's kind, the set is not a probe set, an
+            option is of the wrong type, or `out` holds another run (other bytes, settings, or
+            more items than `limit`).
+    """
     cls = get_method(method)  # the registry: built-ins and registered plugins (probes/methods/__init__.py)
     probes, out = Path(probes), Path(out)
     kind, built_digest = _kind(probes)
@@ -104,7 +130,27 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
              restart: bool = False, shard=None) -> EvalSummary:
     """`method` with `scorer` over the probe set into `out`, after the items already there.
     `plan`: the one `plan_eval` made before the model loaded (made here otherwise); `restart`:
-    start the folder over rather than continue it."""
+    start the folder over rather than continue it.
+
+    Args:
+        scorer: The loaded model (a probes.scoring Scorer: ModelCache().get(spec) or
+            probes.scoring.loader.load_scorer(spec)).
+        method, probes, out, options, limit, seed, restart, shard: As `plan_eval` takes them;
+            read only when `plan` is None (a plan carries its own).
+        batch: Items the method scores together (also the unit of a checkpoint: items.jsonl
+            grows by one batch at a time, so a killed run loses at most one).
+        progress: Called with (items done, items in the run) after each batch.
+        plan: The plan `plan_eval` made, so that its checks ran before the model loaded.
+
+    Returns:
+        The EvalSummary: `aggregate` is aggregate.json's contents (`items`, `accuracy` and its
+        `accuracy_interval`, `by_relation`, `by_bucket` and the method's own measures);
+        `items` the records the folder holds, `new` those this call computed.
+
+    Raises:
+        ValueError: As `plan_eval`, or the folder's run.json names another model.
+        ScoringError, Unsupported: The scorer cannot answer what the method asks.
+    """
     if plan is None:
         plan = plan_eval(method, probes, out, options=options, limit=limit, seed=seed, restart=restart, shard=shard,
                          batch=batch)

@@ -14,6 +14,29 @@ from .specs import ModelSpec, SpecError, check_spec, parse_spec
 def load_scorer(spec: str | ModelSpec, *, device: str | None = None, dtype: str | None = None,
                 batch_size: int = 64, memory_budget: int | None = None,
                 cache_dir: str | Path | None = None) -> Scorer:
+    """Load a model as a Scorer (ModelCache.get loads through this, keeping the model).
+
+    Args:
+        spec: A model spec: "hf:PATH_OR_NAME", "hf-mlm:...", "gguf:FILE", "openai:MODEL",
+            "openai-chat:MODEL", or a shipped name ("smollm2-135m-instruct", "gemma3-270m").
+        device: "cpu", "cuda", "cuda:1", ...; None or "auto": CUDA when present, else CPU.
+        dtype: "float32", "bfloat16", "float16"; None or "auto": bf16 on a GPU that has it,
+            else fp32.
+        batch_size: Most sequences (or packed pieces) a forward pass takes; halved on
+            out-of-memory.
+        memory_budget: Bytes of activations a causal model's pass may use; None: half the
+            GPU's free memory, or a fixed CPU budget.
+        cache_dir: Where a GGUF file is kept dequantized; None: $FACTPROBE_CACHE/gguf/.
+
+    Returns:
+        The Scorer (HF causal or masked, or an OpenAI-compatible client); its `identity` names
+        the weights and the dtype, as run.json records them.
+
+    Raises:
+        SpecError: The spec names nothing loadable (no such file or folder, no config or
+            weights, not a model), in one line.
+        ValueError: An unknown dtype, or CUDA asked for where torch sees none.
+    """
     spec = check_spec(parse_spec(spec) if isinstance(spec, str) else spec)
     if spec.kind in ("openai", "openai-chat"):
         from .openai_api import OpenAIScorer
