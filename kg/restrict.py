@@ -14,13 +14,9 @@ Whether an entity is needed is only known once every fact has been read: its rec
 before the fact that names it. So the dump goes first into a staging store (kept facts, every
 entity's row, names and types; no secondary indexes), with the ordinary resumable ingest; then
 one SQL pass copies what is needed into the store, and the staging file is deleted. A run
-killed in either step resumes: the staging ingest at its last chunk, the copy from the start
-(its upserts are idempotent). The staging store costs ~0.3 KB per entity of the dump, on the
-disk next to the store, for the length of the run.
-
-A newer dump read with the same filter replaces each entity's older record as a full ingest
-does (kg/revisions.py), for the relations read: facts of another filter stay. An entity the
-newer dump no longer needs (a class no kept entity has any more) stays; nothing is collected.
+killed in either step resumes (the copy is one transaction). The staging store costs ~0.3 KB per
+entity of the dump. A newer record replaces the store's as a full ingest does (kg/revisions.py),
+for the relations read: another filter's facts stay; an entity no longer needed is not collected.
 """
 
 from __future__ import annotations
