@@ -124,10 +124,12 @@ def stats(path, as_json):
 
 
 @probeset_group.command("import")
-@click.option("--format", "fmt", type=click.Choice(["lama-trex", "trex-mc", "myriadlama"]), required=True,
+@click.option("--format", "fmt", type=click.Choice(["lama-trex", "trex-mc", "myriadlama", "lm-eval"]), required=True,
               help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); trex-mc: "
                    "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV); myriadlama: rows "
-                   "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt).")
+                   "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt); lm-eval: "
+                   "lm-evaluation-harness multiple_choice task YAMLs with local JSON data files (icl-mc items "
+                   "with their own prompt, for --method mc).")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
 @click.option("--with-templates", "with_templates", cls=RenamedOption, old_names=("--templates",), is_flag=True,
@@ -145,10 +147,13 @@ def import_(fmt, files, out_path, with_templates, parquet, as_json):
         from ..probes.templates import load_templates
 
         templates = {r: [t.text for t in entry.cloze] for r, entry in load_templates().items()}
-    items, report = import_items(fmt, files, templates)
+    try:
+        items, report = import_items(fmt, files, templates)
+    except (ValueError, OSError) as error:  # lm-eval: a task this import cannot follow, named
+        fail(str(error), EXIT_USAGE)
     for line in report.rejected:
         click.echo(f"rejected {line}", err=True)
-    kind = "icl-mc" if fmt == "trex-mc" else "cloze"
+    kind = "icl-mc" if fmt in ("trex-mc", "lm-eval") else "cloze"
     meta = write_probeset(out_path, items, kind=kind, seed=0, params={"import": fmt, "templates": with_templates},
                           source={"files": [Path(f).name for f in files], **report.to_dict()}, parquet=parquet)
     if as_json:

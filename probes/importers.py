@@ -1,7 +1,9 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
-LAMA T-REx and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items; a row that does not
-fit is reported by file, line and field, counted and skipped. Fields read: docs/design-notes.md.
+LAMA T-REx and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness
+multiple_choice tasks icl-mc items with their own prompt (probes/import_lm_eval.py); a row that
+does not fit is reported by file, line and field, counted and skipped. Fields read:
+docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Iterable, Iterator
 
 from ..kg.jsonl import jsonl_lines
 
-FORMATS = ("lama-trex", "trex-mc", "myriadlama")
+FORMATS = ("lama-trex", "trex-mc", "myriadlama", "lm-eval")
 
 
 class ImportRowError(ValueError):
@@ -37,6 +39,8 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
     report = ImportReport()
+    if fmt == "lm-eval":  # task YAMLs, not rows: probes/import_lm_eval.py
+        return _lm_eval(files, report)
     rows = ((where, row) for path in files for where, row in _rows(Path(path)))
     if fmt == "lama-trex":
         items = list(_lama(rows, templates or {}, report))
@@ -44,6 +48,19 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
         items = list(_trex_mc(rows, report))
     else:
         items = _myriadlama(rows, report)
+    report.items = len(items)
+    return items, report
+
+
+def _lm_eval(files: Iterable[str | Path], report: ImportReport) -> tuple[list[dict], ImportReport]:
+    from .import_lm_eval import task_items
+
+    items: list[dict] = []
+    for path in files:
+        _, found, rejected, documents = task_items(path)
+        items += found
+        report.rows += documents
+        report.rejected += rejected
     report.items = len(items)
     return items, report
 

@@ -19,6 +19,7 @@ from .distractor import DistractorMeasure
 from .eic_lke import EICLKE
 from .ic_lke import ICLKE
 from .kdf import KDF
+from .mc import PromptedChoice
 
 
 def _checks(method: type[Method], where: str) -> None:
@@ -51,7 +52,7 @@ def get_method(name: str) -> type[Method]:
     return REGISTRY.get(name, sorted)
 
 
-for _method in (ICLKE, EICLKE, KDF, Belief, BeliefICL, DistractorMeasure, Baselines):
+for _method in (ICLKE, EICLKE, KDF, Belief, BeliefICL, DistractorMeasure, Baselines, PromptedChoice):
     register(_method)
 del _method
 

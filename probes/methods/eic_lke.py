@@ -124,26 +124,31 @@ class EICLKE(Method):
             tuples += shown(train[start + k * every:start + (k + 1) * every])
         return nl.join([*tuples, item["subject_label"]])
 
+    def choice_pairs(self, item: dict) -> list[tuple[str, str]]:
+        """(context, continuation) of each choice, in choice order: for chain, every choice right
+        after the one context; for paper, `separator` and the choice after the context of its rank."""
+        if self.options["construction"] == "chain":
+            context = self.prompt(item)
+            return [(context, choice) for choice in item["choices"]]
+        sep = self.options["separator"]
+        return [(self.prompt(item, rank), sep + choice) for rank, choice in enumerate(item["choices"])]
+
     def order(self, items: Sequence[dict]) -> list[dict]:
         # Window by window, each in chain order: one batch then holds nested contexts.
         return sorted(items, key=lambda item: self._place.get(item["id"], (len(self._windows), 0)))
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
-        if self.options["construction"] == "chain":
-            requests = [LoglikelihoodRequest(self.prompt(item), tuple(item["choices"])) for item in items]
-            ranks = [[list(range(len(item["choices"])))] for item in items]
-        else:
-            # One request per distinct context: the first slot of a window has the same context for
-            # every rank, the later ones (almost always) one per rank.
-            requests, ranks = [], []
-            sep = self.options["separator"]
-            for item in items:
-                grouped: dict[str, list[int]] = {}
-                for rank in range(len(item["choices"])):
-                    grouped.setdefault(self.prompt(item, rank), []).append(rank)
-                requests += [LoglikelihoodRequest(context, tuple(sep + item["choices"][k] for k in group))
-                             for context, group in grouped.items()]
-                ranks.append(list(grouped.values()))
+        # One request per distinct context: chain has one per item; paper's first slot of a window
+        # has the same context for every rank, the later ones (almost always) one per rank.
+        requests, ranks = [], []
+        for item in items:
+            pairs = self.choice_pairs(item)
+            grouped: dict[str, list[int]] = {}
+            for rank, (context, _) in enumerate(pairs):
+                grouped.setdefault(context, []).append(rank)
+            requests += [LoglikelihoodRequest(context, tuple(pairs[k][1] for k in group))
+                         for context, group in grouped.items()]
+            ranks.append(list(grouped.values()))
         with _prefix_reuse(scorer) if self.options["reuse_prefix"] else nullcontext():
             answers = iter(scorer.loglikelihood(requests))
         records = []

@@ -173,11 +173,14 @@ class ICLKE(Method):
         sep, nl = self.options["separator"], self.options["line_separator"]
         return nl.join([*(f"{x['subject']}{sep}{x['object']}" for x in lines), item["subject_label"]])
 
+    def continuations(self, item: dict) -> tuple[str, ...]:
+        """What each choice is scored as after the prompt: `separator` and the choice."""
+        return tuple(self.options["separator"] + c for c in item["choices"])
+
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         sep, nl = self.options["separator"], self.options["line_separator"]
         examples = [self.examples(i) for i in items]
-        requests = [LoglikelihoodRequest(self.prompt(i, e), tuple(sep + c for c in i["choices"]))
-                    for i, e in zip(items, examples)]
+        requests = [LoglikelihoodRequest(self.prompt(i, e), self.continuations(i)) for i, e in zip(items, examples)]
         position_requests = []
         if self.options["record_positions"]:
             for lines in examples:

@@ -1,0 +1,72 @@
+"""`factprobe export lm-eval`: a probe set and a method as an lm-evaluation-harness task folder
+(probes/export_lm_eval.py writes it)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .errors import EXIT_USAGE, fail
+from .eval_cmds import MethodChoice
+from .options import json_option
+
+
+def method_options(options) -> dict:
+    """--option KEY=VALUE pairs as `factprobe eval` reads them (values by cli/steps.option_value),
+    so an export and an evaluation given the same options build the same prompts."""
+    from .steps import option_value
+
+    parsed = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
+        parsed[key.strip()] = option_value(value)
+    return parsed
+
+
+@click.group("export")
+def export_group() -> None:
+    """Probe sets in other tools' formats.
+
+    \b
+    factprobe export lm-eval --probes kdf.jsonl --method kdf --out tasks/kdf
+    lm_eval --model hf --model_args pretrained=HuggingFaceTB/SmolLM2-135M-Instruct \\
+        --include_path tasks/kdf --tasks factprobe_kdf_kdf --log_samples --output_path out/
+    """
+
+
+@export_group.command("lm-eval")
+@click.option("--probes", required=True, type=click.Path(dir_okay=False, exists=True), help="A probe-set JSONL.")
+@click.option("--method", required=True, type=MethodChoice(),
+              help="kdf, ic-lke, eic-lke or belief-icl (the others are refused, with the reason).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="The task folder: NAME.yaml, NAME.jsonl and utils.py (one task per folder).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Method option as `factprobe eval` takes it; what changes a prompt is written into the "
+                   "exported text. Repeatable.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of demonstration draws (the same as eval's, for the same prompts).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items.")
+@click.option("--name", help="The harness task's name (--tasks NAME) [default: factprobe_<set>_<method>].")
+@json_option
+def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, as_json):
+    """Write an lm-evaluation-harness 0.4.x task folder (`lm_eval --include_path OUT --tasks NAME`)
+    whose `acc` is factprobe's `correct` item by item: KDF, IC-LKE and EIC-LKE as multiple_choice
+    over the scored continuations, BELIEF-ICL's greedy answers as generate_until matched by
+    factprobe's answer matching. A method or option harness cannot express is refused by name."""
+    from ..probes.export_lm_eval import export_lm_eval
+
+    try:
+        task = export_lm_eval(method, probes, out_dir, options=method_options(options), seed=seed, limit=limit,
+                              name=name)
+    except (ValueError, OSError) as error:
+        fail(str(error), EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps({"task": task.name, "folder": str(task.folder), "files": list(task.files),
+                               "documents": task.documents, "output_type": task.output_type,
+                               "method": task.method, "options": task.options}))
+        return
+    click.echo(f"{task.documents:,} {task.output_type} documents -> {task.folder}/{task.name}.yaml; run: lm_eval "
+               f"--include_path {task.folder} --tasks {task.name} --log_samples")
