@@ -167,6 +167,13 @@ def revision_date(modified: object) -> str:
 
 @dataclass(frozen=True)
 class WikidataJsonSource:
+    """The Wikidata JSON dump format (`latest-all.json.gz`, one entity per line; .json, .gz,
+    .bz2) as a source for `kg.ingest.ingest`. `languages`: the names kept (labels, aliases,
+    descriptions); `keep_external_ids`: also store external-id statements; `chunk_bytes`: input
+    per parsing task and committed checkpoint; `relations`: keep only these properties'
+    statements (`kg.restrict.ingest_relations` uses it). A record that cannot be stored as
+    written is rejected with its line and the field (wikidata_values.py)."""
+
     languages: tuple[str, ...] = ("en",)
     keep_external_ids: bool = False
     # 16 MiB per parsing task and per committed checkpoint: every commit writes each page it
