@@ -1,6 +1,8 @@
 """Metrics of the probing methods, as pure functions (no I/O, no model): BELIEF / BELIEF-ICL and
 MyriadLAMA (belief.py), IC-LKE (iclke.py), the distractor measure and its baselines
-(distractors.py), standard errors, intervals and paired tests (uncertainty.py), and accuracy per group, KDF's frequency buckets included (breakdowns.py).
+(distractors.py; ROUGE-L is rouge-score's), standard errors, intervals and paired tests
+(uncertainty.py; scipy.stats' bootstrap and binomial test), and accuracy per group, KDF's
+frequency buckets included (breakdowns.py).
 Every name is importable from here: `from factprobe.probes import metrics; metrics.acc_at_1`.
 
 Conventions: empty or mismatched input raises ValueError naming the argument, a defined value with
@@ -15,7 +17,8 @@ from .belief import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_
                      one_word_ratio, overconfidence, reliability_bins, sharing_rates,
                      single_prompt_bias_level)
 from .breakdowns import GroupAccuracy, accuracy_by
-from .distractors import avg_at_n, fact_means, mean_over_facts, min_at_n, precision_at_n, probability_known, rouge_l
+from .distractors import (UnicodeWords, avg_at_n, fact_means, mean_over_facts, min_at_n, precision_at_n,
+                          probability_known, rouge_l)
 from .iclke import (AccuracyAtK, accuracy_at_k, kendall_tau, mean_over_relations, normalize_choice_probs, pearson,
                     shared_rate, sharing_rate, subsumption_rate, subsumption_rate_by_relation)
 from .uncertainty import (BOOTSTRAP_DRAWS, FEW_ITEMS, Estimate, PairedTest, bootstrap, items_for_width, mcnemar,
@@ -36,5 +39,6 @@ __all__ = [
     "proportion",
     "wilson",
     # distractors and baselines
-    "avg_at_n", "fact_means", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known", "rouge_l",
+    "UnicodeWords", "avg_at_n", "fact_means", "mean_over_facts", "min_at_n", "precision_at_n", "probability_known",
+    "rouge_l",
 ]

@@ -1,11 +1,13 @@
 """The distractor measure (Ammar Khodja et al. 2025): Min@n and Avg@n of the gold object against
 its first n distractors, the per-fact aggregate, and the baselines it is compared with
-(Probability, Precision@n, ROUGE-L). Conventions: probes/metrics/__init__.py.
+(Probability, Precision@n, ROUGE-L: rouge-score's). Conventions: probes/metrics/__init__.py.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import unicodedata
 from typing import Hashable, Sequence
 
 from ._checks import _require_items, _require_same_length
@@ -78,26 +80,52 @@ def precision_at_n(ranked_answers: Sequence[str], gold_set: set[str] | frozenset
     return 1.0 if any(a in gold_set for a in ranked_answers[:n]) else 0.0
 
 
-def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    # Classic dynamic programme, one row at a time: row[j] = LCS of a[:i] and b[:j].
-    row = [0] * (len(b) + 1)
-    for token in a:
-        diagonal = 0  # the previous row's value at j - 1
-        for j, other in enumerate(b, start=1):
-            above = row[j]
-            row[j] = diagonal + 1 if token == other else max(row[j], row[j - 1])
-            diagonal = above
-    return row[-1]
+# Scripts written without spaces between words: each character is a token, as ROUGE is usually
+# taken over Chinese and Japanese (Han ideographs, their extensions, kana).
+_UNSPACED = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
+
+
+def _unspaced(char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in _UNSPACED)
+
+
+class UnicodeWords:
+    """The tokenizer `rouge_l` gives rouge-score (which takes any object with a `tokenize` method):
+    its default one keeps [a-z0-9] only, so "北京" has no tokens and "Zürich" becomes "z rich".
+    This one takes the text NFKC-normalized and casefolded, and its tokens are the runs of letters,
+    marks and digits (everything else separates them), with each Han or kana character a token of
+    its own. On ASCII text it gives the default's tokens."""
+
+    def tokenize(self, text: str) -> list[str]:
+        tokens: list[str] = []
+        word: list[str] = []
+        for char in unicodedata.normalize("NFKC", text).casefold():
+            if unicodedata.category(char)[0] in "LMN" and not _unspaced(char):
+                word.append(char)
+                continue
+            if word:
+                tokens.append("".join(word))
+                word = []
+            if _unspaced(char):
+                tokens.append(char)
+        if word:
+            tokens.append("".join(word))
+        return tokens
+
+
+@functools.cache
+def _scorer():
+    from rouge_score.rouge_scorer import RougeScorer  # the `eval` extra; slow to import (nltk)
+
+    return RougeScorer(["rougeL"], tokenizer=UnicodeWords())
 
 
 def rouge_l(candidate: str, reference: str) -> float:
-    """ROUGE-L F-measure with beta = 1 over lowercased whitespace tokens (punctuation is not
-    split off): with L = length of the longest common subsequence, P = L / |candidate|,
-    R = L / |reference|, F = 2PR / (P + R). 0.0 when L = 0, including an empty candidate or
-    reference (an empty generation scores 0 rather than failing a whole evaluation)."""
-    cand, ref = candidate.lower().split(), reference.lower().split()
-    common = _lcs_length(cand, ref) if cand and ref else 0
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(cand), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
+    """ROUGE-L F-measure (beta = 1) as rouge-score's RougeScorer(["rougeL"]) computes it: with L the
+    length of the longest common subsequence of the tokens, P = L / |candidate|,
+    R = L / |reference|, F = 2PR / (P + R); 0.0 when L = 0, including an empty candidate or
+    reference (an empty generation scores 0 rather than failing a whole evaluation).
+    Normalizes only as `UnicodeWords` tokenizes: NFKC, case, punctuation and spaces between tokens
+    ("Paris." and "paris" score 1.0); no stemming, no lemmas, no articles dropped, no aliases. The
+    baselines method passes both sides through `answer_key` first and takes the best gold name."""
+    return float(_scorer().score(reference, candidate)["rougeL"].fmeasure)

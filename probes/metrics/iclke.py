@@ -81,10 +81,15 @@ def _paired(x: Sequence[float], y: Sequence[float]) -> None:
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    """Pearson's r = sum((x - mean x)(y - mean y)) / sqrt(sum((x - mean x)^2) sum((y - mean y)^2)).
-    NaN when x or y is constant (r is undefined). Raises ValueError for fewer than 2 pairs or
-    different lengths."""
+    """Pearson's r = sum((x - mean x)(y - mean y)) / sqrt(sum((x - mean x)^2) sum((y - mean y)^2))
+    (IC-LKE correlates per-relation accuracies with it, seed 002 line 1238): scipy.stats.pearsonr's
+    statistic to within 1e-15 (tests/test_stats_scipy.py), kept here with exact sums so that the
+    figures already written keep their digits. NaN when x or y is constant (r is undefined) or
+    holds a NaN or infinity, as scipy says. Raises ValueError for fewer than 2 pairs or different
+    lengths."""
     _paired(x, y)
+    if not all(math.isfinite(v) for v in (*x, *y)):
+        return math.nan  # clamping NaN below would say 1.0
     mx, my = math.fsum(x) / len(x), math.fsum(y) / len(y)
     sxy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y))
     sxx = math.fsum((a - mx) ** 2 for a in x)
@@ -97,9 +102,10 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float:
 def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)), where over all n0 = n(n-1)/2 pairs C
     counts concordant and D discordant pairs, n1 the pairs tied in x and n2 the pairs tied in y
-    (a pair tied in both counts in n1 and n2 and in neither C nor D). NaN when x or y is constant.
-    Computed by scipy.stats.kendalltau (O(n log n)). Raises ValueError for fewer than 2 pairs or
-    different lengths."""
+    (a pair tied in both counts in n1 and n2 and in neither C nor D). NaN when x or y is constant
+    or holds a NaN. Computed by scipy.stats.kendalltau (O(n log n)). Tau-b because per-relation
+    accuracies and human ratings tie; the distractor paper says only "Kendall's tau" (seed 004
+    lines 180, 237). Raises ValueError for fewer than 2 pairs or different lengths."""
     _paired(x, y)
     if len(set(x)) == 1 or len(set(y)) == 1:
         return math.nan  # scipy would also say NaN, with a warning
