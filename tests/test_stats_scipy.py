@@ -50,8 +50,8 @@ def test_wilson_keeps_its_digits():
 
 
 def test_wilson_ends_exactly_at_zero_and_one():
-    # Corrected in issue 30: center -+ half rounded to 2.78e-17 (0 of 7, 0 of 9, ...) and to
-    # 0.9999999999999999 (10 of 10, 13 of 13, ...) for 1100 of the totals up to 2000; scipy and the
+    # Corrected in issue 30: center -+ half rounded to 2.78e-17 (0 of 7, 0 of 9, ...: 486 totals
+    # up to 2000) and to 0.9999999999999999 (10 of 10, 13 of 13, ...: 614 totals); scipy and the
     # formula say 0 and 1.
     assert wilson(0, 7).low == 0.0 and wilson(10, 10).high == 1.0
     assert all(wilson(0, n).low == 0.0 and wilson(n, n).high == 1.0 for n in range(1, 2001))

@@ -5,7 +5,7 @@ on the same items (McNemar's exact test). Pure functions; an `Estimate` travels 
 The bootstrap's resamples and McNemar's test are scipy.stats' (`bootstrap`, `binomtest`), imported
 when first called. Wilson's interval is computed here: it equals
 `binomtest(k, n).proportion_ci(method="wilson")` to within 4e-16 (tests/test_stats_scipy.py),
-takes a thousandth of its time, and keeps the intervals already written the same numbers.
+takes under 1/200 of its time, and keeps the intervals already written the same numbers.
 """
 
 from __future__ import annotations
