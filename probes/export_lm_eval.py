@@ -211,6 +211,10 @@ class PerChoiceContexts(ConfigurableTask):
     """multiple_choice whose choice k is scored after its own context, doc["contexts"][k] (EIC-LKE
     paper: a later test slot shows the earlier slots answered with the choice of the same rank)."""
 
+    def __init__(self, config=None):
+        # harness hands the YAML's settings on, `class` among them, which TaskConfig does not take
+        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"})
+
     def construct_requests(self, doc, ctx, **kwargs):
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)

@@ -76,6 +76,7 @@ MEANINGS = {
     "--model": ("text", "the model to use (a model spec; templates paraphrase: the server's name for it)"),
     "--models": ("text", "comma-separated model specs"),
     "--n": ("number", "how many results per fact, relation or prompt"),
+    "--name": ("text", "the lm-evaluation-harness task's name"),
     "--names": ("text", "which names of an entity count as mentions"),
     "--object": ("text", "an object entity id"),
     "--option": ("text", "a method option KEY=VALUE"),

@@ -1,0 +1,294 @@
+"""`factprobe export lm-eval` and `probeset import --format lm-eval` against lm-evaluation-harness
+itself: the harness task asks exactly factprobe's requests (no model), harness's `acc` is
+factprobe's verdict item by item for SmolLM2 on KDF, IC-LKE and BELIEF-ICL sets built from the
+shipped sample graph (one loaded model, shared by both sides), and an exported task imported back
+gives the same verdicts. With -s the cross-check prints the tables bench/README.md shows."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from lm_eval.tasks import TaskManager
+
+from factprobe.cli.main import main
+from factprobe.probes.export_lm_eval import export_lm_eval
+from factprobe.probes.methods.kdf import LETTERS
+from factprobe.probes.runner import evaluate, plan_eval
+from factprobe.probes.scoring.requests import ContinuationScore, Generation
+
+SAMPLE = Path(__file__).resolve().parent.parent / "kg" / "data" / "sample_wikidata.json"
+TOLERANCE = 1e-4  # nats: the same model object on both sides (bench/peer.py's bound)
+# set, method options, --limit: a handful of items each
+CASES = {
+    "kdf": ("kdf", {}, None),
+    "ic-lke": ("mc", {"examples": 4}, None),
+    "belief-icl": ("bi", {"settings": ["zero-shot", "x-relation"], "samples": 1, "max_tokens": 8}, 2),
+}
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lmeval")
+    store = base / "g.sqlite"
+    # relations where SmolLM2 is right on some items and wrong on others
+    builds = {"kdf": ["--kind", "kdf", "--relation", "P36", "--relation", "P30", "--per-relation", "3", "--shots", "2"],
+              "mc": ["--kind", "icl-mc", "--relation", "P27", "--per-relation", "10", "--choices", "10",
+                     "--demo-fraction", "0.5"],
+              "bi": ["--kind", "belief-icl", "--relation", "P30", "--per-relation", "2", "--shots", "1",
+                     "--aliases-per-subject", "1"]}
+    assert cli("ingest", "wikidata", SAMPLE, "--store", store, "--quiet").exit_code == 0
+    paths = {"base": base}
+    for name, args in builds.items():
+        paths[name] = base / f"{name}.jsonl"
+        result = cli("probeset", "build", "--store", store, "--out", paths[name], "--quiet", *args)
+        assert result.exit_code == 0, result.output
+    return paths
+
+
+class Recorder:
+    """A scorer that answers nothing real: it records what a method asks."""
+
+    def __init__(self):
+        self.pairs, self.prompts = [], []
+
+    def loglikelihood(self, requests):
+        out = []
+        for request in requests:
+            self.pairs += [(request.context, c) for c in request.continuations]
+            out.append([ContinuationScore(-float(len(c)), False, 1) for c in request.continuations])
+        return out
+
+    def generate(self, requests):
+        self.prompts += [(r.prompt, r.max_tokens, r.stop) for r in requests if r.greedy]
+        return [Generation(("x",) * r.n) for r in requests]
+
+
+def harness_task(folder: Path, name: str):
+    """The task as harness builds it from the folder, its requests built (no model)."""
+    with contextlib.chdir(folder.parent.parent):  # not the folder: data_files must not depend on the cwd
+        task = TaskManager(include_path=str(folder), include_defaults=False).load([name])["tasks"][name]
+        task.build_all_requests()
+    return task
+
+
+def factprobe_asks(method, probes, options, limit=None):
+    plan = plan_eval(method, probes, "unused", options=options, limit=limit, restart=True)
+    recorder = Recorder()
+    plan.runner.run(recorder, plan.runner.order(plan.test))
+    return recorder
+
+
+@pytest.mark.parametrize("method, probes, options", [
+    ("kdf", "kdf", {}), ("kdf", "kdf", {"frame": "qa", "shots": 1}), ("kdf", "kdf", {"scoring": "option-text"}),
+    ("ic-lke", "mc", {"examples": 3, "separator": ": ", "line_separator": "; "}),
+    ("eic-lke", "mc", {"construction": "chain", "examples": 2}),
+    ("eic-lke", "mc", {"construction": "paper", "examples": 4, "start": 1, "every": 1})])
+def test_the_harness_task_asks_exactly_factprobes_loglikelihood_requests(sets, tmp_path, method, probes, options):
+    out = tmp_path / "task"
+    exported = export_lm_eval(method, sets[probes], out, options=options, name="t")
+    task = harness_task(out, "t")
+    asked = sorted(tuple(i.arguments) for i in task.instances)
+    assert asked == sorted(factprobe_asks(method, sets[probes], options).pairs)
+    assert len(task.instances) == sum(len(d["choices"]) for d in map(json.loads, open(out / "t.jsonl")))
+    assert exported.documents == len({i.doc["id"] for i in task.instances})
+    per_choice = method == "eic-lke" and options["construction"] == "paper"
+    assert ("class" in yaml.safe_load((out / "t.yaml").read_text().replace("!function", ""))) == per_choice
+    # imported back, the mc method asks the same requests again (so it reaches the same verdicts)
+    result = cli("probeset", "import", "--format", "lm-eval", out / "t.yaml", "--out", tmp_path / "back.jsonl")
+    if per_choice:
+        assert result.exit_code == 2 and "class is set" in result.output
+        return
+    assert result.exit_code == 0, result.output
+    assert sorted(factprobe_asks("mc", tmp_path / "back.jsonl", {}).pairs) == asked
+
+
+def test_the_harness_task_asks_belief_icls_greedy_prompts(sets, tmp_path):
+    _, options, limit = CASES["belief-icl"]
+    export_lm_eval("belief-icl", sets["bi"], tmp_path / "task", options=options, limit=limit, name="b")
+    task = harness_task(tmp_path / "task", "b")
+    asked = [(i.arguments[0], i.arguments[1]["max_gen_toks"], tuple(i.arguments[1]["until"])) for i in task.instances]
+    assert asked == factprobe_asks("belief-icl", sets["bi"], options, limit).prompts
+    assert len(asked) == 4
+
+
+@pytest.mark.parametrize("method, options, why", [
+    ("distractor", [], "Min@n/Avg@n"), ("belief", [], "fill-mask"), ("baselines", [], "Precision@n"),
+    ("kdf", ["--option", "scoring=option-text-norm"], "per token")])
+def test_what_harness_cannot_express_is_refused_by_name(sets, tmp_path, method, options, why):
+    result = CliRunner().invoke(main, ["export", "lm-eval", "--probes", str(sets["kdf"]), "--method", method,
+                                       "--out", str(tmp_path / "t"), *options])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and f"{method} " in result.output and why in result.output
+    assert not (tmp_path / "t").exists()
+
+
+# -- the cross-check: one SmolLM2 for factprobe and harness ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def model():
+    import torch
+    from lm_eval.models.huggingface import HFLM
+
+    from scoring_models import real_scorer
+
+    # One thread: on a shared machine two threads each wait for the other at every op (4x slower
+    # here under load); both sides run with the same setting, restored for the tests after these.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    scorer = real_scorer("smollm2-135m-instruct")
+    yield scorer, HFLM(pretrained=scorer.model, tokenizer=scorer.tokenizer, batch_size=16, device="cpu")
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def runs(sets, model):
+    """Per case: factprobe's records and harness's logged samples on the exported task."""
+    from lm_eval import simple_evaluate
+
+    scorer, lm = model
+    ours, tasks = {}, {}
+    for method, (probes, options, limit) in CASES.items():
+        tasks[method] = export_lm_eval(method, sets[probes], sets["base"] / "tasks" / method, options=options,
+                                       limit=limit).name
+        summary = evaluate(scorer, method, sets[probes], sets["base"] / "runs" / method, options=options, limit=limit)
+        ours[method] = ([json.loads(line) for line in open(Path(summary.out) / "items.jsonl")], summary.aggregate)
+    # one harness call for the three tasks (each call also gathers environment facts, seconds of it)
+    manager = TaskManager(include_path=[str(sets["base"] / "tasks" / m) for m in CASES], include_defaults=False)
+    with contextlib.chdir(sets["base"]):
+        result = simple_evaluate(model=lm, tasks=list(tasks.values()), log_samples=True, bootstrap_iters=0,
+                                 task_manager=manager)
+    return {method: (ours[method][0], result["samples"][task], result["results"][task]["acc,none"], ours[method][1])
+            for method, task in tasks.items()}
+
+
+def compare(method, records, samples):
+    """(rows, disagreements, ties): one row per harness document."""
+    by_doc = {(s["doc"]["id"], s["doc"].get("setting")): s for s in samples}
+    rows, wrong, ties = [], [], []
+    for record in records:
+        if method == "belief-icl":
+            for setting, answer in record["by_setting"].items():
+                sample = by_doc[(record["id"], setting)]
+                text = sample["filtered_resps"][0].strip()
+                row = (f"{record['id']} {setting}", text, answer["prediction"], sample["acc"], float(answer["correct"]))
+                rows.append(row)
+                if text != answer["prediction"] or sample["acc"] != float(answer["correct"]):
+                    wrong.append(row)
+            continue
+        sample = by_doc[(record["id"], None)]
+        lls = [float(x[0]) for x in sample["filtered_resps"]]
+        picked = lls.index(max(lls))
+        ours = LETTERS.index(record["prediction"]) if method == "kdf" else record["predicted_index"]
+        if lls.count(max(lls)) > 1:
+            ties.append(record["id"])
+        gold = sample["doc"]["answer"]
+        ours_gold = record["letter_logprobs"][gold] if method == "kdf" else record["gold_logprob"]
+        row = (record["id"], picked, ours, sample["acc"], float(record["correct"]), abs(lls[gold] - ours_gold))
+        rows.append(row)
+        if picked != ours or sample["acc"] != float(record["correct"]) or row[-1] > TOLERANCE:
+            wrong.append(row)
+    return rows, wrong, ties
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", list(CASES))
+def test_harness_acc_is_factprobes_verdict_item_by_item(runs, method):
+    records, samples, harness_acc, aggregate = runs[method]
+    rows, wrong, ties = compare(method, records, samples)
+    print(f"\n{method}: {len(rows)} documents; harness acc {harness_acc:.4f}; factprobe accuracy "
+          f"{aggregate['accuracy']:.4f}")
+    for row in rows:
+        print("  " + " | ".join(f"{x:.1e}" if isinstance(x, float) and x < 1e-3 and x else str(x) for x in row))
+    assert len(rows) == len(samples) == {"kdf": 6, "ic-lke": 5, "belief-icl": 4}[method]
+    assert wrong == [], f"harness and factprobe disagree on {wrong}"
+    assert ties == [], f"exact ties (both sides take the first choice, but a tie is no agreement): {ties}"
+    # BELIEF-ICL's item accuracy is the share of its settings correct: with two settings for every
+    # item, the mean over items is the mean over documents
+    assert harness_acc == pytest.approx(aggregate["accuracy"])
+
+
+@pytest.mark.slow
+def test_an_exported_task_imported_back_gives_the_same_verdicts(sets, runs, model, tmp_path):
+    scorer, _ = model
+    for method in ("kdf",):  # the other sets' round trips ask the same requests (test above)
+        folder = sets["base"] / "tasks" / method
+        yaml_path = next(folder.glob("*.yaml"))
+        back = tmp_path / f"{method}-back.jsonl"
+        result = cli("probeset", "import", "--format", "lm-eval", yaml_path, "--out", back)
+        assert result.exit_code == 0, result.output
+        summary = evaluate(scorer, "mc", back, tmp_path / f"{method}-mc")
+        again = {r["id"]: r for r in map(json.loads, open(Path(summary.out) / "items.jsonl"))}
+        items = {i["id"]: i for i in map(json.loads, open(back))}
+        by_source = {items[k]["source_doc"]: r for k, r in again.items()}
+        records = runs[method][0]
+        assert sorted(by_source) == sorted(r["id"] for r in records)
+        for record in records:
+            twin = by_source[record["id"]]
+            ours = LETTERS.index(record["prediction"]) if method == "kdf" else record["predicted_index"]
+            assert (twin["predicted_index"], twin["correct"]) == (ours, record["correct"])
+
+
+# -- a harness task written by hand, imported -----------------------------------------------------
+
+TASK = """task: capitals
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    validation: data/capitals.jsonl
+validation_split: validation
+output_type: multiple_choice
+description: "Answer with the capital.\\n\\n"
+doc_to_text: "Q: {{question}}\\nA:"
+doc_to_choice: "{{options}}"
+doc_to_target: label
+metric_list:
+  - metric: acc
+"""
+
+
+def test_a_templated_harness_task_imports_as_harness_reads_it(tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
+    docs = [{"question": "Capital of France?", "options": ["Lyon", "Paris"], "label": "Paris"},
+            {"question": "Capital of Peru?", "options": ["Lima", "Cusco", "Arequipa"], "label": "Lima"},
+            {"question": "Capital of Chad?", "options": ["Abuja", "Accra"], "label": "N'Djamena"}]
+    (tmp_path / "data" / "capitals.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "capitals.yaml").write_text(TASK)
+    monkeypatch.chdir(tmp_path)  # harness (datasets) reads a relative data_files from the working directory
+    result = cli("probeset", "import", "--format", "lm-eval", "task/capitals.yaml", "--out", "caps.jsonl")
+    assert result.exit_code == 3, result.output
+    assert "rejected" in result.output and "doc_to_target: \"N'Djamena\" is not among the choices" in result.output
+    items = [json.loads(line) for line in open("caps.jsonl")]
+    assert [(i["prompt"], i["choices"], i["answer_index"], i["target_delimiter"]) for i in items] == [
+        ("Answer with the capital.\n\nQ: Capital of France?\nA:", ["Lyon", "Paris"], 1, " "),
+        ("Answer with the capital.\n\nQ: Capital of Peru?\nA:", ["Lima", "Cusco", "Arequipa"], 0, " ")]
+    task = TaskManager(include_path=str(tmp_path / "task"), include_defaults=False).load(["capitals"])["tasks"]["capitals"]
+    task.build_all_requests()
+    asked = sorted(tuple(i.arguments) for i in task.instances if i.doc["question"] != "Capital of Chad?")
+    assert sorted(factprobe_asks("mc", "caps.jsonl", {}).pairs) == asked
+
+
+@pytest.mark.parametrize("change, why", [
+    (("dataset_path: json", "dataset_path: cais/mmlu"), "dataset_path 'cais/mmlu' is a dataset on the Hugging Face hub"),
+    (('doc_to_text: "Q: {{question}}\\nA:"', "doc_to_text: !function utils.doc_to_text"),
+     "doc_to_text is Python code (!function utils.doc_to_text)"),
+    (("metric_list:", "num_fewshot: 5\nmetric_list:"), "num_fewshot 5"),
+    (("output_type: multiple_choice", "output_type: generate_until"), "only multiple_choice tasks import")])
+def test_what_the_import_cannot_follow_is_refused_by_name(tmp_path, monkeypatch, change, why):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "capitals.jsonl").write_text(json.dumps({"question": "?", "options": ["a"], "label": "a"}) + "\n")
+    (tmp_path / "capitals.yaml").write_text(TASK.replace(*change))
+    monkeypatch.chdir(tmp_path)
+    result = cli("probeset", "import", "--format", "lm-eval", "capitals.yaml", "--out", "x.jsonl")
+    assert result.exit_code == 2 and why in result.output, result.output
+    assert not (tmp_path / "x.jsonl").exists()
