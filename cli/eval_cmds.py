@@ -89,14 +89,10 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
     from ..probes.scoring.scorer import ScoringError, Unsupported
     from ..probes.scoring.specs import SpecError, check_spec, parse_spec
     from .merge_cmd import merge_after_launch, shard_setup
-    from .steps import Console, eval_step, option_value
+    from .options import method_options
+    from .steps import Console, eval_step
 
-    parsed = {}
-    for option in options:
-        key, sep, value = option.partition("=")
-        if not sep or not key:
-            fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
-        parsed[key.strip()] = option_value(value)
+    parsed = method_options(options)
     setup = shard_setup(shard, out_dir, device)  # --shard, or RANK / WORLD_SIZE under torchrun
     try:  # everything that needs no model, before it loads
         check_spec(parse_spec(spec))

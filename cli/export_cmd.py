@@ -9,21 +9,7 @@ import click
 
 from .errors import EXIT_USAGE, fail
 from .eval_cmds import MethodChoice
-from .options import json_option
-
-
-def method_options(options) -> dict:
-    """--option KEY=VALUE pairs as `factprobe eval` reads them (values by cli/steps.option_value),
-    so an export and an evaluation given the same options build the same prompts."""
-    from .steps import option_value
-
-    parsed = {}
-    for option in options:
-        key, sep, value = option.partition("=")
-        if not sep or not key:
-            fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
-        parsed[key.strip()] = option_value(value)
-    return parsed
+from .options import json_option, method_options
 
 
 @click.group("export")

@@ -61,3 +61,20 @@ class RenamedOption(click.Option):
                 elif opts[self.name] != value:
                     raise click.BadOptionUsage(old, f"{old} and {new} are one option: give {new} only", ctx)
         return super().handle_parse_result(ctx, opts, args)
+
+
+def method_options(options) -> dict:
+    """`--option KEY=VALUE` pairs as every command that runs a method reads them (`eval`,
+    `export lm-eval`): values by cli/steps.option_value (JSON, else the text), so the same
+    options build the same prompts. A pair without `=` is a usage error, one line."""
+    from .errors import EXIT_USAGE, fail
+    from .steps import option_value
+
+    parsed = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            fail(f"--option {option!r}: write KEY=VALUE", EXIT_USAGE)
+        parsed[key.strip()] = option_value(value)
+    return parsed
+

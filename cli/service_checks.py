@@ -15,6 +15,8 @@ from typing import Any, NoReturn
 
 from fastapi import HTTPException
 
+from ..probes.methods.base import OptionError, check_option_types
+
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 BUCKET = re.compile(r"0|\[[0-9]+,([0-9]+|inf)\)")  # index.corpus.bucket_of's labels
 
@@ -87,11 +89,7 @@ def check_method_options(method, options: dict) -> None:
     remote = sorted(k for k in options if k.startswith("judge") or k.endswith(("_url", "_path", "_dir")))
     if remote:
         refuse(("options", remote[0]), f"option(s) {', '.join(remote)} are not allowed over HTTP", options)
-    for name, value in options.items():
-        default = method.defaults[name]
-        if default is None or value is None:
-            continue
-        wanted = (int, float) if type(default) is float else type(default)
-        if type(value) is bool and wanted is not bool or not isinstance(value, wanted):
-            refuse(("options", name), f"option {name} takes a {type(default).__name__} "
-                                      f"(default {default!r}), not {value!r}", value)
+    try:  # the check `factprobe eval` makes before its model loads
+        check_option_types(method, {k: v for k, v in options.items() if v is not None})
+    except OptionError as error:
+        refuse(("options", error.key), str(error), options[error.key])

@@ -19,6 +19,7 @@ from typing import Callable, Iterator
 from ..kg.jsonl import jsonl_lines, read_jsonl
 from .aggregate import aggregate
 from .methods import Method, MethodContext, get_method
+from .methods.base import check_option_types
 from .probeset import read_meta, sidecar_path
 
 
@@ -107,7 +108,7 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
     for item in test:  # all of them, before --limit: EIC-LKE chains test items into prompts
         tests[item.get("relation")].append(item)
     selected = test if limit is None else test[:limit]
-    _check_option_types(cls, options or {})
+    check_option_types(cls, options or {})
     runner = cls(MethodContext(options or {}, seed, dict(demos), dict(tests)))
     config = {"method": method, "options": runner.options, "seed": seed, "probes": probes.name,
               "probes_sha256": digest.hexdigest(), "kind": kind, "limit": limit}
@@ -207,24 +208,6 @@ def _records(path: Path, digest, rejected: list[str]) -> Iterator[tuple[int, dic
                     rejected.append(f"{path}:{number}: not a probe item (no id)")
                 else:
                     yield number, value
-
-
-# What an option whose default is of the key's type accepts (a None default: anything).
-_ACCEPTS = {bool: ((bool,), "true or false"), int: ((int,), "a whole number"), float: ((int, float), "a number"),
-            str: ((str,), "text (a number is read as one: write it as a JSON string)"), list: ((list,), "a JSON list")}
-
-
-def _check_option_types(cls: type[Method], options: dict) -> None:
-    """A method option's value is of its default's type, so a typo is named here rather than
-    failing inside the method after the model has loaded."""
-    for key, value in options.items():
-        default = cls.defaults.get(key)
-        accepted = _ACCEPTS.get(type(default))
-        if accepted is None:
-            continue
-        types, what = accepted
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise ValueError(f"method {cls.name} option {key}: expected {what}, got {json.dumps(value)}")
 
 
 def _held_config(path: Path) -> dict | None:

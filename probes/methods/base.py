@@ -114,3 +114,32 @@ def headline_interval(interval: dict | None, digits: int = 3) -> str:
         return ""
     few = f", {interval['n']} items: too few to read" if interval.get("few") else ""
     return f" [{interval['low']:.{digits}f}, {interval['high']:.{digits}f}{few}]"
+
+
+# What an option whose default is of the key's type accepts (a None default: anything).
+_ACCEPTS = {bool: ((bool,), "true or false"), int: ((int,), "a whole number"), float: ((int, float), "a number"),
+            str: ((str,), "text (a number is read as one: write it as a JSON string)"), list: ((list,), "a JSON list")}
+
+
+class OptionError(ValueError):
+    """A method option's value of the wrong type; `key` names the option."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def check_option_types(cls: type[Method], options: dict) -> None:
+    """Each option's value is of its default's type (a None default takes anything), so a typo
+    is named before a model loads (`eval`) or at the door (the service), in the same words.
+    OptionError naming the first that is not."""
+    import json
+
+    for key, value in options.items():
+        accepted = _ACCEPTS.get(type(cls.defaults.get(key)))
+        if accepted is None:
+            continue
+        types, what = accepted
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise OptionError(key, f"method {cls.name} option {key}: expected {what}, got {json.dumps(value)}")
+
