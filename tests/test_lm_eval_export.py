@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,10 @@ from factprobe.probes.methods.kdf import LETTERS
 from factprobe.probes.runner import evaluate, plan_eval
 from factprobe.probes.scoring.requests import ContinuationScore, Generation
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from lm_eval_check import compare  # noqa: E402  (bench/lm_eval_check.py: the same comparison on any sets)
+
 SAMPLE = Path(__file__).resolve().parent.parent / "kg" / "data" / "sample_wikidata.json"
-TOLERANCE = 1e-4  # nats: the same model object on both sides (bench/peer.py's bound)
 # set, method options, --limit: a handful of items each
 CASES = {
     "kdf": ("kdf", {}, None),
@@ -178,35 +181,6 @@ def runs(sets, model):
                                  task_manager=manager)
     return {method: (ours[method][0], result["samples"][task], result["results"][task]["acc,none"], ours[method][1])
             for method, task in tasks.items()}
-
-
-def compare(method, records, samples):
-    """(rows, disagreements, ties): one row per harness document."""
-    by_doc = {(s["doc"]["id"], s["doc"].get("setting")): s for s in samples}
-    rows, wrong, ties = [], [], []
-    for record in records:
-        if method == "belief-icl":
-            for setting, answer in record["by_setting"].items():
-                sample = by_doc[(record["id"], setting)]
-                text = sample["filtered_resps"][0].strip()
-                row = (f"{record['id']} {setting}", text, answer["prediction"], sample["acc"], float(answer["correct"]))
-                rows.append(row)
-                if text != answer["prediction"] or sample["acc"] != float(answer["correct"]):
-                    wrong.append(row)
-            continue
-        sample = by_doc[(record["id"], None)]
-        lls = [float(x[0]) for x in sample["filtered_resps"]]
-        picked = lls.index(max(lls))
-        ours = LETTERS.index(record["prediction"]) if method == "kdf" else record["predicted_index"]
-        if lls.count(max(lls)) > 1:
-            ties.append(record["id"])
-        gold = sample["doc"]["answer"]
-        ours_gold = record["letter_logprobs"][gold] if method == "kdf" else record["gold_logprob"]
-        row = (record["id"], picked, ours, sample["acc"], float(record["correct"]), abs(lls[gold] - ours_gold))
-        rows.append(row)
-        if picked != ours or sample["acc"] != float(record["correct"]) or row[-1] > TOLERANCE:
-            wrong.append(row)
-    return rows, wrong, ties
 
 
 @pytest.mark.slow

@@ -229,7 +229,7 @@ def test_the_pipeline_config_reads_the_registry(tmp_path):
 
     config = tmp_path / "p.yaml"
     base = ("graph: {sources: [{format: wikidata, path: g.json}]}\nprobesets: {mc: {kind: icl-mc}}\n"
-            "models: [m]\n")
+            "models: [smollm2-135m-instruct]\n")
     config.write_text(base + "evaluations: [{method: ic-lke, probeset: mc}]\n")
     assert load_pipeline(config).evaluations[0]["method"] == "ic-lke"
     config.write_text(base + "evaluations: [{method: kdf, probeset: mc}]\n")
