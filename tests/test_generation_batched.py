@@ -11,7 +11,7 @@ import torch
 from factprobe.probes.scoring import hf_decode
 from factprobe.probes.scoring.tokens import eos_ids
 from factprobe.probes.scoring.requests import GenerateRequest
-from scoring_models import REAL_MODELS, real_scorer
+from scoring_models import real_scorer
 
 INSTRUCTION = "Predict the [MASK] in each sentence in one word."
 DEMOS = "\n".join(f"Q: The capital of {country} is [MASK].\nA: {city}"
@@ -43,7 +43,9 @@ def _answers(generations) -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec", REAL_MODELS)
+# Gemma's batched greedy is held to the one-prompt path by test_batched_greedy_past_gemmas_sliding_window
+# (the harder case); both models here cost CI 51 s for no more coverage.
+@pytest.mark.parametrize("spec", ["smollm2-135m-instruct"])
 def test_batched_greedy_equals_generate_one_prompt_at_a_time(spec):
     scorer = real_scorer(spec)
     requests = ([GenerateRequest(p, max_tokens=6) for p in ICL + OTHERS]

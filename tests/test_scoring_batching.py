@@ -93,7 +93,9 @@ def test_one_call_of_many_contexts_equals_the_reference(mixed, variant):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec", REAL_MODELS)
+# What is encoded once is the prefix tree's, not the model's: one model shows it (gemma's
+# exactness is held by the other tests here).
+@pytest.mark.parametrize("spec", ["smollm2-135m-instruct"])
 def test_fixed_demonstrations_are_encoded_once_per_call(spec):
     """20 demonstration lines, 5 facts x 10 choices: the lines run once, not once per fact."""
     scorer = real_scorer(spec)
@@ -131,15 +133,18 @@ def test_kdf_contexts_run_many_to_a_pass(spec):
     got = scorer.loglikelihood(requests)
     assert scorer.work.forward_passes < len(requests) / 4
     assert scorer.work.tokens_forwarded <= scorer.work.min_tokens
-    reference = [reference_loglikelihood(scorer.model, scorer.tokenizer, r) for r in requests]
-    _compare(got, reference, "kdf", requests)
+    # the slow path on every third context (each of its 4 letters is a whole forward pass): the
+    # batching is measured on all 30, exactness on 10 spread over the packed rows
+    checked = range(0, len(requests), 3)
+    reference = [reference_loglikelihood(scorer.model, scorer.tokenizer, requests[k]) for k in checked]
+    _compare([got[k] for k in checked], reference, "kdf", [requests[k] for k in checked])
 
 
 LONG_SHARED = "\n".join(f"Country number {i} has capital city number {i}." for i in range(60))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec", REAL_MODELS)
+@pytest.mark.parametrize("spec", ["gemma3-270m"])  # the model with a sliding window (SmolLM2 has none)
 def test_shared_prefix_past_the_sliding_window(spec):
     """Two contexts share 800 tokens, past Gemma 3's 512-token window; the prefix is cut across
     passes so the window reaches back into the cache from the later pieces."""

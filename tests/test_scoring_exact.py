@@ -81,7 +81,7 @@ def test_engine_equals_reference_at_every_batch_size(scorer_and_reference, tail_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec", REAL_MODELS)
+@pytest.mark.parametrize("spec", ["gemma3-270m"])  # the model with a sliding window (SmolLM2 has none)
 def test_long_context_past_the_sliding_window(spec):
     """822 tokens: past Gemma 3's 512-token window, so its windowed layers must mask exactly."""
     scorer = real_scorer(spec)
