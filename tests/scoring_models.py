@@ -20,12 +20,16 @@ def real_scorer(spec: str, dtype: str = "float32"):
 
 def tiny_llama(folder: Path, *, vocab_from: str = "smollm2-135m-instruct", seed: int = 0) -> Path:
     """A 2-layer random Llama with a real tokenizer, saved as a checkpoint folder."""
+    return save_tiny_llama(real_scorer(vocab_from).tokenizer, folder, seed=seed)
+
+
+def save_tiny_llama(tokenizer, folder: Path, *, seed: int = 0, max_positions: int = 2048) -> Path:
+    """A 2-layer random Llama over `tokenizer`, saved with it as a checkpoint folder."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tokenizer = real_scorer(vocab_from).tokenizer
     torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max_positions,
                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -29,9 +29,10 @@ TEMPLATES = ["The capital of [X] is [Y].", "[X]'s capital is [Y].", "[Y] is the 
 
 def tiny_causal(folder: Path) -> Path:
     """A 2-layer random Llama whose tokenizer is a byte-level BPE of 300 tokens trained here."""
-    import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
+
+    from scoring_models import save_tiny_llama
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -41,13 +42,7 @@ def tiny_causal(folder: Path) -> Path:
                                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     end = "<|endoftext|>"
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=end, eos_token=end, pad_token=end)
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return save_tiny_llama(tokenizer, folder, max_positions=1024)
 
 
 def kdf_items() -> list[dict]:

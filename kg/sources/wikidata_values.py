@@ -114,12 +114,17 @@ _INT64 = (1 << 63) - 1
 is_entity_id = _ENTITY_ID.fullmatch
 
 
-def entity_id(value: object, path: str) -> str:
+def _matching(value: object, path: str, pattern: re.Pattern, what: str) -> str:
+    """`value`, a string that `pattern` matches whole; BadField naming `path` otherwise."""
     if type(value) is not str:
         raise BadField(path, expected("a string", value))
-    if not _ENTITY_ID.fullmatch(value):
-        raise BadField(path, f"not an entity id: {value[:40]!r}")
+    if not pattern.fullmatch(value):
+        raise BadField(path, f"not {what}: {value[:40]!r}")
     return value
+
+
+def entity_id(value: object, path: str) -> str:
+    return _matching(value, path, _ENTITY_ID, "an entity id")
 
 
 def property_id(value: str, path: str) -> str:
@@ -129,11 +134,7 @@ def property_id(value: str, path: str) -> str:
 
 
 def decimal(value: object, path: str) -> str:
-    if type(value) is not str:
-        raise BadField(path, expected("a string", value))
-    if not _DECIMAL.fullmatch(value):
-        raise BadField(path, f"not a decimal number: {value[:40]!r}")
-    return value
+    return _matching(value, path, _DECIMAL, "a decimal number")
 
 
 def time_value(v: object, *, keyed: bool = False) -> TimeValue:
