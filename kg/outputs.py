@@ -1,0 +1,213 @@
+"""Where a command may write: never over a file it did not write, never through a link.
+
+Every command that writes claims its output first (`claim_file`, `claim_folder`):
+- a symbolic link at the output file, or at a name the command writes inside its output
+  folder, is refused always: factprobe never writes through one (tar's safe extraction);
+- an output that is one of the command's own inputs (the same file) is refused always;
+- an output that exists and is not the command's own (its `ours` test reads the file's own
+  format marker: a probe set's sidecar, a store's tables, a run folder's run.json) is refused
+  unless --overwrite, in one line naming it and saying "pass --overwrite to replace it".
+The command's own output is resumed or rewritten as before. `replace_file` and `open_append`
+write without following a link at the last step (O_NOFOLLOW, a new temporary renamed over).
+The lowest layer, so that every layer can claim and write the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sqlite3
+from pathlib import Path
+from typing import Callable, Iterable, TextIO
+
+OVERWRITE = "pass --overwrite to replace it"
+
+
+class OutputError(ValueError):
+    """An output a command may not write, in one line naming it; the CLI exits 2."""
+
+
+class Claim(enum.Enum):
+    NEW = "new"  # nothing there yet
+    OURS = "ours"  # the command's own output: resume it or rewrite it as before
+    REPLACE = "replace"  # not the command's own, and --overwrite: the caller replaces it
+
+
+PathLike = str | os.PathLike
+
+
+def claim_file(path: PathLike, *, overwrite: bool = False, inputs: Iterable[PathLike] = (),
+               ours: Callable[[Path], bool] = lambda _: False, what: str = "this command's output",
+               beside: Iterable[PathLike] = (), flag: str = "--out") -> Claim:
+    """May a command write the file `path`? `inputs`: the files it reads (never its output);
+    `ours(path)`: whether an existing file is this command's own kind; `what`: that kind, as
+    the refusal names it ("a factprobe probe set"); `beside`: files written next to it (a
+    sidecar, SQLite's -wal), checked as `path` is; `flag`: the option naming `path`, for the
+    refusal. OutputError when it may not."""
+    path, inputs = Path(path), list(inputs)
+    for name in (path, *map(Path, beside)):
+        refuse_link(name)
+        refuse_input(name, inputs)
+    if not os.path.lexists(path):
+        return Claim.NEW
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder; this output is a file: name a file")
+    if ours(path):
+        return Claim.OURS
+    if overwrite:
+        return Claim.REPLACE
+    raise OutputError(f"{path} exists and is not {what}: {OVERWRITE}, or another {flag}")
+
+
+def claim_folder(folder: PathLike, *, overwrite: bool = False, inputs: Iterable[PathLike] = (),
+                 ours: Callable[[Path], bool] = lambda _: False, what: str = "this command's output",
+                 writes: Iterable[str] = (), flag: str = "--out") -> Claim:
+    """May a command write into `folder`? It may when the folder is missing or empty, or holds
+    the command's own output (`ours(folder)`), or with `overwrite`. `writes`: the names it
+    writes inside (a link at one is refused, and so is an input that is one of them or the
+    folder itself). The folder as named may itself be a link: the user chose it."""
+    folder = Path(folder)
+    inputs = [Path(i) for i in inputs]
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise OutputError(f"{folder} is a file; this output is a folder: name a folder")
+    refuse_input(folder, inputs)
+    for name in writes:
+        target = inside(folder, name)
+        refuse_input(target, inputs)
+    if not folder.exists() or not any(folder.iterdir()):
+        return Claim.NEW
+    if ours(folder):
+        return Claim.OURS
+    if overwrite:
+        return Claim.REPLACE
+    held = sorted(p.name for p in folder.iterdir())
+    shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    raise OutputError(f"{folder} holds files that are not {what} ({shown}): {OVERWRITE}, or another {flag}")
+
+
+def inside(folder: PathLike, name: str) -> Path:
+    """`folder/name`, refusing a link at any step below `folder` (the name may have folders)."""
+    path = Path(folder)
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        raise OutputError(f"{name}: not a name inside {folder}")
+    for part in Path(name).parts:
+        path = path / part
+        refuse_link(path)
+    return path
+
+
+def refuse_link(path: PathLike) -> None:
+    """OutputError when `path` is a symbolic link, wherever it points."""
+    if os.path.islink(path):
+        raise OutputError(f"{path} is a symbolic link (to {os.readlink(path)}); factprobe never writes through "
+                          "one: remove it, or choose another output")
+
+
+def refuse_input(path: PathLike, inputs: Iterable[PathLike]) -> None:
+    """OutputError when `path` is (the same file as) one of `inputs`."""
+    for given in inputs:
+        if given is not None and same_file(path, given):
+            raise OutputError(f"{path} is one of this command's inputs ({given}): write the output elsewhere")
+
+
+def same_file(a: PathLike, b: PathLike) -> bool:
+    """Whether both exist and are one file (one inode, whatever the spelling or link)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def remove(path: PathLike, *, beside: Iterable[str] = ()) -> None:
+    """Remove a file a claim said to replace, and the files named `path` + each suffix of
+    `beside` (SQLite's "-wal", "-shm"); a link is removed itself, never its target."""
+    for suffix in ("", *beside):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+# -- writing without following a link ---------------------------------------------------------
+
+
+def replace_file(path: PathLike, data: bytes | str) -> None:
+    """Write `path` whole or not at all, never through a link: a temporary beside it, created
+    new (O_EXCL | O_NOFOLLOW), renamed over `path` (a rename replaces a link, not its target)."""
+    path = Path(path)
+    temp = path.with_name(path.name + ".partial")
+    temp.unlink(missing_ok=True)  # one a killed write left (or a link planted there: removed, not followed)
+    with open_new(temp) as stream:
+        stream.buffer.write(data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(temp, path)
+
+
+def open_new(path: PathLike) -> TextIO:
+    """`path` created new for writing text (UTF-8); OutputError when something is there, a link
+    included. Remove what a claim said to replace first."""
+    return _open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, "w")
+
+
+def open_append(path: PathLike) -> TextIO:
+    """`path` opened to append text (UTF-8; created when missing), never through a link."""
+    return _open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, "a")
+
+
+def open_truncate(path: PathLike) -> TextIO:
+    """`path` emptied (created when missing) for writing text (UTF-8), never through a link."""
+    return _open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "w")
+
+
+def _open(path: PathLike, flags: int, mode: str) -> TextIO:
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except FileExistsError:
+        refuse_link(path)
+        raise OutputError(f"{path} appeared while this command ran: {OVERWRITE}") from None
+    except OSError as error:
+        refuse_link(path)  # ELOOP: the last step is a link
+        raise OutputError(f"{path}: cannot write ({error.strerror})") from None
+    return os.fdopen(fd, mode, encoding="utf-8")
+
+
+# -- what a file is, by its own format -----------------------------------------------------------
+
+
+def sqlite_tables(path: PathLike) -> set[str] | None:
+    """The table names of the SQLite database at `path`, read without changing it; None when it
+    is not one (an empty file is one with no tables)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(16)
+    except OSError:
+        return None
+    if head and head != b"SQLite format 3\x00":
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+# The tables every factprobe graph store has from its creation on (kg/store.py's schema).
+STORE_TABLES = {"meta", "entities", "facts", "ingests"}
+SQLITE_BESIDE = ("-wal", "-shm", "-journal")
+
+
+def is_store(path: PathLike) -> bool:
+    """A factprobe graph store, or a database with no tables yet (an empty file included)."""
+    tables = sqlite_tables(path)
+    return tables is not None and (not tables or STORE_TABLES <= tables)
+
+
+def claim_store(path: PathLike, *, overwrite: bool = False, inputs: Iterable[PathLike] = ()) -> Claim:
+    """Claim a graph store to write (`ingest`): a factprobe store is added to; anything else
+    is refused, or removed first with `overwrite` (so that no foreign database gets our tables)."""
+    beside = [f"{path}{suffix}" for suffix in SQLITE_BESIDE]
+    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=is_store, what="a factprobe graph store",
+                       beside=beside, flag="--store")
+    if claim is Claim.REPLACE:
+        remove(path, beside=SQLITE_BESIDE)
+    return claim
