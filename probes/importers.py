@@ -4,6 +4,12 @@ LAMA T-REx and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, l
 multiple_choice tasks icl-mc items with their own prompt (probes/import_lm_eval.py); a row that
 does not fit is reported by file, line and field, counted and skipped. Fields read:
 docs/design-notes.md.
+
+Item ids are unique (eval resumes by id): a LAMA row whose id (its uuid, else subject, relation
+and object) an earlier row took is rejected naming that row; T-REx-MC rows are numbered; a
+MyriadLAMA uuid is one item whose rows are its prompts, so a row of a known uuid with another
+relation or subject entity, or a prompt it already has, is rejected; two lm-eval tasks of one
+name are refused (their documents are numbered within the task).
 """
 
 from __future__ import annotations
@@ -56,8 +62,13 @@ def _lm_eval(files: Iterable[str | Path], report: ImportReport) -> tuple[list[di
     from .import_lm_eval import task_items
 
     items: list[dict] = []
+    tasks: dict[str, str | Path] = {}
     for path in files:
-        _, found, rejected, documents = task_items(path)
+        task, found, rejected, documents = task_items(path)
+        if task in tasks:
+            raise ValueError(f"{path}: task {task!r} is also the task of {tasks[task]}: its items would take the "
+                             "same ids (lm-eval:TASK:N); import one of them, or give one another `task:` name")
+        tasks[task] = path
         items += found
         report.rows += documents
         report.rejected += rejected
@@ -89,12 +100,21 @@ def _field(row: dict, name: str) -> object:
 
 
 def _guarded(rows, report: ImportReport, convert):
+    """`convert` over the rows, a row it refuses reported by place; so is an item whose id an
+    earlier row's item took (`convert` returning None adds to an earlier item instead)."""
+    first: dict[str, str] = {}
     for where, row in rows:
         report.rows += 1
         try:
-            yield convert(row)
+            item = convert(row)
+            if item is not None and item["id"] in first:
+                raise ImportRowError(f"id {item['id']!r} is also the id of the row at {first[item['id']]}")
         except ImportRowError as error:
             report.rejected.append(f"{where}: {error}")
+            continue
+        if item is not None:
+            first[item["id"]] = where
+        yield item
 
 
 def _lama(rows, templates: dict[str, list[str]], report: ImportReport) -> Iterator[dict]:
@@ -188,7 +208,9 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
         if "[X]" not in template:
             raise ImportRowError(f"template: {template!r} has no [X]")
         item = by_uuid.get(uuid)
-        if item is None:
+        if item is not None:
+            _same_pair(item, uuid, relation, subject, subject_label, template)
+        else:
             first_id, first_label = _entity(objects[0], "obj_ents")
             gold = [_entity(o, "obj_ents")[1] for o in objects]
             for group in aliases:
@@ -208,3 +230,15 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
     for _ in _guarded(rows, report, convert):
         pass
     return list(by_uuid.values())
+
+
+def _same_pair(item: dict, uuid: str, relation: str, subject: str | None, subject_label: str,
+               template: str) -> None:
+    """A further row of a MyriadLAMA uuid: another prompt (template, subject name) of the same
+    subject-relation pair; the subject's name may be another alias, not another entity."""
+    if item["relation"] != relation or (item["subject"] and subject and item["subject"] != subject):
+        raise ImportRowError(f"uuid {uuid}: its first row is of {item['subject'] or item['subject_label']} "
+                             f"{item['relation']}, this one of {subject or subject_label} {relation} (one uuid is "
+                             "one subject-relation pair)")
+    if any((p["template"], p["subject_name"]) == (template, subject_label) for p in item["prompts"]):
+        raise ImportRowError(f"template: uuid {uuid} already has {template!r} for {subject_label!r}")

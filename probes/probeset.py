@@ -45,15 +45,23 @@ def sidecar_path(path: str | Path) -> Path:
 
 def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: int, params: dict,
                    source: dict, parquet: bool = False) -> ProbeSetMeta:
-    """Write the items (already in their final order) and the sidecar; optionally NAME.parquet."""
+    """Write the items (already in their final order) and the sidecar; optionally NAME.parquet.
+    ValueError, and nothing written, when two items have one id: eval resumes by id, so a set
+    with a repeated id would lose items (the builders and importers never make one)."""
     get_kind(kind)  # a kind the registry knows (ValueError naming them otherwise)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     digest, count = hashlib.sha256(), 0
     temp = path.with_name(path.name + ".partial")
-    rows = []
+    rows, first = [], {}
     with open(temp, "w", encoding="utf-8") as out:
         for item in items:
+            if item.get("id") in first:
+                out.close()
+                temp.unlink()
+                raise ValueError(f"{path}: items {first[item['id']]} and {count + 1} have the same id "
+                                 f"{item['id']!r}; a probe set's ids must be unique (nothing written)")
+            first[item.get("id")] = count + 1
             line = json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n"
             out.write(line)
             digest.update(line.encode("utf-8"))
@@ -90,6 +98,13 @@ def read_meta(path: str | Path) -> ProbeSetMeta:
         raise FileNotFoundError(f"{path}: no sidecar {side.name} beside it (was it built by factprobe?)") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{side}: not JSON ({error})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{side}: not UTF-8") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{side}: not a probe-set sidecar factprobe wrote (not a JSON object)")
+    missing = [k for k in ("kind", "items", "seed", "params", "source", "sha256") if k not in data]
+    if missing:
+        raise ValueError(f"{side}: not a probe-set sidecar factprobe wrote (no {', '.join(missing)})")
     return ProbeSetMeta(data["kind"], data["items"], data["seed"], data["params"], data["source"], data["sha256"],
                         data.get("format_version", FORMAT_VERSION))
 

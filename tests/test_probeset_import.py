@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 from factprobe.probes.importers import import_items
 
@@ -86,3 +88,70 @@ def test_myriadlama_rows_without_objects_are_rejected_and_the_import_goes_on(tmp
     assert proc.returncode == 3 and len(out.read_text(encoding="utf-8").splitlines()) == 2
     assert [line for line in proc.stderr.splitlines() if line.startswith("rejected ")] == [
         f"rejected {line}" for line in report.rejected]
+
+
+def _write_rows(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_lama_rows_that_repeat_an_id_are_rejected_naming_the_first(tmp_path):
+    """An item id is the row's uuid, else subject|relation|object: a repeat would be one item twice,
+    which eval would score twice straight through and once after a resume (issue 35 item 6)."""
+    row = {"predicate_id": "P36", "sub_uri": "Q142", "sub_label": "France", "obj_uri": "Q90", "obj_label": "Paris"}
+    path = _write_rows(tmp_path / "P36.jsonl", [
+        {**row, "uuid": "u-1"}, {**row, "uuid": "u-2"}, {**row, "uuid": "u-1", "obj_label": "Lyon"}, row,
+        {**row, "sub_uri": "Q183", "sub_label": "Germany"}, row])
+    items, report = import_items("lama-trex", [path, path])
+    assert [i["id"] for i in items] == ["cloze:u-1", "cloze:u-2", "cloze:Q142|P36|Q90", "cloze:Q183|P36|Q90"]
+    assert report.rows == 12 and report.items == 4
+    assert report.rejected == [
+        f"{path}:3: id 'cloze:u-1' is also the id of the row at {path}:1",
+        f"{path}:6: id 'cloze:Q142|P36|Q90' is also the id of the row at {path}:4",
+        *[f"{path}:{n}: id {i!r} is also the id of the row at {path}:{first}"
+          for n, i, first in ((1, "cloze:u-1", 1), (2, "cloze:u-2", 2), (3, "cloze:u-1", 1),
+                              (4, "cloze:Q142|P36|Q90", 4), (5, "cloze:Q183|P36|Q90", 5),
+                              (6, "cloze:Q142|P36|Q90", 4))]]
+    out = tmp_path / "lama.jsonl"
+    proc = run_cli("probeset", "import", "--format", "lama-trex", str(path), "--out", str(out))
+    assert proc.returncode == 3 and proc.stderr.count("rejected ") == 2
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [i["id"] for i in items]
+
+
+def test_myriadlama_rows_of_one_uuid_are_one_pair_and_each_prompt_once(tmp_path):
+    row = {"uuid": "m-1", "rel_uri": "P36", "sub_ent": {"uri": "Q142", "label": "France"}, "obj_ents": ["Paris"],
+           "obj_aliases": [], "template": "The capital of [X] is [Y]."}
+    path = _write_rows(tmp_path / "m.jsonl", [
+        row,
+        {**row, "sub_ent": {"uri": "Q142", "label": "the French Republic"}},  # another name: another prompt
+        {**row, "rel_uri": "P17"},
+        {**row, "sub_ent": {"uri": "Q183", "label": "Germany"}},
+        {**row, "template": "[X]'s capital is [Y]."},
+        row])
+    items, report = import_items("myriadlama", [path])
+    assert [(p["subject_name"], p["template"]) for p in items[0]["prompts"]] == [
+        ("France", "The capital of [X] is [Y]."), ("the French Republic", "The capital of [X] is [Y]."),
+        ("France", "[X]'s capital is [Y].")]
+    assert report.rejected == [
+        f"{path}:3: uuid m-1: its first row is of Q142 P36, this one of Q142 P17 (one uuid is one subject-relation "
+        "pair)",
+        f"{path}:4: uuid m-1: its first row is of Q142 P36, this one of Q183 P36 (one uuid is one subject-relation "
+        "pair)",
+        f"{path}:6: template: uuid m-1 already has 'The capital of [X] is [Y].' for 'France'"]
+
+
+def test_one_lm_eval_task_given_twice_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "caps.jsonl").write_text(json.dumps({"q": "Capital of France?", "options": ["Lyon", "Paris"],
+                                                              "label": 1}) + "\n")
+    (tmp_path / "caps.yaml").write_text(
+        "task: caps\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    validation: data/caps.jsonl\n"
+        "validation_split: validation\noutput_type: multiple_choice\ndoc_to_text: \"{{q}}\"\n"
+        "doc_to_choice: \"{{options}}\"\ndoc_to_target: label\n")
+    monkeypatch.chdir(tmp_path)
+    items, _ = import_items("lm-eval", ["caps.yaml"])
+    assert [i["id"] for i in items] == ["lm-eval:caps:0"]
+    with pytest.raises(ValueError) as refused:
+        import_items("lm-eval", ["caps.yaml", "caps.yaml"])
+    assert str(refused.value) == ("caps.yaml: task 'caps' is also the task of caps.yaml: its items would take the "
+                                  "same ids (lm-eval:TASK:N); import one of them, or give one another `task:` name")

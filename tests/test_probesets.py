@@ -499,3 +499,16 @@ def test_all_but_view_equals_the_filtered_list():
         for k in (0, 1, 5, len(copy)):
             if k <= len(copy):
                 assert random.Random(k).sample(view, k) == random.Random(k).sample(copy, k)
+
+
+def test_a_probe_set_with_a_repeated_id_is_not_written(tmp_path):
+    """Eval resumes by id, so build and import never write a set with one id twice (issue 35 item 6)."""
+    from factprobe.probes.probeset import write_probeset
+
+    items = [{"id": f"cloze:{k}", "kind": "cloze", "split": "test"} for k in (1, 2, 3, 2)]
+    out = tmp_path / "dup.jsonl"
+    with pytest.raises(ValueError) as refused:
+        write_probeset(out, items, kind="cloze", seed=0, params={}, source={})
+    assert str(refused.value) == (f"{out}: items 2 and 4 have the same id 'cloze:2'; a probe set's ids must be "
+                                  "unique (nothing written)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
