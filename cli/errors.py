@@ -24,3 +24,10 @@ def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print `error: MESSAGE` on stderr and exit with `code`."""
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+def os_error_line(error: OSError) -> str:
+    """An OSError as one line naming its path: "PATH: Permission denied"."""
+    if error.filename is None or not error.strerror:
+        return str(error)
+    return f"{error.filename}: {error.strerror}"

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
+from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import json_option
 
 
@@ -98,11 +98,11 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
         check_spec(parse_spec(spec))
         plan = plan_eval(method, probes, setup.out, options=parsed, limit=limit, seed=seed, restart=restart,
                          shard=setup.shard, batch=batch)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, ScoringError) as error:  # ScoringError: an API judge a method option names
         fail(str(error), EXIT_USAGE)
     try:
         scorer = ModelCache(setup.device, dtype).get(spec)
-    except (SpecError, ValueError, FileNotFoundError) as error:
+    except (SpecError, ValueError, FileNotFoundError, ScoringError) as error:
         fail(str(error), EXIT_USAGE)
     console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else click.echo,
                       note=lambda text: click.echo(text, err=True))
@@ -111,6 +111,8 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
                             console=console, shard=setup.shard, plan=plan)
     except (ValueError, ScoringError, Unsupported) as error:
         fail(str(error), EXIT_USAGE)
+    except OSError as error:  # the folder checked before the load, then unwritable or full
+        fail(os_error_line(error), EXIT_FAILURE)
     summary = merge_after_launch(setup, summary, merge_wait, console)  # rank 0 of a launch
     if as_json and setup.reports:
         click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,

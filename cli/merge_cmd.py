@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from .errors import EXIT_FAILURE, EXIT_USAGE, fail
+from .errors import EXIT_FAILURE, EXIT_USAGE, fail, os_error_line
 from .options import json_option
 
 
@@ -80,6 +80,8 @@ def merge_after_launch(setup: ShardSetup, summary, wait: float, console):
         merged = merge_shards(folders, setup.run_out)
     except MergeError as error:
         fail(str(error), EXIT_FAILURE)
+    except OSError as error:
+        fail(os_error_line(error), EXIT_FAILURE)
     console.say(_merged_line(merged))
     return dataclasses.replace(summary, out=merged.out, items=merged.items, aggregate=merged.aggregate)
 
@@ -91,7 +93,7 @@ def _merged_line(merged) -> str:
 
 
 @click.command("merge")
-@click.argument("shards", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+@click.argument("shards", nargs=-1, required=True, type=click.Path())  # merge_shards names a bad one
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="The run's folder: run.json, items.jsonl and aggregate.json as the unsharded eval writes them.")
 @json_option
@@ -112,6 +114,8 @@ def merge_command(shards, out_dir, as_json):
         merged = merge_shards(shards, out_dir)
     except MergeError as error:
         fail(str(error), EXIT_USAGE)
+    except OSError as error:  # --out checked, then unwritable or full
+        fail(os_error_line(error), EXIT_FAILURE)
     if as_json:
         click.echo(json.dumps({"out": merged.out, "shards": merged.shards, **merged.aggregate}))
     else:

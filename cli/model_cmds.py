@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import closing
 from dataclasses import asdict
+from pathlib import Path
 
 import click
 
-from .errors import EXIT_USAGE, fail
+from .errors import EXIT_USAGE, fail, os_error_line
 from .options import json_option, with_options
 
 
@@ -28,17 +30,33 @@ model_options = with_options([
 
 
 def _load(spec, device, dtype, batch_size, cache_path):
+    import sqlite3
+
     from ..probes.scoring.cache import CachedScorer
     from ..probes.scoring.loader import load_scorer
+    from ..probes.scoring.scorer import ScoringError
     from ..probes.scoring.specs import SpecError
 
+    if cache_path and Path(cache_path).exists():  # a file that is not a cache, named before the model loads
+        try:
+            with closing(sqlite3.connect(f"{Path(cache_path).resolve().as_uri()}?mode=ro", uri=True)) as db:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as error:
+            fail(f"--cache {cache_path}: not a result cache ({error})", EXIT_USAGE)
     started = time.perf_counter()
     try:
         scorer = load_scorer(spec, device=device, dtype=dtype, batch_size=batch_size)
-    except (SpecError, ValueError, FileNotFoundError) as error:
+    except (SpecError, ValueError, FileNotFoundError, ScoringError) as error:
         fail(str(error), EXIT_USAGE)
     click.echo(f"loaded {scorer.identity} in {time.perf_counter() - started:.1f} s", err=True)
-    return CachedScorer(scorer, cache_path) if cache_path else scorer
+    if not cache_path:
+        return scorer
+    try:
+        return CachedScorer(scorer, cache_path)
+    except sqlite3.DatabaseError as error:  # a file that is not a result cache
+        fail(f"--cache {cache_path}: not a result cache ({error})", EXIT_USAGE)
+    except OSError as error:
+        fail(f"--cache: {os_error_line(error)}", EXIT_USAGE)
 
 
 def _run(call):
@@ -84,8 +102,12 @@ def score(spec, device, dtype, batch_size, cache_path, context, continuations, a
     SPEC is a model spec (see `factprobe model --help`)."""
     from ..probes.scoring.requests import LoglikelihoodRequest
 
+    try:
+        request = LoglikelihoodRequest(context, continuations)
+    except ValueError as error:
+        fail(str(error), EXIT_USAGE)  # before the model loads
     scorer = _load(spec, device, dtype, batch_size, cache_path)
-    [scores] = _run(lambda: scorer.loglikelihood([LoglikelihoodRequest(context, continuations)]))
+    [scores] = _run(lambda: scorer.loglikelihood([request]))
     rows = sorted(({"continuation": c, **asdict(s)} for c, s in zip(continuations, scores)),
                   key=lambda r: -r["logprob"])
     if as_json:
@@ -117,7 +139,7 @@ def generate(spec, device, dtype, batch_size, cache_path, prompt, max_tokens, te
         request = GenerateRequest(prompt, max_tokens=max_tokens, temperature=temperature, n=n,
                                   stop=tuple(stop), seed=seed, top_p=top_p)
     except ValueError as error:
-        raise click.UsageError(str(error)) from None
+        fail(str(error), EXIT_USAGE)  # before the model loads
     scorer = _load(spec, device, dtype, batch_size, cache_path)
     [answer] = _run(lambda: scorer.generate([request]))
     if as_json:
@@ -139,7 +161,7 @@ def fill_mask(spec, device, dtype, batch_size, cache_path, text, top_k, as_json)
     try:
         request = FillMaskRequest(text, top_k=top_k)
     except ValueError as error:
-        raise click.UsageError(str(error)) from None
+        fail(str(error), EXIT_USAGE)  # before the model loads
     scorer = _load(spec, device, dtype, batch_size, cache_path)
     [candidates] = _run(lambda: scorer.fill_mask([request]))
     if as_json:

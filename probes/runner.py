@@ -79,12 +79,13 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
         run.json's settings, the ids the folder already holds, rejected lines and warnings.
 
     Raises:
-        ValueError: The method does not read the set's kind, the set is not a probe set, an
-            option is of the wrong type, or `out` holds another run (other bytes, settings, or
-            more items than `limit`).
+        ValueError: The method does not read the set's kind, the set is not a probe set or
+            has an item id twice, an option is of the wrong type, `out` cannot be a results
+            folder, or it holds another run (other bytes, settings, or more items than `limit`).
     """
     cls = get_method(method)  # the registry: built-ins and registered plugins (probes/methods/__init__.py)
     probes, out = Path(probes), Path(out)
+    check_results_folder(out)
     kind, built_digest = _kind(probes)
     if kind not in cls.kinds:
         raise ValueError(f"method {method} reads {' or '.join(cls.kinds)} probe sets; {probes.name} is {kind}")
@@ -179,35 +180,64 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     return EvalSummary(str(out), plan.method, len(records), new, len(done), plan.rejected, summary, plan.warnings)
 
 
+def check_results_folder(out: Path) -> None:
+    """`out` can hold a run: a folder, or none yet under a folder; its run.json, items.jsonl and
+    aggregate.json, where there, files. ValueError naming what is in the way."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file, not a results folder: use another --out")
+    above = next((p for p in out.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ValueError(f"{out} cannot be a results folder: {above} is a file")
+    for name in ("run.json", "items.jsonl", "aggregate.json"):
+        if (out / name).exists() and not (out / name).is_file():
+            raise ValueError(f"{out / name} is not a file: not a results folder eval wrote; use another --out")
+
+
 def _kind(probes: Path) -> tuple[str, str | None]:
     if sidecar_path(probes).is_file():
         meta = read_meta(probes)
         return meta.kind, meta.sha256
-    for line in jsonl_lines(probes):  # a set from elsewhere: its first item says
-        if isinstance(line.value, dict) and "kind" in line.value:
-            return line.value["kind"], None
+    try:
+        for line in jsonl_lines(probes):  # a set from elsewhere: its first item says
+            if isinstance(line.value, dict) and "kind" in line.value:
+                return line.value["kind"], None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{probes}: not UTF-8 (byte {error.start} of a line, before any item says its kind)") from None
     raise ValueError(f"{probes}: no sidecar and no item with a `kind`: is it a factprobe probe set?")
 
 
 def _records(path: Path, digest, rejected: list[str]) -> Iterator[tuple[int, dict]]:
     """The file's probe items, its bytes fed to `digest` as they are read: the hash a run records
-    is that of the very bytes it evaluated."""
+    is that of the very bytes it evaluated. A line that is not an item is rejected by line; an id
+    seen before is a ValueError naming both lines, since a resume skips done items by id, so a
+    repeated id would be evaluated twice straight through but once after a resume."""
+    first_line: dict[str, int] = {}
     with open(path, "rb") as stream:
         for number, raw in enumerate(stream, start=1):
             digest.update(raw)
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a BOM some editors write: not part of the item
             if not raw.strip():
                 continue
             try:
                 value = json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 rejected.append(f"{path}:{number}: not UTF-8")
+                continue
             except json.JSONDecodeError as error:
                 rejected.append(f"{path}:{number}: not JSON ({error.msg})")
+                continue
+            if not isinstance(value, dict) or "id" not in value:
+                rejected.append(f"{path}:{number}: not a probe item (no id)")
+            elif not isinstance(value["id"], str) or not value["id"]:
+                rejected.append(f"{path}:{number}: not a probe item (its id {json.dumps(value['id'])} is not a text)")
+            elif value["id"] in first_line:
+                raise ValueError(f"{path}:{number}: item id {value['id']!r} is also the id of line "
+                                 f"{first_line[value['id']]}: a probe set's ids must be unique (a resume skips the "
+                                 "items done by id)")
             else:
-                if not isinstance(value, dict) or "id" not in value:
-                    rejected.append(f"{path}:{number}: not a probe item (no id)")
-                else:
-                    yield number, value
+                first_line[value["id"]] = number
+                yield number, value
 
 
 def _held_config(path: Path) -> dict | None:
@@ -265,10 +295,24 @@ def _record_config(out: Path, config: dict) -> None:
 
 
 def _done_ids(path: Path) -> set[str]:
+    """The ids of the records the folder's items.jsonl holds; ValueError naming the line of one
+    that is not a record eval wrote (the folder is not this run's to continue)."""
     if not path.is_file():
         return set()
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):  # killed mid-write: the torn record is redone
         data = data[: data.rfind(b"\n") + 1]
         path.write_bytes(data)
-    return {record["id"] for record in read_jsonl(path)}
+    done = set()
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise ValueError(f"{path}:{number}: not a record eval wrote (a JSON object with a text id): "
+                             "use another --out, or --restart to start over")
+        done.add(record["id"])
+    return done

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..kg.outputs import replace_file
 from .aggregate import aggregate
+from .runner import check_results_folder
 
 RUN, ITEMS, AGGREGATE = "run.json", "items.jsonl", "aggregate.json"
 
@@ -36,13 +38,17 @@ class Merged:
 
 
 def read_run(folder: Path) -> dict:
+    """The folder's run.json; MergeError naming it when it is not one eval wrote."""
     path = Path(folder) / RUN
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        run = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MergeError(f"{folder}: no {RUN}: not an eval results folder") from None
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:  # ValueError: not UTF-8, not JSON
         raise MergeError(f"{path}: unreadable ({error})") from None
+    if not isinstance(run, dict):
+        raise MergeError(f"{path}: not a {RUN} eval wrote (not a JSON object)")
+    return run
 
 
 def record_lines(folder: Path) -> list[bytes]:
@@ -59,9 +65,11 @@ def finished(folder: Path) -> bool:
     try:
         shard = read_run(folder).get("shard") or {}
         held = json.loads((Path(folder) / AGGREGATE).read_text(encoding="utf-8"))
-    except (MergeError, OSError, json.JSONDecodeError):
+        lines = record_lines(folder)
+    except (MergeError, OSError, ValueError):  # ValueError: not UTF-8, not JSON
         return False
-    return "items" in shard and held.get("items") == shard["items"] == len(record_lines(folder))
+    return isinstance(shard, dict) and isinstance(held, dict) and "items" in shard \
+        and held.get("items") == shard["items"] == len(lines)
 
 
 def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Merged:
@@ -69,10 +77,13 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Merged:
     folders, out = [Path(f) for f in folders], Path(out)
     if not folders:
         raise MergeError("no shard folders given")
+    for folder in folders:
+        if not folder.is_dir():
+            raise MergeError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'} (a shard is the "
+                             "folder `eval --shard K/N` wrote)")
     runs = [read_run(f) for f in folders]
     for folder, run in zip(folders, runs):
-        if not isinstance(run.get("shard"), dict):
-            raise MergeError(f"{folder}: not a shard ({RUN} has no `shard`; `eval --shard K/N` writes one)")
+        _check_shard_run(folder, run)
     config = _common_config(folders, runs)
     count = runs[0]["shard"]["count"]
     by_index: dict[int, Path] = {}
@@ -92,15 +103,41 @@ def merge_shards(folders: Sequence[str | Path], out: str | Path) -> Merged:
         if not finished(folder):
             raise MergeError(f"{folder}: shard {k}/{count} is unfinished ({len(record_lines(folder))} of {want} "
                              "items, or no aggregate.json yet): rerun its eval to finish it")
-    lines = [line for k in range(count) for line in record_lines(by_index[k])]
-    records = [json.loads(line) for line in lines]
-    ids = [r.get("id") for r in records]
+    lines, records = [], []
+    for k in range(count):
+        for number, line in enumerate(record_lines(by_index[k]), start=1):
+            lines.append(line)
+            records.append(_record(by_index[k] / ITEMS, number, line))
+    ids = [r["id"] for r in records]
     if len(set(ids)) != len(ids):
         raise MergeError("the shards hold the same item twice: they were not made by one N and --batch")
     summary = aggregate(config["method"], records, config.get("options"))
     summary.update(_run_entries(summary, [by_index[k] for k in range(count)]))
     _write(out, config, b"".join(lines), summary)
     return Merged(str(out), count, len(records), summary)
+
+
+def _check_shard_run(folder: Path, run: dict) -> None:
+    """run.json of a shard: a `shard` entry of whole numbers and the method that made it."""
+    shard = run.get("shard")
+    if not isinstance(shard, dict):
+        raise MergeError(f"{folder}: not a shard ({RUN} has no `shard`; `eval --shard K/N` writes one)")
+    wrong = [k for k in ("index", "count", "batch", "items")
+             if isinstance(shard.get(k), bool) or not isinstance(shard.get(k), int) or shard[k] < 0]
+    if wrong:
+        raise MergeError(f"{folder / RUN}: its `shard` has no whole number {', '.join(wrong)}: not one eval wrote")
+    if not isinstance(run.get("method"), str):
+        raise MergeError(f"{folder / RUN}: no `method`: not one eval wrote")
+
+
+def _record(path: Path, number: int, line: bytes) -> dict:
+    try:
+        record = json.loads(line)
+    except ValueError:  # not UTF-8, not JSON
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        raise MergeError(f"{path}:{number}: not a record eval wrote (a JSON object with a text id)")
+    return record
 
 
 def unfinished_shards(out: str | Path, count: int) -> list[str]:
@@ -142,7 +179,7 @@ def _run_entries(summary: dict, folders: list[Path]) -> dict:
     of the shards' aggregates that the measures do not have; one run, so one value in all."""
     entries: dict = {}
     for folder in folders:
-        held = json.loads((folder / AGGREGATE).read_text(encoding="utf-8"))
+        held = json.loads((folder / AGGREGATE).read_text(encoding="utf-8"))  # read by `finished` already
         for key, value in held.items():
             if key in summary:
                 continue
@@ -154,10 +191,14 @@ def _run_entries(summary: dict, folders: list[Path]) -> dict:
 
 
 def _write(out: Path, config: dict, lines: bytes, summary: dict) -> None:
+    try:
+        check_results_folder(out)
+    except ValueError as error:
+        raise MergeError(str(error)) from None
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(config, indent=1, sort_keys=True) + "\n"  # as the runner writes run.json
     if (out / RUN).is_file():
-        held = json.loads((out / RUN).read_text(encoding="utf-8"))
+        held = read_run(out)
         if held != config:
             changed = sorted(k for k in set(held) | set(config) if held.get(k) != config.get(k))
             raise MergeError(f"{out} holds a run with other settings ({', '.join(changed)}): "
@@ -168,10 +209,8 @@ def _write(out: Path, config: dict, lines: bytes, summary: dict) -> None:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Written whole or not at all: a kill mid-merge leaves the old file."""
-    part = path.with_name(path.name + ".part")
-    part.write_bytes(data)
-    part.replace(path)
+    """Written whole or not at all (a kill mid-merge leaves the old file), never through a link."""
+    replace_file(path, data)
 
 
 def _short(value) -> str:

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from factprobe.cli.main import main
 from factprobe.probes.shard import Launch, Shard, launched, local_device
+from factprobe.probes.shard_merge import MergeError, merge_shards
 
 FILES = ("run.json", "items.jsonl", "aggregate.json")
 COUNTRIES = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Egypt", "Cairo"), ("Peru", "Lima"),
@@ -172,6 +173,74 @@ def test_merge_refuses_what_is_not_one_whole_run(ws, tmp_path):
     (torn / "items.jsonl").write_text(text[:-30])
     assert refused(s0, s1, torn) == (f"error: {torn}: shard 2/3 is unfinished (3 of 4 items, or no aggregate.json "
                                      "yet): rerun its eval to finish it")
+
+
+def _rewrite_run(folder: Path, **changes) -> None:
+    run = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**run, **changes}))
+
+
+def _swap_for_folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+# A shard folder broken by hand, and the line that names it (F: the broken folder).
+BROKEN_SHARDS = {
+    "no run.json": (lambda f: (f / "run.json").unlink(), "{F}: no run.json: not an eval results folder"),
+    "run.json a list": (lambda f: (f / "run.json").write_text("[1, 2]"),
+                        "{F}/run.json: not a run.json eval wrote (not a JSON object)"),
+    "run.json not UTF-8": (lambda f: (f / "run.json").write_bytes(b"\xff\xfe"),
+                           "{F}/run.json: unreadable ('utf-8' codec can't decode byte 0xff in position 0: invalid "
+                           "start byte)"),
+    "run.json a folder": (lambda f: _swap_for_folder(f / "run.json"),
+                          "{F}/run.json: unreadable ([Errno 21] Is a directory: '{F}/run.json')"),
+    "shard without numbers": (lambda f: _rewrite_run(f, shard={}),
+                              "{F}/run.json: its `shard` has no whole number index, count, batch, items: not one "
+                              "eval wrote"),
+    "no method": (lambda f: _rewrite_run(f, method=None), "{F}/run.json: no `method`: not one eval wrote"),
+    "garbage record": (lambda f: (f / "items.jsonl").write_bytes(
+        b"garbage\n" + b"".join((f / "items.jsonl").read_bytes().splitlines(keepends=True)[1:])),
+        "{F}/items.jsonl:1: not a record eval wrote (a JSON object with a text id)"),
+    "record not UTF-8": (lambda f: (f / "items.jsonl").write_bytes(
+        (f / "items.jsonl").read_bytes().replace(b"belief-icl:", b"\xff", 1)),
+        "{F}/items.jsonl:1: not a record eval wrote (a JSON object with a text id)"),
+    "aggregate a list": (lambda f: (f / "aggregate.json").write_text("[1]"),
+                         "{F}: shard 2/3 is unfinished (4 of 4 items, or no aggregate.json yet): rerun its eval to "
+                         "finish it"),
+    "a file": (lambda f: (shutil.rmtree(f), f.write_text("not a folder")),
+               "{F}: not a folder (a shard is the folder `eval --shard K/N` wrote)"),
+    "gone": (lambda f: shutil.rmtree(f), "{F}: no such folder (a shard is the folder `eval --shard K/N` wrote)"),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN_SHARDS))
+def test_a_hand_broken_shard_folder_is_one_line(ws, tmp_path, broken):
+    split = ws["base"] / "belief-icl" / "split3"
+    s0, s1 = (split / f"shard-{k}-of-3" for k in range(2))
+    bad = tmp_path / "s2"
+    shutil.copytree(split / "shard-2-of-3", bad)
+    breaker, message = BROKEN_SHARDS[broken]
+    breaker(bad)
+    result = cli("merge", s0, s1, bad, "--out", tmp_path / "m")
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert result.output == f"error: {message.format(F=bad)}\n"
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_merge_out_that_cannot_be_a_results_folder_is_one_line(ws, tmp_path):
+    shards = [ws["base"] / "kdf" / "split2" / f"shard-{k}-of-2" for k in range(2)]
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    result = cli("merge", *shards, "--out", a_file / "run")
+    assert result.exit_code == 2 and result.output == f"error: {a_file / 'run'} cannot be a results folder: {a_file} is a file\n"
+    garbled = tmp_path / "garbled"
+    garbled.mkdir()
+    (garbled / "run.json").write_text("garbage")
+    with pytest.raises(MergeError) as refused:  # the command's --out guard (cli/outputs.py) refuses it first
+        merge_shards(shards, garbled)
+    assert str(refused.value) == f"{garbled / 'run.json'}: unreadable (Expecting value: line 1 column 1 (char 0))"
+    assert (garbled / "run.json").read_text() == "garbage"
 
 
 def test_a_shard_resumes_in_its_folder_and_keeps_its_items(ws, tmp_path):

@@ -4,6 +4,7 @@ pick device and dtype, name the model. A model that cannot be loaded is a SpecEr
 from __future__ import annotations
 
 import hashlib
+import struct
 from pathlib import Path
 
 from .device import choose_device, choose_dtype, dtype_name
@@ -52,10 +53,13 @@ def load_scorer(spec: str | ModelSpec, *, device: str | None = None, dtype: str 
     chosen_dtype = choose_dtype(chosen_device, dtype)
     try:
         return _load_hf(spec, chosen_device, chosen_dtype, batch_size, memory_budget, cache_dir)
-    except (OSError, ValueError) as error:  # transformers' "not a model", "no such repo", "bad file"
+    # transformers' "not a model", "no such repo", "bad file"; struct.error: a GGUF file cut short
+    except (OSError, ValueError, struct.error) as error:
         if isinstance(error, SpecError):
             raise
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if isinstance(error, struct.error):
+            first = f"the file is cut short or not a model ({first})"
         raise SpecError(f"model spec {spec.raw!r}: cannot load it: {first}") from error
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,9 +61,12 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
     """What can be told of a spec before its model loads, so a mistake costs no load: a gguf:
     file begins with GGUF's magic bytes; an hf: target that is here is a model folder (config.json
     and weights), one that looks like a path must be here, and anything else must be a hub name.
-    SpecError says which check failed; returns `spec`. API models are not checked (a server)."""
+    SpecError says which check failed; returns `spec`. An API model is not asked (a server), but
+    its client must be installed and the environment must say where the server is."""
     if spec.kind == "gguf" and not _is_gguf(Path(spec.target)):
         raise SpecError(f"model spec {spec.raw!r}: {spec.target} is not a GGUF file (it does not begin with GGUF)")
+    if spec.kind in ("openai", "openai-chat"):
+        return _check_api(spec)
     if spec.kind not in ("hf", "hf-mlm"):
         return spec
     path = Path(spec.target)
@@ -81,6 +85,15 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
     elif not HUB_NAME.fullmatch(spec.target):
         raise SpecError(f"model spec {spec.raw!r}: {spec.target} is neither a folder here nor a hub name "
                         "(NAME or OWNER/NAME)")
+    return spec
+
+
+def _check_api(spec: ModelSpec) -> ModelSpec:
+    if importlib.util.find_spec("openai") is None:
+        raise SpecError(f"model spec {spec.raw!r} needs the openai client: pip install 'factprobe[openai]'")
+    if not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
+        raise SpecError(f"model spec {spec.raw!r} needs OPENAI_BASE_URL (a compatible server) or OPENAI_API_KEY "
+                        "(the hosted API) in the environment")
     return spec
 
 
