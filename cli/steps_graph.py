@@ -89,8 +89,9 @@ def ingest_line(report) -> str:
     rate = report.records / report.seconds if report.seconds else 0.0
     older = (f", {report.older_ignored} older record(s) ignored (the store holds those entities newer)"
              if report.older_ignored else "")
+    changed = f" (read from the start: {report.changed})" if report.changed else ""
     return (f"{report.path}: {state}: {report.records} records in {report.seconds:.1f}s ({rate:,.0f}/s), "
-            f"{report.rejected} rejected{older}{resumed}")
+            f"{report.rejected} rejected{older}{resumed}{changed}")
 
 
 def index_step(backend, store: str | Path, options, console: Console = Console()):

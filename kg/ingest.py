@@ -6,6 +6,8 @@ chunk's rows together with its checkpoint in one transaction, in input order. So
 ingest resumes at the last committed chunk and ends in exactly the state of an uninterrupted
 run, and a bad record costs one reject row, never the run: a record that the parser let through
 and SQLite still refuses is rejected by name when the chunk is written again record by record.
+An input is known by the hash of its bytes (kg/identity.py): a file changed anywhere is read
+again, and a resume never continues inside other bytes than the checkpoint's.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Protocol
 
 import orjson
 
+from .identity import InputDigest, recognise
 from .model import Rows
 from .readers import Chunk, InputError, TruncatedInput, check_readable, fingerprint
 from .store import Store
@@ -41,11 +44,14 @@ class ParseResult:
 
 class Source(Protocol):
     """What a source provides to the driver. `parse` runs in worker processes, so a source
-    must be picklable (a plain dataclass of options is)."""
+    must be picklable (a plain dataclass of options is). `chunks` feeds `digest` every byte it
+    reads from the file (kg.readers' readers take it); one that does not costs the driver an
+    extra read of the file to hash it, and its checkpoints cannot be resumed from."""
 
     name: str
 
-    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]: ...
+    def chunks(self, path: Path, start: int, position: int,
+               digest: InputDigest | None = None) -> Iterator[Chunk]: ...
 
     def parse(self, chunk: Chunk) -> ParseResult: ...
 
@@ -53,7 +59,9 @@ class Source(Protocol):
 @dataclass
 class IngestReport:
     """One input's outcome (`ingest`'s return): records written by this run, rejects (line,
-    reason, excerpt) of all runs, whether it was truncated or already done, and how long it took."""
+    reason, excerpt) of all runs, whether it was truncated or already done, and how long it took.
+    `changed`: why an earlier run of this input's slot was not resumed or skipped but the input
+    read from its start (its bytes differ); `digest`: the whole file's hash once read to its end."""
     source: str
     path: str
     key: str
@@ -66,6 +74,8 @@ class IngestReport:
     older_ignored: int = 0  # records ignored by this run: the store holds the entity newer
     seconds: float = 0.0
     rejects: list[tuple[int, str, str]] = field(default_factory=list)
+    changed: str = ""
+    digest: str = ""
 
     @property
     def complete(self) -> bool:
@@ -78,6 +88,7 @@ class IngestReport:
             "resumed_from": self.resumed_from, "truncated": self.truncated,
             "already_done": self.already_done, "seconds": round(self.seconds, 3),
             "complete": self.complete, "older_ignored": self.older_ignored,
+            "changed": self.changed or None, "digest": self.digest or None,
         }
 
 
@@ -255,12 +266,12 @@ def ingest(
         path: The input file (compressed dumps are read as they are).
         workers: Parsing processes for an input over 8 MB (None: the cores, at most 8; 0: inline).
         restart: Read the input again from its start, ignoring an earlier (partial) run of it.
-        progress: Called with (records done by this run, bytes of the file consumed).
+        progress: Called with (records done by this run, bytes of the file consumed or hashed).
 
     Returns:
-        The IngestReport; an input an earlier run finished is not read again
-        (`already_done`). A bad record is a reject in it and a cut compressed tail makes it
-        `truncated`, never an exception.
+        The IngestReport; an input an earlier run finished with the same bytes is not read
+        again (`already_done`; it is hashed whole to know). A bad record is a reject in it and a
+        cut compressed tail makes it `truncated`, never an exception.
 
     Raises:
         InputError: The input cannot be read at all (missing, not a file, permission denied).
@@ -268,9 +279,12 @@ def ingest(
     started = time.perf_counter()
     p = check_readable(path)
     key = f"{source.name}:{fingerprint(p)}"
-    state = store.begin_ingest(key, source.name, str(p.resolve()), restart=restart)
-    report = IngestReport(source.name, str(p), key, resumed_from=state.records_done)
-    if state.complete:
+    seen = recognise(store, key, source.name, p, restart=restart,
+                     progress=(lambda n: progress(0, n)) if progress else None)
+    state, digest = seen.state, seen.digest
+    report = IngestReport(source.name, str(p), key, resumed_from=state.records_done, changed=seen.changed)
+    if seen.done:
+        report.digest = digest.hexdigest()
         return already_done(store, report, state.records_done)
 
     workers = default_workers() if workers is None else workers
@@ -284,7 +298,7 @@ def ingest(
     # so rebuilding costs less than maintaining them row by row.
     defer_indexes = (use_pool and getattr(source, "_bulk_upserts_only", False)
                      and 2 * size >= store.size_bytes())
-    chunks = _prefetch(source.chunks(p, state.records_done, state.position), depth=4)
+    chunks = _prefetch(source.chunks(p, state.records_done, state.position, digest=digest), depth=4)
     records_done, position = state.records_done, state.position
 
     def commit(chunk: Chunk, result: ParseResult) -> None:
@@ -294,6 +308,7 @@ def ingest(
             with store.transaction() as conn:
                 ignored = store.write(result.rows, conn)
                 store.checkpoint(conn, key, last, chunk.position, result.rejects)
+                store.record_digest(conn, key, chunk.progress, digest.at(chunk.progress))
             written = result.records
         except WRITE_ERRORS:  # rolled back: the chunk again, record by record
             if type(result.rows) is not Rows:  # a batch assembled at write time cannot be split
@@ -301,6 +316,7 @@ def ingest(
             with store.transaction() as conn:
                 failed, ignored = write_each(store, conn, result.rows, chunk.first)
                 store.checkpoint(conn, key, last, chunk.position, result.rejects + failed)
+                store.record_digest(conn, key, chunk.progress, digest.at(chunk.progress))
             written = result.records - len(failed)
         records_done, position = last, chunk.position
         report.records += written
@@ -347,7 +363,10 @@ def ingest(
         if defer_indexes:
             store.restore_indexes()
 
-    store.finish_ingest(key, truncated=report.truncated)
+    if not report.truncated:
+        report.digest = digest.finish(p)
+    store.finish_ingest(key, truncated=report.truncated,
+                        digest=None if report.truncated else (digest.bytes, report.digest))
     report.lines_read = records_done
     report.rejects = store.rejects(key)
     report.rejected = len(report.rejects)

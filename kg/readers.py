@@ -14,8 +14,12 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
+
+if TYPE_CHECKING:
+    from .identity import InputDigest
 
 CHUNK_BYTES = 4 << 20
 
@@ -73,8 +77,10 @@ def _decompressor_factory(name: str):
     return None
 
 
-def decompressed_blocks(path: Path, raw_block: int = 1 << 20) -> Iterator[tuple[bytes, int]]:
-    """(decompressed bytes, bytes of the file consumed) blocks of a possibly compressed file.
+def decompressed_blocks(path: Path, raw_block: int = 1 << 20,
+                        digest: InputDigest | None = None) -> Iterator[tuple[bytes, int]]:
+    """(decompressed bytes, bytes of the file consumed) blocks of a possibly compressed file;
+    `digest` is fed every byte read from the file (kg/identity.py).
 
     Decompression is driven here rather than through gzip/bz2 file objects so that the output
     produced before a corrupt or truncated tail is still delivered (file objects lose the whole
@@ -85,6 +91,8 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20) -> Iterator[tuple[
     with open(path, "rb") as f:
         if make is None:
             while block := f.read(raw_block * 4):
+                if digest is not None:
+                    digest.feed(block, f.tell())
                 yield block, f.tell()
             return
         d = make()
@@ -92,6 +100,8 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20) -> Iterator[tuple[
         consumed = 0
         while raw := f.read(raw_block):
             consumed += len(raw)
+            if digest is not None:
+                digest.feed(raw, consumed)
             while raw:
                 try:
                     out = d.decompress(raw)
@@ -115,10 +125,12 @@ def line_chunks(
     start_line: int = 0,
     start_position: int = 0,
     chunk_bytes: int = CHUNK_BYTES,
+    digest: InputDigest | None = None,
 ) -> Iterator[Chunk]:
     """Whole-line chunks of a (possibly compressed) text file, resuming after `start_line`
-    lines / `start_position` decompressed bytes. At a corrupt or truncated tail it yields every
-    complete line before the damage, then raises TruncatedInput."""
+    lines / `start_position` decompressed bytes; `digest` is fed the file's bytes as read. At a
+    corrupt or truncated tail it yields every complete line before the damage, then raises
+    TruncatedInput."""
     p = check_readable(path)
     line, position = start_line, start_position
     to_skip = start_position
@@ -157,10 +169,10 @@ def line_chunks(
         pending, pending_size = ([rest], len(rest)) if rest else ([], 0)
 
     if to_skip and _decompressor_factory(p.name.lower()) is None:
-        blocks = _plain_blocks_from(p, to_skip)
+        blocks = _plain_blocks_from(p, to_skip, digest=digest)
         to_skip = 0
     else:
-        blocks = decompressed_blocks(p)
+        blocks = decompressed_blocks(p, digest=digest)
     try:
         for block, disk in blocks:
             if to_skip:
@@ -182,10 +194,13 @@ def line_chunks(
         yield from cut("all")
 
 
-def _plain_blocks_from(path: Path, offset: int, block: int = 4 << 20) -> Iterator[tuple[bytes, int]]:
+def _plain_blocks_from(path: Path, offset: int, block: int = 4 << 20,
+                       digest: InputDigest | None = None) -> Iterator[tuple[bytes, int]]:
     with open(path, "rb") as f:
         f.seek(offset)
         while data := f.read(block):
+            if digest is not None:
+                digest.feed(data, f.tell())
             yield data, f.tell()
 
 
@@ -200,8 +215,9 @@ def split_lines(chunk: Chunk) -> Iterator[tuple[int, bytes]]:
 
 
 def fingerprint(path: str | os.PathLike) -> str:
-    """Content identity of an input (size + head + tail), so a moved file still resumes and
-    a changed file starts over."""
+    """The store's slot for an input (size + head + tail): cheap, so a moved file finds its
+    earlier run at once. Whether the file is still the one read there is decided by the hash
+    of its bytes (kg/identity.py)."""
     p = check_readable(path)
     size = p.stat().st_size
     h = hashlib.sha1(str(size).encode())

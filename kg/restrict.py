@@ -17,6 +17,7 @@ one SQL pass copies what is needed into the store, and the staging file is delet
 killed in either step resumes (the copy is one transaction). The staging store costs ~0.3 KB per
 entity of the dump. A newer record replaces the store's as a full ingest does (kg/revisions.py),
 for the relations read: another filter's facts stay; an entity no longer needed is not collected.
+A finished filtered ingest is skipped only for a file of the same bytes (kg/identity.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 from . import revisions
+from .identity import InputDigest, mismatch
 from .ingest import IngestReport, ProgressFn, Source, already_done, ingest
 from .readers import check_readable, fingerprint
 from .store import Store
@@ -97,9 +99,14 @@ def ingest_relations(
     state = store.begin_ingest(key, source.name, str(p.resolve()), restart=restart)
     report = IngestReport(source.name, str(p), key)
     if state.complete:
-        _remove(stage_file)
-        return already_done(store, report, state.records_done)
-    if restart:
+        digest = InputDigest()
+        report.changed = mismatch(state, p, digest, (lambda n: progress(0, n)) if progress else None)
+        if not report.changed:
+            _remove(stage_file)
+            report.digest = digest.hexdigest()
+            return already_done(store, report, state.records_done)
+        store.begin_ingest(key, source.name, str(p.resolve()), restart=True)
+    if restart or report.changed:
         _remove(stage_file)
 
     filtered = dataclasses.replace(source, relations=frozenset(relations))
@@ -114,6 +121,8 @@ def ingest_relations(
     report.truncated = staged.truncated
     report.older_ignored = staged.older_ignored + older
     report.lines_read = staged.lines_read
+    report.changed = report.changed or staged.changed
+    report.digest = staged.digest
     report.rejects = store.rejects(key)
     report.rejected = len(report.rejects)
     report.seconds = time.perf_counter() - started
@@ -154,6 +163,8 @@ def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: 
                 conn.execute(statement)
             conn.execute("DELETE FROM rejects WHERE key=?", (key,))
             conn.execute("INSERT INTO rejects SELECT ?, line, reason, excerpt FROM s.rejects", (key,))
+            conn.execute("DELETE FROM input_digests WHERE key=?", (key,))
+            conn.execute("INSERT INTO input_digests SELECT ?, bytes, digest FROM s.input_digests", (key,))
             conn.execute("""
                 UPDATE ingests SET records_done = (SELECT MAX(records_done) FROM s.ingests),
                                    position = (SELECT MAX(position) FROM s.ingests)

@@ -110,6 +110,15 @@ CREATE TABLE IF NOT EXISTS ingests (
     finished REAL
 ) WITHOUT ROWID;
 
+-- What each ingests row read, by content (kg/identity.py): the hash of the input file's first
+-- `bytes` bytes (as on disk: a compressed file's compressed bytes) at its last checkpoint, and
+-- of the whole file once complete. No row: nothing to check a resume or a skip against.
+CREATE TABLE IF NOT EXISTS input_digests (
+    key TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL,
+    digest TEXT NOT NULL
+) WITHOUT ROWID;
+
 -- Co-occurrence counts of facts in a corpus (`factprobe frequency annotate --to-store`), one
 -- row per (fact, corpus); `corpus` names the index they came from, `bucket` is under `edges`.
 CREATE TABLE IF NOT EXISTS fact_frequencies (
@@ -180,6 +189,8 @@ class IngestState:
     position: int
     complete: bool
     truncated: bool
+    digest_bytes: int = 0  # the input's bytes `digest` covers (input_digests)
+    digest: str = ""  # "" when none was recorded
 
 
 def connect(path: str | os.PathLike, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
@@ -305,19 +316,21 @@ class Store:
 
     def ingest_state(self, key: str) -> IngestState | None:
         row = self.conn.execute(
-            "SELECT key, source, path, records_done, position, complete, truncated "
-            "FROM ingests WHERE key=?",
+            "SELECT i.key, source, path, records_done, position, complete, truncated, "
+            "COALESCE(d.bytes, 0), COALESCE(d.digest, '') "
+            "FROM ingests i LEFT JOIN input_digests d ON d.key = i.key WHERE i.key=?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        return IngestState(row[0], row[1], row[2], row[3], row[4], bool(row[5]), bool(row[6]))
+        return IngestState(row[0], row[1], row[2], row[3], row[4], bool(row[5]), bool(row[6]), row[7], row[8])
 
     def begin_ingest(self, key: str, source: str, path: str, *, restart: bool = False) -> IngestState:
         with self.conn:
             if restart:
                 self.conn.execute("DELETE FROM ingests WHERE key=?", (key,))
                 self.conn.execute("DELETE FROM rejects WHERE key=?", (key,))
+                self.conn.execute("DELETE FROM input_digests WHERE key=?", (key,))
             self.conn.execute(
                 "INSERT OR IGNORE INTO ingests (key, source, path, started) VALUES (?,?,?,?)",
                 (key, source, path, time.time()),
@@ -345,12 +358,23 @@ class Store:
                 [(key, line, reason, excerpt) for line, reason, excerpt in rejects],
             )
 
-    def finish_ingest(self, key: str, *, truncated: bool) -> None:
+    def record_digest(self, conn: sqlite3.Connection, key: str, nbytes: int, digest: str) -> None:
+        """With a checkpoint: the hash of the input's first `nbytes` bytes ("": none known, so
+        a later run cannot resume from this checkpoint and starts the input over)."""
+        if digest:
+            conn.execute("INSERT OR REPLACE INTO input_digests VALUES (?,?,?)", (key, nbytes, digest))
+        else:
+            conn.execute("DELETE FROM input_digests WHERE key=?", (key,))
+
+    def finish_ingest(self, key: str, *, truncated: bool, digest: tuple[int, str] | None = None) -> None:
+        """Mark the input's run finished; `digest`: (size, hash) of the whole input file."""
         with self.conn:
             self.conn.execute(
                 "UPDATE ingests SET complete=?, truncated=?, finished=? WHERE key=?",
                 (0 if truncated else 1, int(truncated), time.time(), key),
             )
+            if digest is not None:
+                self.record_digest(self.conn, key, *digest)
 
     def rejects(self, key: str) -> list[tuple[int, str, str]]:
         return self.conn.execute(

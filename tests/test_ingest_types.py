@@ -49,7 +49,7 @@ def content(store: Path, drop: set[str] = frozenset()) -> dict[str, list]:
     """The store's tables without the per-input bookkeeping and without the rows of `drop`."""
     tables = dump_tables(store)
     return {t: [r for r in rows if t not in OWNER or r[OWNER[t]] not in drop]
-            for t, rows in tables.items() if t not in ("ingests", "rejects") and not t.startswith("sqlite_stat")}
+            for t, rows in tables.items() if t not in ("ingests", "input_digests", "rejects") and not t.startswith("sqlite_stat")}
 
 
 # -- which fields the ingest reads, and how to break each -------------------------------------

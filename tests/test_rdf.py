@@ -222,8 +222,8 @@ class CrashingSource(RdfSource):
         super().__init__(**kw)
         object.__setattr__(self, "after", after)
 
-    def chunks(self, path, start, position):
-        for i, chunk in enumerate(super().chunks(path, start, position)):
+    def chunks(self, path, start, position, digest=None):
+        for i, chunk in enumerate(super().chunks(path, start, position, digest)):
             if i == self.after:
                 raise _Crash()
             yield chunk

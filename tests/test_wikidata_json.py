@@ -166,7 +166,7 @@ def test_compressed_dumps_give_identical_stores(tmp_path, wikidata_dump, suffix,
     load(packed, tmp_path / "packed.sqlite")[1].close()
     plain, other = dump_tables(tmp_path / "plain.sqlite"), dump_tables(tmp_path / "packed.sqlite")
     for table in plain:
-        if table != "ingests":
+        if table not in ("ingests", "input_digests"):  # what identifies each input differs
             assert plain[table] == other[table], table
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import orjson
 
+from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
 from ..readers import (
@@ -235,19 +236,23 @@ def _list(doc: dict, key: str, bad) -> list:
 _COMPRESSED = (".gz", ".bz2", ".xz")
 
 
-def _blocks_from(path: Path, offset: int, block: int) -> Iterator[tuple[bytes, int]]:
+def _blocks_from(path: Path, offset: int, block: int,
+                 digest: InputDigest | None = None) -> Iterator[tuple[bytes, int]]:
     """(decompressed bytes, bytes of the file on disk consumed) from decompressed `offset` on.
-    An uncompressed file seeks there; a compressed one is decompressed and the head dropped."""
+    An uncompressed file seeks there; a compressed one is decompressed and the head dropped.
+    `digest` is fed the file's bytes as read (kg/identity.py)."""
     if not path.name.lower().endswith(_COMPRESSED):
         with open(path, "rb") as f:
             if offset > path.stat().st_size:
                 raise InputError(f"{path}: shorter than the recorded resume position; use --restart")
             f.seek(offset)
             while data := f.read(block):
+                if digest is not None:
+                    digest.feed(data, f.tell())
                 yield data, f.tell()
         return
     to_skip = offset
-    for data, disk in decompressed_blocks(path):
+    for data, disk in decompressed_blocks(path, digest=digest):
         if to_skip:
             if len(data) <= to_skip:
                 to_skip -= len(data)
@@ -269,7 +274,7 @@ class TrexSource:
     chunk_documents: int = 2000  # at most this many documents per chunk
     name: str = SOURCE
 
-    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
+    def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
         p = check_readable(path)
         offset, in_array = position >> 1, bool(position & 1)
         splitter = _Splitter(offset, in_array)
@@ -287,7 +292,7 @@ class TrexSource:
             return DocumentChunk(first, len(docs), b"".join(docs), last, disk, tuple(ends))
 
         try:
-            for block, disk in _blocks_from(p, offset, max(1, min(self.chunk_bytes, 4 << 20))):
+            for block, disk in _blocks_from(p, offset, max(1, min(self.chunk_bytes, 4 << 20)), digest):
                 for raw, code in splitter.feed(block):
                     docs.append(raw)
                     size += len(raw)

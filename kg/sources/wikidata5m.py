@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
 from ..readers import Chunk, excerpt, line_chunks, split_lines
@@ -47,8 +48,9 @@ class Wikidata5mSource:
         # Per kind, so one file ingested as two kinds keeps two resume states.
         return f"{SOURCE}-{self.kind}"
 
-    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
-        return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes)
+    def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
+        return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes,
+                           digest=digest)
 
     def parse(self, chunk: Chunk) -> ParseResult:
         rows = Rows()

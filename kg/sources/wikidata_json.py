@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 
+from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import (
     END_TIME,
@@ -192,8 +193,9 @@ class WikidataJsonSource:
     # (kg/ingest.py, Store.defer_random_indexes).
     _bulk_upserts_only = True
 
-    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
-        return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes)
+    def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
+        return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes,
+                           digest=digest)
 
     def parse(self, chunk: Chunk) -> ParseResult:
         return self._parse_with_null(chunk, None)

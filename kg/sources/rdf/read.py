@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+from ...identity import InputDigest
 from ...readers import CHUNK_BYTES, Chunk, InputError, line_chunks
 
 
@@ -52,13 +53,14 @@ def _last_blank_line(buf: bytes) -> int:
 
 
 def turtle_chunks(path: str | Path, *, start_line: int = 0, start_position: int = 0,
-                  chunk_bytes: int = CHUNK_BYTES) -> Iterator[TurtleChunk]:
+                  chunk_bytes: int = CHUNK_BYTES, digest: InputDigest | None = None) -> Iterator[TurtleChunk]:
     """Chunks of whole blank-line-separated Turtle blocks, each with the directives declared
-    before it. A resumed read re-reads the skipped part for its directives."""
+    before it. A resumed read re-reads the skipped part for its directives. `digest` is fed
+    the file's bytes as read (kg/identity.py)."""
     directives: dict[bytes, bytes] = {}
     pending = b""
     first, position, progress = start_line + 1, start_position, 0
-    for lc in line_chunks(path, chunk_bytes=chunk_bytes):
+    for lc in line_chunks(path, chunk_bytes=chunk_bytes, digest=digest):
         data, progress = lc.data, lc.progress
         begin = lc.position - len(data)
         if begin < start_position:

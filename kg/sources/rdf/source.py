@@ -16,6 +16,7 @@ from rdflib import Graph
 from rdflib.exceptions import ParserError
 from rdflib.plugins.parsers.ntriples import W3CNTriplesParser
 
+from ...identity import InputDigest
 from ...ingest import ParseResult
 from ...readers import CHUNK_BYTES, Chunk, InputError, excerpt, line_chunks, split_lines
 
@@ -82,12 +83,12 @@ class RdfSource:
             return _FORMATS[ext]
         raise InputError(f"{path}: cannot tell the RDF syntax from the file name; use --format nt|ttl")
 
-    def chunks(self, path: Path, start: int, position: int) -> Iterator[Chunk]:
+    def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
         if self.syntax(path) == "ttl":
             return turtle_chunks(path, start_line=start, start_position=position,
-                                 chunk_bytes=self.chunk_bytes)
+                                 chunk_bytes=self.chunk_bytes, digest=digest)
         return line_chunks(path, start_line=start, start_position=position,
-                           chunk_bytes=self.chunk_bytes)
+                           chunk_bytes=self.chunk_bytes, digest=digest)
 
     def parse(self, chunk: Chunk) -> ParseResult:
         collector = TripleCollector(self.languages)
