@@ -24,8 +24,9 @@ class JsonLine:
 def jsonl_lines(path: str | Path, *, start: int = 0, stop: int | None = None) -> Iterator[JsonLine]:
     """Every non-blank line of the file from line index `start` (0-based) up to `stop`, parsed;
     a line that is not JSON comes with `error` set instead of raising, for callers that reject
-    and go on. Streams: a page from the middle of a large file reads no more than it needs."""
-    with open(path, encoding="utf-8") as lines:
+    and go on. Streams: a page from the middle of a large file reads no more than it needs. A byte
+    order mark that starts the file is not part of its first line."""
+    with open(path, encoding="utf-8-sig") as lines:
         for number, line in enumerate(itertools.islice(lines, start, stop), start=start + 1):
             if not line.strip():
                 continue

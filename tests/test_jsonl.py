@@ -25,3 +25,10 @@ def test_lines_are_numbered_as_in_the_file_and_bad_ones_named(tmp_path):
         list(read_jsonl(path))
     assert list(read_jsonl(path, start=3)) == [records[1]]  # a page from line index 3 on
     assert [line.number for line in jsonl_lines(path, start=0, stop=2)] == [1]
+
+
+def test_a_byte_order_mark_starting_the_file_is_not_part_of_line_one(tmp_path):
+    path = tmp_path / "marked.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"id": "a"}\n{"id": "b"}\n')
+    assert list(read_jsonl(path)) == [{"id": "a"}, {"id": "b"}]
+    assert [line.number for line in jsonl_lines(path, start=1)] == [2]

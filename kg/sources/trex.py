@@ -18,6 +18,7 @@ from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
 from ..readers import (
+    BOM,
     Chunk,
     InputError,
     TruncatedInput,
@@ -68,6 +69,8 @@ class _Splitter:
 
     def _scalars(self, buf: bytes, a: int, b: int, in_array: bool, out: list) -> None:
         segment = buf[a:b]
+        if self.base + a == 0 and segment.startswith(BOM):  # a byte order mark starts the file
+            segment, a = segment[len(BOM):], a + len(BOM)
         if not segment.strip(_BLANK + b","):
             return
         offset = a

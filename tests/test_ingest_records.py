@@ -1,0 +1,139 @@
+"""Records from strangers: a duplicate key is a named reject (a JSON parser would silently keep
+the last value), and a byte order mark at the start of a dump is not a record. Real-shaped
+records: those of tests/fixtures/wikidata/dump.json.
+"""
+
+from __future__ import annotations
+
+import bz2
+import copy
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from factprobe.cli.main import main
+from factprobe.kg import KnowledgeGraph, Store
+from factprobe.kg.ingest import ingest
+from factprobe.kg.readers import BOM, json_record
+from factprobe.kg.sources.trex import TrexSource
+from factprobe.kg.sources.wikidata_json import WikidataJsonSource
+
+from conftest import FIXTURES, content_tables
+
+DUMP = FIXTURES / "wikidata" / "dump.json"
+RECORDS = {e["id"]: e for e in (json.loads(x.strip().rstrip(",")) for x in DUMP.open() if x.strip() not in ("[", "]", ""))}
+
+
+def write(path: Path, records: list[dict | str]) -> Path:
+    lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in records]
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")
+    return path
+
+
+def cli(dump: Path, store: Path):
+    result = CliRunner().invoke(main, ["ingest", "wikidata", str(dump), "--store", str(store), "--quiet",
+                                       "--workers", "0"])
+    rejects = Path(f"{store}.rejects.jsonl")
+    return result, [json.loads(x) for x in rejects.read_text().splitlines()] if rejects.exists() else []
+
+
+def statement_ids(store: Path, subject: str, relation: str) -> list[tuple[str, str]]:
+    with Store(store) as st:
+        return st.conn.execute("SELECT id, object FROM facts WHERE subject=? AND relation=? ORDER BY id",
+                               (subject, relation)).fetchall()
+
+
+# -- duplicate keys ---------------------------------------------------------------------------------
+
+def test_a_record_with_a_key_twice_is_rejected_naming_the_key(tmp_path):
+    germany = json.dumps(RECORDS["Q183"])
+    twice_id = germany.replace('"id": "Q183"', '"id": "Q183", "id": "Q64"', 1)
+    berlin = json.dumps(RECORDS["Q64"]).replace('"value": "Berlin"', '"value": "Berlin", "value": "Bonn"', 1)
+    others = [r for q, r in RECORDS.items() if q not in ("Q183", "Q64")]
+    dump = write(tmp_path / "dump.json", [twice_id, *others, berlin])
+    result, rejects = cli(dump, tmp_path / "s.sqlite")
+    assert result.exit_code == 3 and "Traceback" not in result.output
+    assert [(r["line"], r["reason"]) for r in rejects] == [
+        (2, 'duplicate key "id" in the record'), (len(RECORDS) + 1, 'duplicate key "value" in labels.en')]
+    with KnowledgeGraph(tmp_path / "s.sqlite") as kg:
+        assert kg.entity("Q183") is None and kg.entity("Q64") is None
+        assert kg.entity("Q586").label == "Bonn"
+
+
+def _json(value, dup: bool, escape: bool) -> str:
+    """`value` written as JSON; an object is a list of (key, value) pairs, so it may hold a key
+    twice; `escape` writes colons inside strings as \\u003a."""
+    if isinstance(value, list) and value and isinstance(value[0], tuple):
+        return "{" + ", ".join(f"{_json(k, dup, escape)}:{_json(v, dup, escape)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_json(v, dup, escape) for v in value) + "]"
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace(":", "\\u003a") if escape and isinstance(value, str) else text
+
+
+keys = st.sampled_from(["id", "a", "a:b", 'q"', "\\", "value", ":"])
+scalars = st.one_of(st.integers(-5, 5), st.sampled_from(["x", "a:b", "::", 'say "hi": ok', "\\\":"]), st.none())
+objects = st.recursive(
+    st.lists(st.tuples(keys, scalars), min_size=1, max_size=4),
+    lambda inner: st.lists(st.tuples(keys, st.one_of(scalars, inner, st.lists(inner, max_size=2))), min_size=1, max_size=4),
+    max_leaves=12)
+
+
+def _has_duplicate(value) -> bool:
+    if isinstance(value, list) and value and isinstance(value[0], tuple):
+        names = [k for k, _ in value]
+        return len(set(names)) != len(names) or any(_has_duplicate(v) for _, v in value)
+    if isinstance(value, list):
+        return any(_has_duplicate(v) for v in value)
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=objects, escape=st.booleans())
+def test_duplicate_keys_are_found_wherever_they_are(record, escape):
+    """The bulk path's cheap check never lets a duplicate through, however strings are written."""
+    value, reason = json_record(_json(record, True, escape).encode())
+    if _has_duplicate(record):
+        assert value is None and reason.startswith("duplicate key ")
+    else:
+        assert reason is None and isinstance(value, dict)
+
+
+# -- a byte order mark starts some files ------------------------------------------------------------
+
+@pytest.mark.parametrize("suffix,opener", [("", open), (".gz", gzip.open), (".bz2", bz2.open)])
+def test_a_byte_order_mark_at_the_start_of_a_dump_is_not_a_record(tmp_path, suffix, opener):
+    marked = tmp_path / f"marked.json{suffix}"
+    with opener(marked, "wb") as f:
+        f.write(BOM + DUMP.read_bytes())
+    assert cli(DUMP, tmp_path / "plain.sqlite")[0].exit_code == 0
+    result, rejects = cli(marked, tmp_path / "marked.sqlite")
+    assert (result.exit_code, rejects) == (0, [])
+    assert content_tables(tmp_path / "marked.sqlite") == content_tables(tmp_path / "plain.sqlite")
+
+
+def test_a_byte_order_mark_before_a_record_line_is_skipped(tmp_path):
+    """A dump without the bracket line (one record a line) starts with its first record."""
+    lines = [json.dumps(r) for r in RECORDS.values()]
+    dump = tmp_path / "lines.json"
+    dump.write_bytes(BOM + "\n".join(lines).encode() + b"\n")
+    with Store(tmp_path / "s.sqlite") as st:
+        report = ingest(st, WikidataJsonSource(), dump, workers=0)
+    assert (report.records, report.rejects) == (len(RECORDS), [])
+
+
+def test_a_byte_order_mark_at_the_start_of_a_trex_file_is_not_a_document(tmp_path):
+    source = FIXTURES / "trex" / "re-nlg_0-5.json"
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(BOM + source.read_bytes())
+    reports = []
+    for name, path in (("plain", source), ("marked", marked)):
+        with Store(tmp_path / f"{name}.sqlite") as st:
+            reports.append(ingest(st, TrexSource(), path, workers=0))
+    assert [(r.records, r.rejects) for r in reports] == [(5, []), (5, [])]
+    assert content_tables(tmp_path / "marked.sqlite") == content_tables(tmp_path / "plain.sqlite")
