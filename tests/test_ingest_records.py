@@ -1,6 +1,6 @@
-"""Records from strangers: a duplicate key is a named reject (a JSON parser would silently keep
-the last value), and a byte order mark at the start of a dump is not a record. Real-shaped
-records: those of tests/fixtures/wikidata/dump.json.
+"""Records from strangers: a statement id belongs to its record's entity, a duplicate key is a
+named reject (a JSON parser would silently keep the last value), and a byte order mark at the
+start of a dump is not a record. Real-shaped records: those of tests/fixtures/wikidata/dump.json.
 """
 
 from __future__ import annotations
@@ -46,6 +46,44 @@ def statement_ids(store: Path, subject: str, relation: str) -> list[tuple[str, s
     with Store(store) as st:
         return st.conn.execute("SELECT id, object FROM facts WHERE subject=? AND relation=? ORDER BY id",
                                (subject, relation)).fetchall()
+
+
+# -- a statement id belongs to its record's entity ------------------------------------------------
+
+def test_another_entitys_statement_id_is_a_named_reject_and_takes_nothing_over(tmp_path):
+    """The issue's case: Q183's Bonn statement (Q183$B2, capital P36 = Q586) appears on Q64."""
+    berlin = copy.deepcopy(RECORDS["Q64"])
+    berlin["claims"]["P36"] = [copy.deepcopy(RECORDS["Q183"]["claims"]["P36"][1])]
+    berlin["lastrevid"] = 2  # a newer record of Berlin, read after Germany's
+    dump = write(tmp_path / "dump.json", [*RECORDS.values(), berlin])
+    result, rejects = cli(dump, tmp_path / "s.sqlite")
+    assert result.exit_code == 3 and "Traceback" not in result.output
+    line = len(RECORDS) + 2
+    assert rejects == [{"file": str(dump), "line": line, "excerpt": "Q183$B2",
+                        "reason": "Q64 claims.P36[0].id: statement id 'Q183$B2' names 'Q183', not Q64; statement skipped"}]
+    assert statement_ids(tmp_path / "s.sqlite", "Q183", "P36") == [("Q183$B1", "Q64"), ("Q183$B2", "Q586")]
+    assert statement_ids(tmp_path / "s.sqlite", "Q64", "P36") == []
+    assert statement_ids(tmp_path / "s.sqlite", "Q64", "P17") == [("Q64$A2", "Q183")]  # the rest of the record
+
+
+def test_statement_ids_are_checked_as_wikidata_writes_them(tmp_path):
+    germany = copy.deepcopy(RECORDS["Q183"])
+    germany["claims"]["P36"][0]["id"] = "q183$B1"  # lower case: occurs in real dumps
+    germany["claims"]["P36"][1]["id"] = "Q1830$B2"  # another entity whose id starts alike
+    germany["claims"]["P31"][0]["id"] = "A1"  # no entity at all
+    lexeme = {"type": "lexeme", "id": "L7", "lastrevid": 3, "claims": {"P5185": [
+        {"mainsnak": {"snaktype": "value", "property": "P5185", "datatype": "wikibase-item",
+                      "datavalue": {"type": "wikibase-entityid", "value": {"entity-type": "item", "id": "Q1084"}}},
+         "type": "statement", "id": statement, "rank": "normal"} for statement in ("L7$X1", "L7-F1$X2", "L8-F1$X3")]}}
+    dump = write(tmp_path / "dump.json", [germany, lexeme])
+    with Store(tmp_path / "s.sqlite") as st:
+        report = ingest(st, WikidataJsonSource(), dump, workers=0)
+    assert sorted(report.rejects) == [
+        (2, "Q183 claims.P31[0].id: statement id 'A1' names no entity, not Q183; statement skipped", "A1"),
+        (2, "Q183 claims.P36[1].id: statement id 'Q1830$B2' names 'Q1830', not Q183; statement skipped", "Q1830$B2"),
+        (3, "L7 claims.P5185[2].id: statement id 'L8-F1$X3' names 'L8-F1', not L7; statement skipped", "L8-F1$X3")]
+    assert statement_ids(tmp_path / "s.sqlite", "Q183", "P36") == [("q183$B1", "Q64")]
+    assert statement_ids(tmp_path / "s.sqlite", "L7", "P5185") == [("L7$X1", "Q1084"), ("L7-F1$X2", "Q1084")]
 
 
 # -- duplicate keys ---------------------------------------------------------------------------------

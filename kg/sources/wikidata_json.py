@@ -284,6 +284,7 @@ class WikidataJsonSource:
 
         claims = mapping(e, "claims")
         facts, types = rows.facts, rows.types
+        own = eid + "$"  # how Wikidata writes the ids of the entity's statements (Q42$F078E5B3-...)
         keep_ext = self.keep_external_ids
         relations = self.relations
         # The time columns of a fact row without qualifiers, and its source (model.fact_row).
@@ -309,6 +310,10 @@ class WikidataJsonSource:
                 if parsed is None:
                     continue
                 obj, vtype, value, extra, rank, sid, q = parsed
+                if sid and not sid.startswith(own) and (why := _foreign(sid, eid)):
+                    # Statement ids are the facts' keys: another entity's id would overwrite its fact.
+                    rejects.append((line_no, f"{eid} claims.{prop}[{i}].id: {why}; statement skipped", sid[:160]))
+                    continue
                 if relations is not None and prop not in relations:
                     pass  # decoded all the same (qualifiers included): the same records are rejected
                 elif q:
@@ -347,6 +352,18 @@ def _aliases(aliases: dict, lang: str) -> list[str]:
             raise BadField(f"aliases.{lang}[{k}]", expected("an object", alias))
         out.append(text(alias.get("value"), f"aliases.{lang}[{k}].value"))
     return out
+
+
+def _foreign(sid: str, eid: str) -> str:
+    """Why statement id `sid` is not one of entity `eid`'s ("" when it is). Wikidata writes the
+    entity part in either case (`q42$...` occurs in real dumps); a lexeme's form and sense
+    statements carry the sub-entity (`L1-F1$...`)."""
+    head, dollar, _ = sid.partition("$")
+    owner = head.upper()
+    if dollar and (owner == eid or owner.startswith(eid + "-")):
+        return ""
+    named = f"names {head[:40]!r}" if dollar else "names no entity"
+    return f"statement id {sid[:60]!r} {named}, not {eid}"
 
 
 def _statement_id(st: object) -> str:
