@@ -66,7 +66,9 @@ class RenamedOption(click.Option):
 def method_options(options) -> dict:
     """`--option KEY=VALUE` pairs as every command that runs a method reads them (`eval`,
     `export lm-eval`): values by cli/steps.option_value (JSON, else the text), so the same
-    options build the same prompts. A pair without `=` is a usage error, one line."""
+    options build the same prompts. A pair without `=` is a usage error, one line. The values
+    are checked against the method's declared options where the method is made
+    (probes/methods/base.read_options, in plan_eval), before any model loads."""
     from .errors import EXIT_USAGE, fail
     from .steps import option_value
 
@@ -78,3 +80,43 @@ def method_options(options) -> dict:
         parsed[key.strip()] = option_value(value)
     return parsed
 
+
+class MethodOptionsCommand(click.Command):
+    """A command that runs a method (`eval`): its --help ends with every registered method's
+    options as declared (type, bounds, choices, default, help), read when help is asked for, so
+    plugins' methods are listed too."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        from ..probes.declare import option_specs
+        from ..probes.methods import registered
+
+        with formatter.section("Method options (--option KEY=VALUE; a value is read as JSON, else as text)"):
+            for name, cls in registered().items():
+                specs = option_specs(cls.Options)
+                rows = [(spec.name, option_summary(spec)) for spec in specs] or [("(none)", "")]
+                with formatter.section(name):
+                    formatter.write_dl(rows, col_max=24)
+
+
+def option_summary(spec) -> str:
+    """One declared option as help shows it, its default as JSON (as --option reads it):
+    'HELP [int >= 0, or null; default: null]'."""
+    import json
+
+    kind = {"int": "int", "float": "number", "str": "text", "bool": "true/false",
+            "list": "list or comma-separated text" if spec.comma else "list"}[spec.type]
+    low, high = spec.minimum, spec.maximum
+    if spec.type == "list" and low is not None:
+        kind += f" of at least {low:g}"
+    elif low is not None and high is not None:
+        kind += f" from {low:g} to {high:g}"
+    elif low is not None:
+        kind += f" >= {low:g}"
+    if spec.choices:
+        kind += f": {' | '.join(spec.choices)}"
+    if spec.optional:
+        kind += ", or null"
+    default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+    served = "; over HTTP only what the server allows" if spec.exposure != "everywhere" else ""
+    return f"{spec.help} [{kind}; default: {json.dumps(default, ensure_ascii=False)}{served}]"

@@ -1,6 +1,7 @@
 """A pipeline file (`factprobe run CONFIG.yaml`), read and checked before anything runs: its
 graph sources, corpus, probe sets (each checked against its kind's declared options, as
-`probeset build` checks its command line), models and evaluations. Paths are relative to the
+`probeset build` checks its command line), models and evaluations (each one's options against
+its method's declared options, as `eval --option` checks them). Paths are relative to the
 file; `@sample/` names the sample data shipped with factprobe."""
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     from ..probes.build import build_request
     from ..probes.kinds import registered as registered_kinds
     from ..probes.methods import registered
+    from ..probes.methods.base import read_options
 
     methods, kinds = registered(), registered_kinds()  # the built-in methods and those FACTPROBE_PLUGINS registers
     path = Path(path)
@@ -115,6 +117,10 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
             raise ConfigError(f"{path}: evaluations[{k}].limit: a positive whole number of items")
         if not isinstance(ev.get("options") or {}, dict):
             raise ConfigError(f"{path}: evaluations[{k}].options: a mapping of method options")
+        try:  # the method's declared options, as `eval --option` checks them: named now, not after the builds
+            read_options(method, ev.get("options") or {})
+        except ValueError as error:
+            raise ConfigError(f"{path}: evaluations[{k}].options: {error}") from None
         unknown = set(ev) - {"method", "probeset", "options", "limit", "name", "models"}
         if unknown:
             raise ConfigError(f"{path}: evaluations[{k}]: unknown keys {', '.join(sorted(unknown))} "

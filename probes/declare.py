@@ -1,8 +1,9 @@
-"""Options declared once. A probe-set kind's options, and the fact selection's, are fields of a
-frozen dataclass made with `option(...)`: name, type, default, bounds, choices and help live in
-that one field. `option_specs` reads them back as `OptionSpec`s, from which the CLI's click
-options, the service's request model and the pipeline's keys are all derived, and `coerce`
-turns what any of the three received into the dataclass, with the same checks for each.
+"""Options declared once. A probe-set kind's options, the fact selection's and a method's are
+fields of a frozen dataclass made with `option(...)`: name, type, default, bounds, choices, help
+and who may set them live in that one field. `option_specs` reads them back as `OptionSpec`s,
+from which the CLI's click options and help, the service's request model and the pipeline's
+keys are all derived, and `coerce` turns what any of the three received into the dataclass,
+with the same checks for each.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Mapping
 
-# Where an option may be set from: anywhere, or not over HTTP (a path on the server's disk), or
-# over HTTP only as one of the models the server serves.
-EVERYWHERE, LOCAL, SERVED_MODEL = "everywhere", "local", "served-model"
+# Where an option may be set from. Anything but EVERYWHERE names something the server would load
+# or call: over HTTP such a value must be one its operator allowed (`serve --models` and
+# `--allow-model`), as the service checks at the door. LOCAL: a path on the server's disk;
+# SERVED_MODEL: a model (a spec, a hub name or an API model's name); URL: a place to call out to.
+EVERYWHERE, LOCAL, SERVED_MODEL, URL = "everywhere", "local", "served-model", "url"
+EXPOSURES = (EVERYWHERE, LOCAL, SERVED_MODEL, URL)
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,7 @@ class OptionSpec:
     type: str  # "int", "float", "str", "bool" or "list" (of text)
     default: Any
     help: str
-    minimum: float | None = None
+    minimum: float | None = None  # a list: its fewest elements
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
     pattern: str | None = None  # every value (each element of a list) matches it
@@ -44,6 +48,8 @@ def option(default: Any, help: str, *, minimum: float | None = None, maximum: fl
            comma: bool = False, exposure: str = EVERYWHERE, http_limit: int | None = None,
            metavar: str | None = None):
     """A dataclass field carrying its option's declaration (a tuple default stays immutable)."""
+    if exposure not in EXPOSURES:
+        raise ValueError(f"exposure {exposure!r}: use one of {', '.join(EXPOSURES)}")
     meta = {"help": help, "minimum": minimum, "maximum": maximum, "choices": choices, "pattern": pattern,
             "flag": flag, "comma": comma, "exposure": exposure, "http_limit": http_limit, "metavar": metavar}
     return field(default=default, metadata={"option": meta})
@@ -90,8 +96,9 @@ def coerce(cls: type, mapping: Mapping[str, Any], where: str = "") -> Any:
     return cls(**{key: check_value(specs[key], value, prefix) for key, value in mapping.items()})
 
 
-def check_value(spec: OptionSpec, value: Any, prefix: str = "") -> Any:
-    """One value as its option's type, within its bounds, choices and pattern."""
+def check_value(spec: OptionSpec, value: Any, prefix: str = "", *, strict: bool = False) -> Any:
+    """One value as its option's type, within its bounds, choices and pattern. `strict`: text is
+    never read as a number (a method's options arrive typed, as JSON or YAML; "2" is a typo)."""
     name = f"{prefix}option {spec.name}"
     if value is None:
         if spec.optional:
@@ -103,6 +110,8 @@ def check_value(spec: OptionSpec, value: Any, prefix: str = "") -> Any:
         if not isinstance(value, (list, tuple)) or any(isinstance(v, (dict, list, tuple)) for v in value):
             raise ValueError(f"{name}: expected a list of values, got {value!r}")
         value = tuple(str(v) for v in value)
+        if spec.minimum is not None and len(value) < spec.minimum:
+            raise ValueError(f"{name}: give at least {spec.minimum:g} value(s)")
         for element in value:
             _check_choice_and_pattern(spec, element, name)
         return value
@@ -112,6 +121,8 @@ def check_value(spec: OptionSpec, value: Any, prefix: str = "") -> Any:
         return value
     if spec.type in ("int", "float"):
         try:
+            if strict and isinstance(value, str):
+                raise TypeError(value)
             number = _number(value, spec.type)
         except (TypeError, ValueError):
             raise ValueError(f"{name}: {value!r} is not a{'n int' if spec.type == 'int' else ' float'}") from None

@@ -72,8 +72,13 @@ def test_the_chain_is_seeded_and_independent_of_the_files_order():
 def test_refuses_items_outside_the_chain_and_bad_sizes():
     with pytest.raises(ValueError, match="not among the test items"):
         _method(P30).prompt(P36[0])
-    with pytest.raises(ValueError, match="examples must be a whole number"):
+    with pytest.raises(ValueError, match="^method eic-lke: option examples: -1 is below its minimum 1$"):
         _method(examples=-1)
+    with pytest.raises(ValueError, match=r"^method eic-lke: option start: 60 leaves no test slot among examples=60 "
+                                         r"\(give at most 59\)$"):
+        _method(construction="paper", examples=60, start=60)
+    with pytest.raises(ValueError, match=r"^method eic-lke: option every: 11 is above examples - start \(10\)$"):
+        _method(construction="paper", examples=60, every=11)
 
 
 @pytest.mark.slow

@@ -72,7 +72,7 @@ def test_the_paper_frame_in_english_and_the_earlier_frame_by_name():
 
 
 def test_unknown_frames_and_languages_are_refused():
-    with pytest.raises(ValueError, match="frame 'chat': use one of paper, qa"):
+    with pytest.raises(ValueError, match="^method kdf: option frame: 'chat' is not one of paper, qa$"):
         KDF(MethodContext({"frame": "chat"}))
     with pytest.raises(ValueError, match="no answer line for language 'fr'.*frame=qa"):
         KDF(MethodContext({})).prompt({**FIGURE_3, "language": "fr"})

@@ -234,9 +234,16 @@ def test_a_uniform_content_free_distribution_is_bias_0_where_the_older_top1_shar
 
 def test_bias_options_are_checked():
     assert Belief(MethodContext({})).options["content_free_subjects"] == ["N/A", "", "?"]
-    for bad in ({"bias": "kl"}, {"content_free_subjects": "N/A"}, {"coverage_maximum": "max"}):
-        with pytest.raises(ValueError):
+    assert Belief(MethodContext({"content_free_subjects": "N/A"})).options["content_free_subjects"] == ["N/A"]
+    for bad, line in (({"bias": "kl"}, "option bias: 'kl' is not one of entropy, top1"),
+                      ({"content_free_subjects": []}, "option content_free_subjects: give at least 1 value(s)"),
+                      ({"content_free_subjects": [["N/A"]]}, "option content_free_subjects: expected a list of values, "
+                                                             "got [['N/A']]"),
+                      ({"coverage_maximum": "max"}, "option coverage_maximum: 'max' is not one of best-subject, mean"),
+                      ({"content_free_token": " "}, "option content_free_token: a non-empty text, got ' '")):
+        with pytest.raises(ValueError) as refused:
             Belief(MethodContext(bad))
+        assert str(refused.value) == f"method belief: {line}"
 
 
 @pytest.fixture(scope="module")

@@ -131,11 +131,12 @@ def test_eic_lke_paper_scores_choice_k_after_sequence_k():
 def test_eic_lke_paper_refuses_too_few_training_examples_and_bad_every():
     with pytest.raises(ValueError, match="relation P36 has 5 demonstration items, a prompt needs examples=100"):
         _eic()
-    with pytest.raises(ValueError, match=r"every must be a whole number from 1 to examples - start \(3\)"):
+    with pytest.raises(ValueError, match=r"^method eic-lke: option every: 4 is above examples - start \(3\)$"):
         _eic(examples=4, start=1, every=4)
-    with pytest.raises(ValueError, match=r"start must be a whole number from 0 to examples - 1 \(3\)"):
+    with pytest.raises(ValueError, match=r"^method eic-lke: option start: 50 leaves no test slot among examples=4 "
+                                         r"\(give at most 3\)$"):
         _eic(examples=4, every=1)  # the default start, 50, is past 4 examples
-    with pytest.raises(ValueError, match="construction 'paper2'"):
+    with pytest.raises(ValueError, match="^method eic-lke: option construction: 'paper2' is not one of paper, chain$"):
         _eic(construction="paper2")
 
 
@@ -159,7 +160,7 @@ def test_ic_lke_paper_preset_joins_everything_with_spaces(tmp_path):
     mixed = ICLKE(MethodContext({"preset": "paper", "line_separator": "\n", "examples": 1}, seed=0,
                                 demonstrations={"P36": demos[:1]}))
     assert mixed.prompt(item_) == "Germany Berlin\nFrance"
-    with pytest.raises(ValueError, match="preset 'lama'"):
+    with pytest.raises(ValueError, match="^method ic-lke: option preset: 'lama' is not one of factprobe, paper$"):
         ICLKE(MethodContext({"preset": "lama"}))
     # the runner records the preset and the values it gave in run.json; choices follow a space
     probes = tmp_path / "mc.jsonl"

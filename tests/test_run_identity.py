@@ -136,7 +136,8 @@ USER_ERRORS = [
     ("nope:model", "toy", (), "model spec 'nope:model' is not understood; use hf:PATH_OR_NAME, hf-mlm:PATH_OR_NAME, "
      "gguf:FILE, openai:MODEL, openai-chat:MODEL or one of smollm2-135m-instruct, gemma3-270m"),
     ("decoy", "kdf", (), "method kdf reads kdf probe sets; set.jsonl is cloze"),
-    ("decoy", "toy", ("--option", "top_k=two"), 'method toy option top_k: expected a whole number, got "two"'),
+    ("decoy", "toy", ("--option", "top_k=two"), "method toy: option top_k: 'two' is not an int"),
+    ("decoy", "toy", ("--option", "top_k=0"), "method toy: option top_k: 0 is below its minimum 1"),
     ("decoy", "toy", ("--option", "top"), "--option 'top': write KEY=VALUE"),
     ("decoy", "toy", ("--option", "shots=3"), "method toy has no option shots (it takes top_k)"),
 ]

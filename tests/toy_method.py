@@ -8,9 +8,11 @@ PYTHONPATH) makes `factprobe eval --method toy` see it in another process
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from factprobe.probes.declare import option
 from factprobe.probes.document import Heading, Section, fmt, table
 from factprobe.probes.methods import Method, register
 from factprobe.probes.methods.base import answer_key, base_record, headline_number
@@ -24,12 +26,17 @@ def confidence_table(runs) -> list:
     return [Heading("Toy: mean confidence", 3), table(("Run", "Mean confidence", "top_k"), rows)] if rows else []
 
 
+@dataclass(frozen=True)
+class ToyOptions:
+    top_k: int = option(1, "candidates asked for (the answer is the first).", minimum=1)
+
+
 class ToyMethod(Method):
     name = "toy"
     summary = "toy: a masked LM's top-1 answer to the item's one prompt"
     kinds = ("cloze",)
     reads = ("prompt", "gold")
-    defaults = {"top_k": 1}
+    Options = ToyOptions
     report_sections = (Section(50, confidence_table),)
 
     @staticmethod

@@ -7,6 +7,7 @@ by `register`, or for other processes by a module named in FACTPROBE_PLUGINS (do
 
 from __future__ import annotations
 
+from ..declare import option_specs
 from ..document import Section
 from ..kinds import KINDS
 from ..plugins import load_plugins
@@ -31,8 +32,10 @@ def _checks(method: type[Method], where: str) -> None:
     reads = getattr(method, "reads", None)
     if not isinstance(reads, tuple) or not all(isinstance(f, str) and f for f in reads):
         raise ValueError(f"{where}: `reads` must be a tuple of item field names; got {reads!r}")
-    if not isinstance(getattr(method, "defaults", None), dict):
-        raise ValueError(f"{where}: `defaults` must be a dict of option -> default")
+    try:  # Method.__init_subclass__ checked this much of a subclass; a class made otherwise may not be
+        option_specs(getattr(method, "Options", None))
+    except TypeError as error:
+        raise ValueError(f"{where}: `Options` must be a frozen dataclass of option(...) fields ({error})") from None
     if not callable(getattr(method, "aggregate_extra", None)):
         raise ValueError(f"{where}: `aggregate_extra` must be callable (records, options) -> dict")
     if not callable(getattr(method, "headline", None)):

@@ -1,15 +1,19 @@
 """What every method shares: its context (options, the probe set's demonstration pool), its
-interface (running, its measures, its headline line, its report sections) with the defaults, and
-the number formats of headline lines."""
+interface (its declared options, running, its measures, its headline line, its report
+sections) with the defaults, the one reading of its options (`read_options`: `eval`, the
+pipeline file and the service's door say the same words), and the number formats of headline
+lines."""
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
-from typing import ClassVar, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping, Sequence
 
 from ...kg.jsonl import jsonl_lines
+from ..declare import as_dict, check_value, option_specs
 from ..document import Section
 from ..metrics import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
 
@@ -27,6 +31,11 @@ class MethodContext:
         return random.Random("|".join([str(self.seed), *parts]))
 
 
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a method that takes none."""
+
+
 class Method:
     """A probing method, declared in one class: the registry (probes/methods/__init__.py) and
     through it the runner, the aggregator, `factprobe eval`, the pipeline, the report and the
@@ -34,11 +43,30 @@ class Method:
 
     name: ClassVar[str]  # what --method, the pipeline config and the service call it
     summary: ClassVar[str]  # one line: the method's entry in `factprobe eval --help`
-    kinds: ClassVar[tuple[str, ...]]  # probe-set kinds it reads (probes/probeset.py KINDS)
+    kinds: ClassVar[tuple[str, ...]]  # probe-set kinds it reads (probes/kinds KINDS)
     reads: ClassVar[tuple[str, ...]] = ()  # item fields every test item must have; the runner skips others
-    defaults: ClassVar[dict] = {}  # its options and their defaults
+    # Its options: a frozen dataclass of option() fields (probes/declare.py): type, default,
+    # bounds, choices, help, and exposure for a value naming a model, a file or a URL.
+    Options: ClassVar[type] = NoOptions
+    # Derived from Options when the class is made: option -> default, JSON-ready, read-only.
+    defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     # its parts of the report's "Method measures" (probes/document `Section`), beside what every run gets
     report_sections: ClassVar[tuple[Section, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "defaults" in vars(cls):  # options are declared once; a dict of defaults guessed their types
+            raise TypeError(f"{cls.__name__}: declare its options as `Options`, a frozen dataclass of "
+                            "option(...) fields (probes/declare.py), not as `defaults`")
+        if not is_dataclass(cls.Options):
+            raise TypeError(f"{cls.__name__}.Options: a frozen dataclass of option(...) fields (probes/declare.py)")
+        option_specs(cls.Options)  # every field declared with option(): TypeError naming one that is not
+        cls.defaults = MappingProxyType(as_dict(cls.Options()))
+
+    @classmethod
+    def check(cls, options: Any) -> None:
+        """Refuse (OptionError naming the option), before any model loads, options that each pass
+        their declaration but cannot run together (EIC-LKE's start beyond its examples)."""
 
     @classmethod
     def aggregate_extra(cls, records: Sequence[dict], options: dict) -> dict:
@@ -64,12 +92,10 @@ class Method:
         return text
 
     def __init__(self, context: MethodContext) -> None:
-        unknown = set(context.options) - set(self.defaults)
-        if unknown:
-            raise ValueError(f"method {self.name} has no option {', '.join(sorted(unknown))} "
-                             f"(it takes {', '.join(sorted(self.defaults)) or 'none'})")
         self.context = context
-        self.options = {**self.defaults, **context.options}
+        self.given = read_options(type(self), context.options)  # OptionError naming the first refused
+        # Lists, not tuples: options are compared with run.json's JSON when a run resumes.
+        self.options = {**as_dict(self.Options()), **self.given}
 
     def order(self, items: Sequence[dict]) -> list[dict]:
         """The order the runner computes (and writes) test items in; the probe set's by default.
@@ -116,30 +142,35 @@ def headline_interval(interval: dict | None, digits: int = 3) -> str:
     return f" [{interval['low']:.{digits}f}, {interval['high']:.{digits}f}{few}]"
 
 
-# What an option whose default is of the key's type accepts (a None default: anything).
-_ACCEPTS = {bool: ((bool,), "true or false"), int: ((int,), "a whole number"), float: ((int, float), "a number"),
-            str: ((str,), "text (a number is read as one: write it as a JSON string)"), list: ((list,), "a JSON list")}
-
-
 class OptionError(ValueError):
-    """A method option's value of the wrong type; `key` names the option."""
+    """A method option refused; `key` names it (the service's 422 names the field by it)."""
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
 
 
-def check_option_types(cls: type[Method], options: dict) -> None:
-    """Each option's value is of its default's type (a None default takes anything), so a typo
-    is named before a model loads (`eval`) or at the door (the service), in the same words.
-    OptionError naming the first that is not."""
-    import json
+def read_options(cls: type[Method], given: Mapping[str, Any]) -> dict:
+    """The options `given` by name (`eval --option`'s, a pipeline evaluation's, a request's),
+    each checked against its declaration in `cls.Options` (a known name, its type without
+    reading text as a number, its bounds and choices), then together by `cls.check`. Returns
+    them JSON-ready (lists for tuples), only those given. OptionError, one line naming the
+    option: "method kdf: option shots: 'abc' is not an int"."""
+    specs = {spec.name: spec for spec in option_specs(cls.Options)}
+    checked = {}
+    for key, value in given.items():
+        spec = specs.get(key)
+        if spec is None:
+            raise OptionError(key, f"method {cls.name} has no option {key} (it takes {', '.join(specs) or 'none'})")
+        try:
+            checked[key] = check_value(spec, value, f"method {cls.name}: ", strict=True)
+        except ValueError as error:
+            raise OptionError(key, str(error)) from None
+    cls.check(cls.Options(**checked))
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in checked.items()}
 
-    for key, value in options.items():
-        accepted = _ACCEPTS.get(type(cls.defaults.get(key)))
-        if accepted is None:
-            continue
-        types, what = accepted
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise OptionError(key, f"method {cls.name} option {key}: expected {what}, got {json.dumps(value)}")
 
+def check_option_types(cls: type[Method], options: Mapping[str, Any]) -> None:
+    """`read_options`'s checks alone, for a caller that only refuses (the runner's plan, before
+    any model loads)."""
+    read_options(cls, options)

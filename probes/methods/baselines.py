@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .. import metrics
+from ..declare import LOCAL, SERVED_MODEL, URL, option
 from ..document import Block, Heading, ReportRun, Section, Text, table, with_interval
 from ..scoring.requests import GenerateRequest
 from ..templates import load_templates, prompt_before_object
-from .base import Method, answer_key, base_record, headline_interval, headline_number
+from .base import Method, OptionError, answer_key, base_record, headline_interval, headline_number
 from .bertscore import SCORE, BertScorer, best_per_cloze
 from .distractor import all_names, label_request, log_plausibility
-from .karr import KarrAsker
+from .karr import PROBABILITIES as KARR_PROBABILITIES, KarrAsker
 from .measures import interval
 
 JUDGE_PROMPT = ("Question: {question}\nReference answers: {gold}\nProposed answer: {answer}\n"
@@ -102,6 +104,36 @@ BASELINE_COLUMNS = ("probability", "precision_at_n", "rouge_l", "bertscore", "ka
 BASELINE_MEASURES = Section(42, _baseline_blocks)
 
 
+@dataclass(frozen=True)
+class BaselinesOptions:
+    threshold: float = option(0.5, "a fact is known when its probability is above this.", minimum=0, maximum=1)
+    probability: str = option("all-names", "P(object | cloze) summed over all its names (the paper's), or its "
+                                           "label's alone.", choices=PROBABILITY_DEFINITIONS)
+    probability_eos: bool = option(False, "end each name with the end-of-sequence token, as the distractor "
+                                          "measure does.")
+    candidates: str = option("beam", "answers for Precision@n, ROUGE-L and BERT-score: beams per cloze (the "
+                                     "paper's) or samples of the first cloze.", choices=CANDIDATE_DEFINITIONS)
+    clozes: int = option(5, "the relation's first N object-final clozes, each measure averaged over them.",
+                         minimum=1, http_limit=100)
+    beams: int = option(10, "candidates=beam: beams per cloze (at least n).", minimum=1, http_limit=64)
+    samples: int = option(10, "candidates=sample: sampled answers.", minimum=1, http_limit=200)
+    n: int = option(3, "Precision@n's n.", minimum=1)
+    max_tokens: int = option(8, "tokens per generated answer.", minimum=1, http_limit=512)
+    judge_model: str | None = option(None, "an OpenAI-compatible model that judges the greedy answer (its key "
+                                           "from the environment).", exposure=SERVED_MODEL, metavar="MODEL")
+    judge_base_url: str | None = option(None, "the judge's endpoint (default the API's own).", exposure=URL,
+                                        metavar="URL")
+    bertscore_model: str | None = option(None, "a local encoder folder for BERT-score (not asked without it).",
+                                         exposure=LOCAL, metavar="DIR")
+    bertscore_layers: int | None = option(None, "the encoder's layer for BERT-score (needed for a folder).",
+                                          minimum=0)
+    karr: bool = option(False, "also measure KaRR.")
+    karr_samples: int = option(4, "KaRR: subjects and relations sampled per fact.", minimum=1, http_limit=100)
+    karr_threshold: float = option(22.0, "KaRR: a fact is known above this score.", minimum=0)
+    karr_probability: str = option("per-token", "KaRR: probabilities per token (the authors') or joint.",
+                                   choices=KARR_PROBABILITIES)
+
+
 class Baselines(Method):
     name = "baselines"
     summary = ("probability, Precision@n, ROUGE-L, KaRR, BERT-score (option bertscore_model) and an LLM judge "
@@ -110,11 +142,7 @@ class Baselines(Method):
     reads = ("relation", "subject_label", "object", "object_label", "gold")
     aggregate_extra = staticmethod(baseline_measures)
     report_sections = (BASELINE_MEASURES,)
-    defaults = {"threshold": 0.5, "probability": "all-names", "probability_eos": False, "candidates": "beam",
-                "clozes": 5, "beams": 10,
-                "samples": 10, "n": 3, "max_tokens": 8, "judge_model": None, "judge_base_url": None,
-                "bertscore_model": None, "bertscore_layers": None,
-                "karr": False, "karr_samples": 4, "karr_threshold": 22.0, "karr_probability": "per-token"}
+    Options = BaselinesOptions
 
     @classmethod
     def headline(cls, aggregate: dict, probes: Path) -> str:
@@ -131,24 +159,19 @@ class Baselines(Method):
             text += " BERT-score not asked (bertscore_model)"
         return text
 
+    @classmethod
+    def check(cls, options: BaselinesOptions) -> None:
+        if options.bertscore_model is not None and not Path(options.bertscore_model).is_dir():
+            # a hub name would be fetched from the network; the encoder is a folder here
+            raise OptionError("bertscore_model", f"method baselines: option bertscore_model: no encoder folder at "
+                                                 f"{options.bertscore_model}")
+        if options.candidates == "beam" and options.beams < options.n:
+            raise OptionError("beams", f"method baselines: option beams: Precision@{options.n} needs beams >= n "
+                                       f"(beams={options.beams})")
+
     def __init__(self, context) -> None:
         super().__init__(context)
-        for option, allowed in (("probability", PROBABILITY_DEFINITIONS), ("candidates", CANDIDATE_DEFINITIONS)):
-            if self.options[option] not in allowed:
-                raise ValueError(f"method baselines: {option} must be one of {', '.join(allowed)}, "
-                                 f"not {self.options[option]!r}")
-        if not isinstance(self.options["probability_eos"], bool):
-            raise ValueError(f"method baselines: probability_eos must be true or false, "
-                             f"not {self.options['probability_eos']!r}")
-        if self.options["candidates"] == "beam" and self.options["beams"] < self.options["n"]:
-            raise ValueError(f"method baselines: Precision@{self.options['n']} needs beams >= n "
-                             f"(beams={self.options['beams']})")
         self.templates = load_templates()
-        if not isinstance(self.options["karr"], bool):
-            raise ValueError(f"method baselines: karr must be true or false, not {self.options['karr']!r}")
-        threshold = self.options["karr_threshold"]
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-            raise ValueError(f"method baselines: karr_threshold must be a number, not {threshold!r}")
         self.karr = KarrAsker(self.templates, self.context.tests, self.context.rng, self.options["clozes"],
                               self.options["karr_samples"], self.options["karr_probability"]) \
             if self.options["karr"] else None

@@ -8,19 +8,38 @@ older top-1 agreement); both definitions and the aggregation options: docs/desig
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
+from ..declare import option
 from ..metrics import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level,
                        single_prompt_bias_level)
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
-from .base import Method, answer_key, base_record
+from .base import Method, OptionError, answer_key, base_record
 from .belief_measures import BELIEF_DEFINITIONS, BELIEF_MEASURES, belief_measures
 
 # top_k for the content-free prompts of bias=entropy: more than any vocabulary, so the backend
 # returns every entry (hf_masked clips top_k to the vocabulary size).
 WHOLE_VOCABULARY = 1 << 30
 CONTENT_FREE_CHUNK = 8  # content-free prompts per fill_mask call: each answer is a whole vocabulary
+
+
+@dataclass(frozen=True)
+class BeliefOptions:
+    top_k: int = option(1, "candidates the masked LM returns per prompt (the prediction is the first).", minimum=1,
+                        http_limit=1000)
+    content_free: bool = option(True, "measure the bias level on content-free prompts.")
+    bias: str = option("entropy", "the bias level: the paper's entropy over the relation's candidate objects, "
+                                  "or factprobe's older top-1 agreement.", choices=BIAS_DEFINITIONS)
+    content_free_subjects: tuple[str, ...] = option(PAPER_CONTENT_FREE, "bias=entropy: the content-free "
+                                                                        "subjects (the paper's N/A, '' and ?).",
+                                                    minimum=1, http_limit=20)
+    content_free_token: str = option("N/A", "bias=top1: the content-free subject (not blank).")
+    acc_draws: int = option(PAPER_ACC_DRAWS, "one-prompt-per-item draws behind Acc@1.", minimum=1,
+                            http_limit=1_000_000)
+    coverage_maximum: str = option("best-subject", "coverage per template: the best subject expression (the "
+                                                   "paper's) or the mean over them.", choices=COVERAGE_MAXIMUM)
 
 
 class Belief(Method):
@@ -30,23 +49,14 @@ class Belief(Method):
     reads = ("prompts", "gold")
     aggregate_extra = staticmethod(belief_measures)  # belief_measures.py
     report_sections = (BELIEF_MEASURES, BELIEF_DEFINITIONS)
-    # Lists, not tuples: options are compared with run.json's JSON when a run resumes.
-    defaults = {"top_k": 1, "content_free": True, "bias": "entropy",
-                "content_free_subjects": list(PAPER_CONTENT_FREE), "content_free_token": "N/A",
-                "acc_draws": PAPER_ACC_DRAWS, "coverage_maximum": "best-subject"}
+    Options = BeliefOptions
+
+    @classmethod
+    def check(cls, options: BeliefOptions) -> None:
+        check_token(cls.name, options.content_free_token)
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        check_belief_options("belief", self.options)
-        token = self.options["content_free_token"]
-        if not isinstance(token, str) or not token.strip():
-            raise ValueError(f"belief: content_free_token must be a non-empty text, got {token!r}")
-        subjects = self.options["content_free_subjects"]
-        if not isinstance(subjects, list) or not subjects or not all(isinstance(x, str) for x in subjects):
-            raise ValueError(f"belief: content_free_subjects must be a list of texts, got {subjects!r}")
-        if self.options["coverage_maximum"] not in COVERAGE_MAXIMUM:
-            raise ValueError(f"belief: coverage_maximum must be one of {', '.join(COVERAGE_MAXIMUM)}, "
-                             f"got {self.options['coverage_maximum']!r}")
         self._relation_bias: dict = {}  # relation -> its content_free_bias entry, once per run
         self._token_keys: dict[int, str] = {}  # vocabulary id -> answer_key of its text
 
@@ -151,10 +161,8 @@ class Belief(Method):
         return fill(template, self.options["content_free_token"]).replace("[Y]", FillMaskRequest.PLACEHOLDER)
 
 
-def check_belief_options(method: str, options: dict) -> None:
-    """The options BELIEF and BELIEF-ICL share: the bias definition and the Acc@1 draws."""
-    if options["bias"] not in BIAS_DEFINITIONS:
-        raise ValueError(f"{method}: bias must be one of {', '.join(BIAS_DEFINITIONS)}, got {options['bias']!r}")
-    draws = options["acc_draws"]
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
-        raise ValueError(f"{method}: acc_draws must be a whole number >= 1, got {draws!r}")
+def check_token(method: str, token: str) -> None:
+    """The content-free subject BELIEF and BELIEF-ICL put in a template: text, not blank."""
+    if not token.strip():
+        raise OptionError("content_free_token", f"method {method}: option content_free_token: a non-empty text, "
+                                                f"got {token!r}")

@@ -8,15 +8,17 @@ options and the (top-1 only) bias level: docs/design-notes.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .. import metrics
+from ..declare import option
 from ..answers import matches_any, same_answer
-from ..metrics import PAPER_ACC_DRAWS, answer_key
+from ..metrics import BIAS_DEFINITIONS, PAPER_ACC_DRAWS, answer_key
 from ..scoring.requests import GenerateRequest
-from .base import Method, base_record, headline_interval, headline_number
-from .belief import check_belief_options
+from .base import Method, OptionError, base_record, headline_interval, headline_number
+from .belief import check_token
 from .belief_measures import BELIEF_DEFINITIONS, belief_definitions, bias_levels, overconfidence_interval
 from .measures import accuracy_breakdown, interval
 
@@ -30,6 +32,24 @@ STOP = ("\n",)  # an answer is one line; the next "Q:" would follow it
 LINE_GUARD = 64
 
 
+@dataclass(frozen=True)
+class BeliefICLOptions:
+    settings: tuple[str, ...] = option(SETTINGS, "the ICL settings asked, a list or comma-separated ('all': every "
+                                                 "one).", choices=(*SETTINGS, "all"), comma=True, minimum=1)
+    samples: int = option(100, "sampled answers per item and setting behind its confidence.", minimum=1,
+                          http_limit=1000)
+    max_tokens: int | None = option(None, "cap greedy answers at N tokens (default: to the end of the line, "
+                                          "the paper's).", minimum=1, http_limit=512)
+    temperature: float = option(1.0, "the samples' temperature (above 0).", minimum=0)
+    instruction: str = option(INSTRUCTION, "the line before the examples.")
+    content_free: bool = option(False, "also answer each prompt with a content-free subject (the bias level).")
+    content_free_token: str = option("N/A", "the content-free subject (not blank).")
+    bias: str = option("top1", "the bias level; only top1 (agreement with the content-free answer) for decoders.",
+                       choices=BIAS_DEFINITIONS)
+    acc_draws: int = option(PAPER_ACC_DRAWS, "one-template-per-fact draws behind Acc@1.", minimum=1,
+                            http_limit=1_000_000)
+
+
 class BeliefICL(Method):
     name = "belief-icl"
     summary = "causal-LM Q/A answers per ICL setting, confidence from samples (options settings, samples)"
@@ -37,10 +57,7 @@ class BeliefICL(Method):
     reads = ("prompt", "gold", "demonstrations")
     # BELIEF's definitions; `by_setting` gets the report's generic breakdown table
     report_sections = (BELIEF_DEFINITIONS,)
-    # A list, not a tuple: options are compared with run.json's JSON when a run resumes.
-    defaults = {"settings": list(SETTINGS), "samples": 100, "max_tokens": None, "temperature": 1.0,
-                "instruction": INSTRUCTION, "content_free": False, "content_free_token": "N/A",
-                "bias": "top1", "acc_draws": PAPER_ACC_DRAWS}
+    Options = BeliefICLOptions
 
     @staticmethod
     def aggregate_extra(records: Sequence[dict], options: dict) -> dict:
@@ -74,26 +91,22 @@ class BeliefICL(Method):
                          f"{headline_interval(v.get('overconfidence_interval'))}"
                          for name, v in aggregate["by_setting"].items())
 
+    @classmethod
+    def check(cls, options: BeliefICLOptions) -> None:
+        if options.bias != "top1":
+            raise OptionError("bias", "method belief-icl: option bias: only top1 (the share of answers equal to the "
+                                      "content-free answer) is implemented for decoders; the paper's entropy bias "
+                                      "is there for masked LMs (--method belief)")
+        if not options.temperature > 0:
+            raise OptionError("temperature", "method belief-icl: option temperature: the samples' temperature must "
+                                             "be above 0 (0 would repeat the greedy answer)")
+        check_token(cls.name, options.content_free_token)
+
     def __init__(self, context) -> None:
         super().__init__(context)
-        check_belief_options("belief-icl", self.options)
-        if self.options["bias"] != "top1":
-            raise ValueError("belief-icl: only bias=top1 (the share of answers equal to the content-free answer) is "
-                             "implemented for decoders; the paper's entropy bias is there for masked LMs "
-                             "(--method belief)")
         self.options["settings"] = _settings(self.options["settings"])
-        if not isinstance(self.options["samples"], int) or self.options["samples"] < 1:
-            raise ValueError(f"belief-icl: samples must be a whole number >= 1, got {self.options['samples']!r}")
-        if not float(self.options["temperature"]) > 0:
-            raise ValueError("belief-icl: the samples' temperature must be > 0 (0 would repeat the greedy answer)")
         cap = self.options["max_tokens"]
-        if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
-            raise ValueError(f"belief-icl: max_tokens must be a whole number >= 1, or null for the end of the line "
-                             f"(the paper's), got {cap!r}")
         self.tokens = LINE_GUARD if cap is None else cap
-        token = self.options["content_free_token"]
-        if not isinstance(token, str) or not token.strip():
-            raise ValueError(f"belief-icl: content_free_token must be a non-empty text, got {token!r}")
 
     def prompt(self, item: dict, setting: str, subject: str | None = None) -> str:
         """The instruction, one Q/A pair per demonstration, then the item's question (with its
@@ -214,13 +227,6 @@ def masked(template: str, subject_label: str) -> str:
     return MASK.join(part.replace("[X]", subject_label) for part in parts)
 
 
-def _settings(value) -> list[str]:
-    """settings=all, settings=x-relation, settings=zero-shot,x-template or a JSON list."""
-    if isinstance(value, str):
-        value = list(SETTINGS) if value.strip() == "all" else [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, (list, tuple)) or not value:
-        raise ValueError(f"belief-icl: settings must name one or more of {', '.join(SETTINGS)}")
-    unknown = [v for v in value if v not in SETTINGS]
-    if unknown:
-        raise ValueError(f"belief-icl: unknown setting {', '.join(map(str, unknown))} (use {', '.join(SETTINGS)})")
-    return list(dict.fromkeys(value))  # each once, in the order given
+def _settings(value: list[str]) -> list[str]:
+    """The settings asked, each once in the order given; `all` stands for every one."""
+    return list(SETTINGS) if "all" in value else list(dict.fromkeys(value))

@@ -7,10 +7,12 @@ averaged over the fact's clozes; the details: docs/design-notes.md."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .. import metrics
+from ..declare import option
 from ..document import Block, Heading, ReportRun, Section, breakdown, fmt_count, table, with_interval
 from ..scoring.requests import LabelPathRequest, LabelPathScore
 from ..templates import load_templates, prompt_before_object
@@ -67,6 +69,13 @@ def _strategy_blocks(runs: Sequence[ReportRun]) -> list[Block]:
 MIN_AVG_BY_STRATEGY = Section(40, _strategy_blocks, breakdowns=("by_strategy",))
 
 
+@dataclass(frozen=True)
+class DistractorOptions:
+    clozes: int = option(5, "the relation's first N object-final clozes, a fact's measures averaged over them.",
+                         minimum=1, http_limit=100)
+    n: int | None = option(None, "the first N named distractors of each item (default every one it has).", minimum=1)
+
+
 class DistractorMeasure(Method):
     name = "distractor"
     summary = "Min@n / Avg@n: the object's plausibility (all its names + EOS) against each distractor's"
@@ -74,7 +83,7 @@ class DistractorMeasure(Method):
     reads = ("distractors", "object", "object_label", "subject_label")
     aggregate_extra = staticmethod(distractor_measures)
     report_sections = (MIN_AVG_BY_STRATEGY,)
-    defaults = {"clozes": 5, "n": None}  # n: default every named distractor the item has
+    Options = DistractorOptions
 
     @classmethod
     def headline(cls, aggregate: dict, probes: Path) -> str:

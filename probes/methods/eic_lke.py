@@ -8,11 +8,33 @@ resume. The constructions, options and measured prefix reuse: docs/design-notes.
 from __future__ import annotations
 
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Sequence
 
+from ..declare import option
 from ..scoring.requests import LoglikelihoodRequest
-from .base import Method
+from .base import Method, OptionError
 from .ic_lke import ACCURACY_AT_K, choice_record, icl_measures
+
+
+LINE_SEPARATORS = {"paper": ", ", "chain": "\n"}
+# paper: "all 100 samples" of the training set in one sequence (002_f44cecac2bc50a79.txt:989);
+# chain: test facts before each one in its window
+EXAMPLES_BY_CONSTRUCTION = {"paper": 100, "chain": 50}
+
+
+@dataclass(frozen=True)
+class EICLKEOptions:
+    construction: str = option("paper", "test facts interspersed among training examples (the paper's), or "
+                                        "seeded windows of test facts (factprobe's earlier).",
+                               choices=tuple(LINE_SEPARATORS))
+    examples: int | None = option(None, "paper: training examples per window (default 100); chain: test facts "
+                                        "before each one (default 50).", minimum=1, http_limit=1000)
+    start: int = option(50, "paper: training examples before the first test slot (below examples).", minimum=0)
+    every: int = option(5, "paper: training examples between test slots.", minimum=1)
+    separator: str = option(" ", "between a subject and its object.")
+    line_separator: str | None = option(None, "between tuples (default ', ' for paper, a newline for chain).")
+    reuse_prefix: bool = option(False, "reuse the scorer's key/value blocks (numbers independent of the batch).")
 
 
 class EICLKE(Method):
@@ -23,37 +45,32 @@ class EICLKE(Method):
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
     report_sections = (ACCURACY_AT_K,)
-    # `examples` and `line_separator` default per construction; `start` and `every` are paper's only
-    defaults = {"construction": "paper", "examples": None, "start": 50, "every": 5, "separator": " ",
-                "line_separator": None, "reuse_prefix": False}
-    line_separators = {"paper": ", ", "chain": "\n"}
-    # paper: "all 100 samples" of the training set in one sequence (002_f44cecac2bc50a79.txt:989);
-    # chain: test facts before each one in its window
-    examples_by_construction = {"paper": 100, "chain": 50}
+    Options = EICLKEOptions
+    line_separators = LINE_SEPARATORS
+    examples_by_construction = EXAMPLES_BY_CONSTRUCTION
+
+    @classmethod
+    def check(cls, options: EICLKEOptions) -> None:
+        """paper: the test slots (after `start`, then every `every`) fit in the `examples`."""
+        if options.construction != "paper":
+            return
+        examples = options.examples or EXAMPLES_BY_CONSTRUCTION["paper"]
+        if options.start >= examples:
+            raise OptionError("start", f"method eic-lke: option start: {options.start} leaves no test slot among "
+                                       f"examples={examples} (give at most {examples - 1})")
+        if options.every > examples - options.start:
+            raise OptionError("every", f"method eic-lke: option every: {options.every} is above examples - start "
+                                       f"({examples - options.start})")
 
     def __init__(self, context) -> None:
         super().__init__(context)
         construction = self.options["construction"]
-        if construction not in self.line_separators:
-            raise ValueError(f"eic-lke: construction {construction!r}: use paper or chain")
         if self.options["line_separator"] is None:
             self.options["line_separator"] = self.line_separators[construction]
         if self.options["examples"] is None:
             self.options["examples"] = self.examples_by_construction[construction]
-        examples, start, every = self.options["examples"], self.options["start"], self.options["every"]
-        if not _whole(examples) or examples < 0:
-            raise ValueError(f"eic-lke: examples must be a whole number >= 0, got {examples!r}")
         self._train: list[list[dict]] = []  # paper: each window's training examples, in order
-        if construction == "paper":
-            if not _whole(start) or not 0 <= start < examples:
-                raise ValueError(f"eic-lke: start must be a whole number from 0 to examples - 1 ({examples - 1}), "
-                                 f"got {start!r}")
-            if not _whole(every) or not 1 <= every <= examples - start:
-                raise ValueError(f"eic-lke: every must be a whole number from 1 to examples - start "
-                                 f"({examples - start}), got {every!r}")
-            self._windows = self._paper_windows()
-        else:
-            self._windows = self._chain()
+        self._windows = self._paper_windows() if construction == "paper" else self._chain()
         self._place = {item["id"]: (w, p) for w, window in enumerate(self._windows)
                        for p, item in enumerate(window)}
 
@@ -162,10 +179,6 @@ class EICLKE(Method):
                      {"examples_seen": self.options["start"] + seen * self.options["every"], "tests_before": seen})
             records.append(choice_record(item, logprobs, **extra))
         return records
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _prefix_reuse(scorer):

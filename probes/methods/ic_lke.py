@@ -8,9 +8,11 @@ and presets, fixed examples, the paper's design-space study): docs/design-notes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from .. import metrics
+from ..declare import option
 from ..document import (Block, Heading, ReportRun, Section, Text, breakdown, bucket_key, fmt, fmt_count, fmt_interval,
                         table)
 from ..scoring.requests import LoglikelihoodRequest
@@ -96,6 +98,27 @@ class ExamplesShortfall(ValueError):
                          "the aggregate)")
 
 
+PRESETS = {"factprobe": {}, "paper": {"separator": " ", "line_separator": " "}}  # what a preset changes
+
+
+@dataclass(frozen=True)
+class ICLKEOptions:
+    preset: str = option("factprobe", "separators as factprobe writes them (a newline between pairs) or as the "
+                                      "paper (spaces only); an option given explicitly wins.", choices=tuple(PRESETS))
+    examples: int = option(50, "demonstration pairs before the test subject.", minimum=1, http_limit=1000)
+    separator: str = option(" ", "between a subject and its object.")
+    line_separator: str = option("\n", "between pairs.")
+    fixed_examples: bool = option(False, "one seeded example set per relation instead of a draw per item.")
+    order_seed: int | None = option(None, "reorder the drawn examples with this seed (design-space study).")
+    replace: int = option(0, "examples replaced by replace_with ones (design-space study).", minimum=0)
+    replace_with: str = option("unknown", "replacements: fictitious pairs, or the subject with another "
+                                          "example's object.", choices=("unknown", "incorrect"))
+    replace_positions: str = option("random", "where the replaced examples go.", choices=("random", "contiguous"))
+    record_positions: bool = option(False, "record each example line's object log-probability.")
+    allow_fewer_examples: bool = option(False, "ask a relation with fewer demonstrations than examples with all "
+                                               "of them (recorded) instead of refusing it.")
+
+
 class ICLKE(Method):
     name = "ic-lke"
     summary = "'subject object' demonstrations of the relation, then the subject; argmax over the choices"
@@ -103,24 +126,13 @@ class ICLKE(Method):
     reads = ("subject_label", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
     report_sections = (ACCURACY_AT_K, EXAMPLES_SHORT)
-    defaults = {"preset": "factprobe", "examples": 50, "separator": " ", "line_separator": "\n",
-                "fixed_examples": False, "order_seed": None, "replace": 0, "replace_with": "unknown",
-                "replace_positions": "random", "record_positions": False, "allow_fewer_examples": False}
-    # What a preset changes; options given explicitly override it.
-    presets = {"factprobe": {}, "paper": {"separator": " ", "line_separator": " "}}
+    Options = ICLKEOptions
+    presets = PRESETS
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        preset = self.options["preset"]
-        if preset not in self.presets:
-            raise ValueError(f"ic-lke: preset {preset!r}: use one of {', '.join(self.presets)}")
-        self.options = {**self.defaults, **self.presets[preset], **context.options}
-        if self.options["replace_with"] not in ("unknown", "incorrect"):
-            raise ValueError("replace_with: use unknown or incorrect")
-        if self.options["replace_positions"] not in ("random", "contiguous"):
-            raise ValueError("replace_positions: use random or contiguous")
-        if not isinstance(self.options["allow_fewer_examples"], bool):
-            raise ValueError("allow_fewer_examples: use true or false")
+        # the preset's separators over the defaults; options given explicitly over the preset
+        self.options = {**self.defaults, **self.presets[self.options["preset"]], **self.given}
         # every relation with test items, before any is asked (the runner passes them all)
         self._check_pools(context.tests)
 

@@ -18,8 +18,10 @@ a model too small to follow A-D still ranks the options it finds plausible."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
+from ..declare import option
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method, base_record
 
@@ -54,6 +56,16 @@ def render(question: dict, with_answer: bool, answer_as_text: bool = False, fram
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class KDFOptions:
+    shots: int | None = option(None, "demonstrations before the question, the first N the item carries "
+                                     "(0: none; default every one, 5 as built).", minimum=0)
+    scoring: str = option("letters", "compare the letters' first tokens (the paper's), or score each "
+                                     "option's text, or its text per token.", choices=SCORINGS)
+    frame: str = option("paper", "the paper's prompt frame, or factprobe's earlier 'Question: ... Answer:'.",
+                        choices=FRAMES)
+
+
 class KDF(Method):
     name = "kdf"
     summary = ("A-D questions after the item's demonstrations in the paper's frame, the letter with the most "
@@ -61,15 +73,7 @@ class KDF(Method):
                "frame=qa: 'Question: ... Answer:')")
     kinds = ("kdf",)
     reads = ("question", "options", "answer")
-    # shots None: every demonstration the item carries (5 by default)
-    defaults = {"shots": None, "scoring": "letters", "frame": "paper"}
-
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        if self.options["scoring"] not in SCORINGS:
-            raise ValueError(f"kdf: scoring {self.options['scoring']!r}: use one of {', '.join(SCORINGS)}")
-        if self.options["frame"] not in FRAMES:
-            raise ValueError(f"kdf: frame {self.options['frame']!r}: use one of {', '.join(FRAMES)}")
+    Options = KDFOptions
 
     def gap(self, item: dict) -> str:
         """What comes between the answer line and the answer: a letter or an option's text."""

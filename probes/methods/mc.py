@@ -22,7 +22,6 @@ class PromptedChoice(Method):
     reads = ("prompt", "choices", "answer_index")
     aggregate_extra = staticmethod(icl_measures)
     report_sections = (ACCURACY_AT_K,)
-    defaults: dict = {}
 
     @staticmethod
     def continuations(item: dict) -> tuple[str, ...]:
