@@ -8,7 +8,7 @@ import sys
 import click
 
 from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
-from .options import json_option
+from .options import MethodOptionsCommand, json_option
 
 
 class MethodChoice(click.Choice):
@@ -47,7 +47,7 @@ def method_help() -> str:
     return "; ".join(f"{name} ({'/'.join(cls.kinds)} sets): {cls.summary}" for name, cls in registered().items()) + "."
 
 
-@click.command("eval")
+@click.command("eval", cls=MethodOptionsCommand)
 @click.option("--model", "spec", required=True, help="Model spec (see `factprobe model --help`).")
 @click.option("--method", cls=MethodOption, required=True, type=MethodChoice(),
               help="Registered methods (FACTPROBE_PLUGINS adds more).")
@@ -55,7 +55,8 @@ def method_help() -> str:
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Results folder: run.json, items.jsonl, aggregate.json. A rerun continues there.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true. Repeatable.")
+              help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true (each method's "
+                   "below). Repeatable.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items (smoke runs).")
 @click.option("--batch", type=click.IntRange(min=1), default=16, show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time.")
