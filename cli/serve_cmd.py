@@ -10,6 +10,7 @@ import click
 
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import store_option
+from .outputs import claim_data_folder, overwrite_option
 
 
 
@@ -32,10 +33,15 @@ from .options import store_option
               help="Environment variable holding the bearer token of POST endpoints (unset: they answer 503).")
 @click.option("--models", default="smollm2-135m-instruct,gemma3-270m", show_default=True,
               help="Comma-separated model specs that evaluation jobs may use.")
+@click.option("--allow-model", "allow", multiple=True, metavar="NAME",
+              help="A model, folder or URL (as written) a client may name in an option that loads or calls one "
+                   "(bertscore_model, judge_model, judge_base_url, templates, ...), besides --models; nothing "
+                   "else a client names is loaded. Repeatable; GET /models lists them.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)
+@overwrite_option
 def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, host, port, token_env, models,
-                  log_level):
+                  allow, log_level, overwrite):
     """Serve the graph, frequency counts, distractors, and probe-set / evaluation jobs over HTTP.
 
     \b
@@ -55,12 +61,14 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
         fail(f"no frequency index at {index_path}", EXIT_USAGE)
     if semantic_dir and not Path(semantic_dir).is_dir():
         fail(f"no semantic index folder at {semantic_dir}", EXIT_USAGE)
-    allowed = tuple(m.strip() for m in models.split(",") if m.strip())
+    claim_data_folder(data_dir, overwrite=overwrite, inputs=[store, *([index_path] if index_path else [])])
+    served = tuple(m.strip() for m in models.split(",") if m.strip())
     token = os.environ.get(token_env) or None
     if token is None:
         click.echo(f"warning: ${token_env} is not set: POST endpoints will answer 503", err=True)
     config = ServiceConfig(Path(store), Path(data_dir), Path(index_path) if index_path else None,
-                           Path(semantic_dir) if semantic_dir else None, token, allowed, es_url, es_index)
+                           Path(semantic_dir) if semantic_dir else None, token, served, es_url, es_index,
+                           tuple(dict.fromkeys(a.strip() for a in allow if a.strip())))
     try:
         app = create_app(config)  # reads the data folder's job records back
     except (OSError, RuntimeError, sqlite3.Error) as error:  # a folder in use, unwritable, or of another schema

@@ -4,9 +4,10 @@ probe-set builds and evaluation runs as background jobs.
 `create_app` composes the app: one APIRouter per OpenAPI tag (service_reads.py: service, graph,
 frequency, distractors; service_job_routes.py: jobs), the guards and error handlers of
 service_guard.py, and the state the routes share (service_state.py). Every path comes from the
-server's configuration (`ServiceConfig`); a client names entities, relations and job ids, never
-files. Reads need no token; POSTs need the configured bearer token. Every input is validated
-(4xx on bad input).
+server's configuration (`ServiceConfig`); a client names entities, relations and job ids, and a
+model, file or URL only among those the operator allowed at start (`--models`, `--allow-model`;
+GET /models). Reads need no token; POSTs need the configured bearer token. Every input is
+validated (4xx on bad input).
 """
 
 from __future__ import annotations

@@ -1,21 +1,25 @@
 """The HTTP service's checks at the door: what a job would only fail on later (a date that is not
 a calendar date, a corpus name that is not a plain name or is not in the store, a language the
-store has no names in, an option value of the wrong type) is refused when the job is asked for,
-with 422 and the field named as FastAPI names a field its models refuse:
+store has no names in, a method option its declaration refuses) is refused when the job is asked
+for, with 422 and the field named as FastAPI names a field its models refuse:
 `{"detail": [{"type": "value_error", "loc": ["body", FIELD], "msg": ..., "input": ...}]}`.
+So is every value that names a model, a file or a URL (an option declared with another exposure
+than EVERYWHERE, probes/declare.py) unless the operator allowed it when starting the server
+(`serve --models`, `--allow-model`): a client never makes the server load or call anything else.
 The checks of one value are pydantic validators (the request models use them); the checks
-against the store or a method's declaration run in the routes (`refuse`).
+against the store, the allowed names or a method's declaration run in the routes (`refuse`).
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from typing import Any, NoReturn
+from typing import Any, Iterable, Mapping, NoReturn
 
 from fastapi import HTTPException
 
-from ..probes.methods.base import OptionError, check_option_types
+from ..probes.declare import EVERYWHERE, OptionSpec, option_specs
+from ..probes.methods.base import OptionError, read_options
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 BUCKET = re.compile(r"0|\[[0-9]+,([0-9]+|inf)\)")  # index.corpus.bucket_of's labels
@@ -78,18 +82,53 @@ def check_against_store(values: dict, kg) -> None:
                                f"{', '.join(kg.languages)})", values["languages"])
 
 
-def check_method_options(method, options: dict) -> None:
-    """An evaluation's options against its method's (`method`: the class, with its `defaults`):
-    known names, no option naming a place the server would call out to, and a value of the
-    default's type (a default of None takes any)."""
-    unknown = sorted(set(options) - set(method.defaults))
-    if unknown:
-        refuse(("options", unknown[0]), f"method {method.name} has no option {', '.join(unknown)} "
-                                        f"(it takes {', '.join(sorted(method.defaults)) or 'none'})", options)
-    remote = sorted(k for k in options if k.startswith("judge") or k.endswith(("_url", "_path", "_dir")))
-    if remote:
-        refuse(("options", remote[0]), f"option(s) {', '.join(remote)} are not allowed over HTTP", options)
-    try:  # the check `factprobe eval` makes before its model loads
-        check_option_types(method, {k: v for k, v in options.items() if v is not None})
+def not_allowed(values: Mapping[str, Any], specs: Mapping[str, OptionSpec],
+                allowed: Iterable[str]) -> tuple[str, str] | None:
+    """The first (option, value) of `values` that names a model, a file or a URL (its declared
+    exposure is not EVERYWHERE) the operator did not allow (`allowed`, compared as written: a
+    path is allowed only as the operator spelled it); None when there is none."""
+    allowed = set(allowed)
+    for name, value in values.items():
+        spec = specs.get(name)
+        if spec is None or spec.exposure == EVERYWHERE or value is None:
+            continue
+        for each in (value if isinstance(value, (list, tuple)) else [value]):
+            if str(each) not in allowed:
+                return name, str(each)
+    return None
+
+
+def refuse_not_allowed(values: Mapping[str, Any], specs: Mapping[str, OptionSpec], allowed: tuple[str, ...],
+                       loc: tuple[str, ...] = ()) -> None:
+    """422 naming the first option of `values` that names what the server may not load (not_allowed)."""
+    found = not_allowed(values, specs, allowed)
+    if found is not None:
+        name, value = found
+        refuse((*loc, name), f"{name} {value!r} is not allowed: this server loads only the models, files and URLs "
+                             f"its operator allowed (GET /models; `factprobe serve --allow-model`)", values[name])
+
+
+def checked_options() -> dict:
+    """The options a request may set that name a model, a file or a URL, and what each names
+    (its declared exposure): those of probe-set jobs by name, those of evaluations by method."""
+    from ..probes.methods import registered
+    from .build_options import merged_options
+
+    return {"probeset": {name: merged.spec.exposure for name, merged in merged_options().items()
+                         if merged.spec.exposure != EVERYWHERE},
+            "eval": {method: named for method, cls in registered().items()
+                     if (named := {spec.name: spec.exposure for spec in option_specs(cls.Options)
+                                   if spec.exposure != EVERYWHERE})}}
+
+
+def check_method_options(method, options: dict, allowed: tuple[str, ...]) -> None:
+    """An evaluation's options against its method's declaration (`method`: the class, with its
+    `Options`): each option that names a model, a file or a URL one the operator allowed, then
+    every value as `factprobe eval --option` checks it (probes/methods/base.read_options), in the
+    same words. 422 naming `options.KEY`."""
+    specs = {spec.name: spec for spec in option_specs(method.Options)}
+    refuse_not_allowed({k: v for k, v in options.items() if k in specs}, specs, allowed, ("options",))
+    try:
+        read_options(method, options)
     except OptionError as error:
-        refuse(("options", error.key), str(error), options[error.key])
+        refuse(("options", error.key), str(error), options.get(error.key))

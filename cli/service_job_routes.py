@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path as PathParam, Query
 
-from .service_checks import check_against_store, check_method_options, refuse
+from .service_checks import check_against_store, check_method_options, refuse, refuse_not_allowed
 from .service_guard import require_token
 from .service_jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
 from .service_state import ServiceState, State
@@ -28,22 +28,19 @@ def started(job: Job | None) -> dict:
 @jobs_router.post("/jobs/probeset", status_code=202, dependencies=[Depends(require_token)])
 def start_probeset(request: ProbesetRequest, state: State) -> dict:
     from ..probes.build import build_request
-    from ..probes.declare import SERVED_MODEL
     from .build_options import merged_options
 
     config = state.config
     values = request.model_dump(exclude_none=True)
     kind = values.pop("kind")
+    # a model, a folder: only what the operator allowed, before anything is read
+    refuse_not_allowed(values, {name: merged.spec for name, merged in merged_options().items()}, config.allowed)
     check_against_store(values, state.res.kg())
-    merged = merged_options()
-    for name, value in values.items():
-        if merged[name].spec.exposure == SERVED_MODEL and value not in config.models:
-            refuse((name,), f"{name} {value!r}: use one of {', '.join(config.models)}", value)
     if kind == "distractor":
-        if set(values.get("strategies") or ()) - {"random", "appropt"} and config.semantic is None:
+        if "semantic" not in values and config.semantic is not None:
+            values["semantic"] = str(config.semantic)  # the server's own index
+        if set(values.get("strategies") or ()) - {"random", "appropt"} and "semantic" not in values:
             raise HTTPException(409, "strategies sem and temp+sem need a semantic index (--semantic DIR)")
-        if config.semantic is not None:
-            values["semantic"] = str(config.semantic)  # the server's index: a client names no path
     try:
         built = build_request(kind, values)
     except ValueError as error:  # an option of another kind, or a value its declaration refuses
@@ -59,7 +56,7 @@ def start_eval(request: EvalRequest, state: State) -> dict:
     if request.model not in config.models:
         refuse(("model",), f"model {request.model!r}: use one of {', '.join(config.models)}", request.model)
     method = registered()[request.method]
-    check_method_options(method, request.options)
+    check_method_options(method, request.options, config.allowed)
     source = jobs.get(request.probeset_job)
     if source is None or source.kind != "probeset":
         raise HTTPException(404, f"no probeset job {request.probeset_job}")

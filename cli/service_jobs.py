@@ -22,7 +22,7 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-from ..probes.declare import LOCAL, OptionSpec
+from ..probes.declare import EVERYWHERE, OptionSpec, option_specs
 from ..probes.kinds import registered as registered_kinds
 from ..kg.jsonl import read_jsonl
 from ..probes.methods import registered
@@ -41,16 +41,15 @@ MAX_RESTARTS = 1  # a job running when the service stopped is resumed once; a jo
 
 def probeset_request_model() -> type[BaseModel]:
     """The request of a probe-set job, derived from the declarations (cli/build_options.py): the
-    kind and every option a client may set, each with its type, bounds, choices and help; a
-    client's absent (or null) option takes the kind's default. Options naming a path on the
-    server's disk are not offered; a model is one the server serves (checked by the route)."""
+    kind and every option, each with its type, bounds, choices and help; a client's absent (or
+    null) option takes the kind's default. An option naming a model or a path on the server's
+    disk takes only what the operator allowed (checked by the route, GET /models lists it)."""
     fields: dict[str, Any] = {"kind": (Literal[tuple(registered_kinds())], ...)}  # type: ignore[misc]
     for name, merged in merged_options().items():
         spec = merged.spec
-        if spec.exposure == LOCAL:
-            continue
+        allowed = " Only a model or path the server allows (GET /models)." if spec.exposure != EVERYWHERE else ""
         fields[name] = (_field_type(spec, VALUE_CHECKS.get(name)) | None,
-                        Field(None, description=merged.help, **_bounds(spec)))
+                        Field(None, description=merged.help + allowed, **_bounds(spec)))
     model = create_model("ProbesetRequest", __config__=ConfigDict(extra="forbid"), **fields)
     model.__doc__ = "A probe-set build: the kind, the fact selection and the kind's options."
     return model
@@ -80,7 +79,35 @@ def _bounds(spec: OptionSpec) -> dict:
 ProbesetRequest = probeset_request_model()
 
 
-OptionValue = Annotated[str, StringConstraints(max_length=200)] | int | float | bool | None
+Text = Annotated[str, StringConstraints(max_length=200)]
+OptionValue = Text | int | float | bool | Annotated[list[Text], Field(max_length=64)] | None
+
+
+def method_options_schema() -> dict:
+    """Each registered method's options as JSON Schema properties, from their declarations (the
+    route checks a request's options against the same declarations, probes/methods/base.py)."""
+    schemas = {}
+    for name, cls in registered().items():
+        properties = {}
+        for spec in option_specs(cls.Options):
+            element = {"type": {"int": "integer", "float": "number", "bool": "boolean"}.get(spec.type, "string")}
+            if spec.choices:
+                element["enum"] = list(spec.choices)
+            bounds = {"minimum": spec.minimum, "maximum": _http_maximum(spec)} if spec.type != "list" else {
+                "minItems": spec.minimum, "maxItems": spec.http_limit}
+            prop = {"type": "array", "items": element} if spec.type == "list" else element
+            prop.update({k: v for k, v in bounds.items() if v is not None})
+            served = " Only what the server allows (GET /models)." if spec.exposure != EVERYWHERE else ""
+            prop["description"] = spec.help + served
+            prop["default"] = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+            properties[spec.name] = {"anyOf": [prop, {"type": "null"}]} if spec.optional else prop
+        schemas[name] = {"type": "object", "properties": properties, "additionalProperties": False}
+    return schemas
+
+
+def _http_maximum(spec: OptionSpec) -> float | None:
+    top = [x for x in (spec.maximum, spec.http_limit) if x is not None]
+    return min(top) if top else None
 
 
 class EvalRequest(BaseModel):
@@ -93,7 +120,11 @@ class EvalRequest(BaseModel):
     limit: int | None = Field(None, ge=1, le=10_000)
     batch: int = Field(16, ge=1, le=64)
     seed: int = Field(0, ge=0, le=2**31 - 1)
-    options: dict[str, OptionValue] = Field(default_factory=dict, max_length=16)
+    options: dict[str, OptionValue] = Field(
+        default_factory=dict, max_length=32,
+        description="The method's options by name, checked at the door against its declaration "
+                    "(`x-options-by-method`; `factprobe eval --help` lists the same).",
+        json_schema_extra={"x-options-by-method": method_options_schema()})
 
 
 class JobQueue:
@@ -204,13 +235,21 @@ def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callabl
 
 
 def resumed_work(job: Job, store: Path, served: tuple[str, ...], models: ModelCache,
-                 jobs: JobQueue) -> Callable[[Job], dict]:
+                 jobs: JobQueue, allowed: tuple[str, ...] | None = None) -> Callable[[Job], dict]:
     """The work of a job read back from its record, for a restarted server to run again: a build
     starts over in an emptied folder; an evaluation continues in its run folder (eval_step's
-    resume) over its probe-set job's file. ValueError when it cannot be made again."""
+    resume) over its probe-set job's file. ValueError when it cannot be made again, as when it
+    names a model, file or URL this server does not allow (`allowed`, default the `served`)."""
+    from .service_checks import not_allowed
+
+    allowed = served if allowed is None else allowed
     if job.kind == "probeset":
         from ..probes.build import build_request
 
+        kind = registered_kinds().get(job.params["kind"])
+        refused = kind and not_allowed(job.params["options"], {s.name: s for s in option_specs(kind.options)}, allowed)
+        if refused:
+            raise ValueError(f"its option {refused[0]} {refused[1]!r} is no longer allowed")
         request = build_request(job.params["kind"], {**job.params["selection"], **job.params["options"]})
         if job.folder.exists():
             shutil.rmtree(job.folder)  # nothing of the killed build is taken for part of the new one
@@ -219,6 +258,10 @@ def resumed_work(job: Job, store: Path, served: tuple[str, ...], models: ModelCa
         request = EvalRequest.model_validate(job.params)
         if request.model not in served:
             raise ValueError(f"model {request.model!r} is no longer served")
+        method = registered().get(request.method)
+        refused = method and not_allowed(request.options, {s.name: s for s in option_specs(method.Options)}, allowed)
+        if refused:
+            raise ValueError(f"its option {refused[0]} {refused[1]!r} is no longer allowed")
         source = jobs.get(request.probeset_job)
         if source is None or source.status != "done":
             raise ValueError(f"its probe set (job {request.probeset_job}) is not there")

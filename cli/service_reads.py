@@ -39,6 +39,18 @@ def health(state: State) -> dict:
             "jobs": state.jobs.store.counts()}
 
 
+@service_router.get("/models")
+def models(state: State) -> dict:
+    """What this server loads for a client, as its operator set it at start: `served`, the models
+    evaluation jobs may use (`serve --models`); `allowed`, every model, file or URL an option may
+    name (the served models and `serve --allow-model`); `options`, the options that name one
+    (by their declared exposure: local, served-model, url), each checked against `allowed`."""
+    from .service_checks import checked_options
+
+    config = state.config
+    return {"served": list(config.models), "allowed": list(config.allowed), "options": checked_options()}
+
+
 # -- graph ----------------------------------------------------------------------------------------
 
 

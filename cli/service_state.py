@@ -34,6 +34,15 @@ class ServiceConfig:
     models: tuple[str, ...] = DEFAULT_MODELS
     es_url: str | None = None  # counts from this Elasticsearch cluster instead of the embedded index
     es_index: str = "factprobe-corpus"
+    # Models, files and URLs (as written) a client may name in an option that loads or calls one,
+    # besides `models` (`serve --allow-model`); nothing else a client names is loaded.
+    allow: tuple[str, ...] = ()
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """What a client may name in an option that names a model, a file or a URL: the served
+        models, then those the operator allowed besides."""
+        return tuple(dict.fromkeys((*self.models, *self.allow)))
 
 
 class Resources:
@@ -104,7 +113,9 @@ class ServiceState:
         back, those a stopped server left unfinished queued again or marked interrupted."""
         jobs = JobQueue(config.data_dir)
         state = cls(config, Resources(config), jobs, ModelCache(), errors)
-        jobs.recover(lambda job: resumed_work(job, config.store, config.models, state.models, jobs))
+        # what a job may name: what clients may, and the semantic index the server itself gives builds
+        allowed = (*config.allowed, *([str(config.semantic)] if config.semantic is not None else []))
+        jobs.recover(lambda job: resumed_work(job, config.store, config.models, state.models, jobs, allowed))
         return state
 
 

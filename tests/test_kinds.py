@@ -27,8 +27,8 @@ SELECTION = ["relations", "per_relation", "per_bucket", "buckets", "corpus", "an
 KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "single_token", "choices",
                 "demo_fraction", "allow_fewer_choices", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
                 "strategies", "n", "semantic", "model", "distractor_types", "untyped_pool", "appropt_object"]
-# Paths on the server's disk: the command line and the pipeline only.
-LOCAL_ONLY = {"templates", "semantic"}
+# Paths on the server's disk: over HTTP only those its operator allowed (test_service_allowed.py).
+LOCAL = {"templates", "semantic"}
 
 
 def test_the_cli_the_pipeline_and_the_service_offer_the_same_options():
@@ -44,7 +44,10 @@ def test_the_cli_the_pipeline_and_the_service_offer_the_same_options():
     assert cli == SELECTION + KIND_OPTIONS
     assert list(pipeline_keys()) == SELECTION + KIND_OPTIONS
     service = [name for name in probeset_request_model().model_fields if name != "kind"]
-    assert service == [name for name in SELECTION + KIND_OPTIONS if name not in LOCAL_ONLY]
+    assert service == SELECTION + KIND_OPTIONS
+    from factprobe.cli.service_checks import checked_options
+
+    assert {k for k, exposure in checked_options()["probeset"].items() if exposure == "local"} == LOCAL
 
 
 def test_the_service_model_carries_the_declared_bounds_and_help():

@@ -17,6 +17,7 @@ from factprobe.cli.options import RenamedOption
 MEANINGS = {
     "--aliases-per-subject": ("number", "subject names (label, then aliases) per cloze template"),
     "--allow-fewer-choices": ("flag", "let a relation short of fair objects give fewer choices"),
+    "--allow-model": ("text", "a model, folder or URL the service lets a client name"),
     "--appropt-object": ("text", "whether ApprOpt's search holds the true object's labels"),
     "--annotator": ("text", "a T-REx annotator whose facts to keep"),
     "--at": ("text", "the date truth is taken at"),

@@ -5,10 +5,13 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import pytest
 
 from factprobe.cli.service_checks import bucket_label, calendar_date, check_method_options, plain_name
+from factprobe.probes.declare import LOCAL, option
+from factprobe.probes.methods import Method
 from factprobe.cli.service_jobs import JobQueue
 from factprobe.cli.service_store import DataFolderInUse, Job, JobStore
 from fastapi import HTTPException
@@ -103,27 +106,72 @@ def test_values_refused_at_the_door():
         bucket_label("[1,10]")
 
 
-class Method:
+@dataclass(frozen=True)
+class DoorOptions:
+    examples: int = option(50, "examples.", minimum=1)
+    threshold: float = option(0.5, "a threshold.", minimum=0, maximum=1)
+    record: bool = option(False, "record.")
+    preset: str = option("paper", "a preset.", choices=("paper", "factprobe"))
+    seed: int | None = option(None, "a seed.")
+    encoder: str | None = option(None, "an encoder folder.", exposure=LOCAL)
+
+
+class DoorMethod(Method):  # not registered: the door's checks take the class
     name = "m"
-    defaults = {"examples": 50, "threshold": 0.5, "record": False, "preset": "paper", "seed": None}
+    kinds = ("kdf",)
+    Options = DoorOptions
 
 
-@pytest.mark.parametrize("options, loc", [
-    ({"examples": "2"}, ["body", "options", "examples"]),
-    ({"examples": True}, ["body", "options", "examples"]),
-    ({"examples": 2.5}, ["body", "options", "examples"]),
-    ({"record": 1}, ["body", "options", "record"]),
-    ({"preset": 3}, ["body", "options", "preset"]),
-    ({"nope": 1}, ["body", "options", "nope"]),
+@pytest.mark.parametrize("options, loc, message", [
+    ({"examples": "2"}, "examples", "method m: option examples: '2' is not an int"),
+    ({"examples": True}, "examples", "method m: option examples: True is not an int"),
+    ({"examples": 2.5}, "examples", "method m: option examples: 2.5 is not an int"),
+    ({"examples": 0}, "examples", "method m: option examples: 0 is below its minimum 1"),
+    ({"examples": None}, "examples", "method m: option examples: a value is required"),
+    ({"threshold": 1.5}, "threshold", "method m: option threshold: 1.5 is above its maximum 1"),
+    ({"record": 1}, "record", "method m: option record: expected true or false, got 1"),
+    ({"preset": 3}, "preset", "method m: option preset: expected text, got 3"),
+    ({"preset": "x"}, "preset", "method m: option preset: 'x' is not one of paper, factprobe"),
+    ({"seed": "any"}, "seed", "method m: option seed: 'any' is not an int"),
+    ({"nope": 1}, "nope", "method m has no option nope (it takes examples, threshold, record, preset, seed, encoder)"),
+    ({"examples": 2, "encoder": "/etc"}, "encoder",
+     "encoder '/etc' is not allowed: this server loads only the models, files and URLs its operator allowed "
+     "(GET /models; `factprobe serve --allow-model`)"),
 ])
-def test_method_options_of_the_wrong_type_name_their_field(options, loc):
+def test_method_options_refused_name_their_field(options, loc, message):
     with pytest.raises(HTTPException) as refused:
-        check_method_options(Method, options)
-    assert refused.value.status_code == 422 and refused.value.detail[0]["loc"] == loc
+        check_method_options(DoorMethod, options, ("/srv/encoder",))
+    detail = refused.value.detail[0]
+    assert (refused.value.status_code, detail["loc"], detail["msg"]) == (422, ["body", "options", loc], message)
 
 
 def test_method_options_of_the_right_type_pass():
-    check_method_options(Method, {"examples": 2, "threshold": 1, "record": True, "preset": "x", "seed": "any"})
+    check_method_options(DoorMethod, {"examples": 2, "threshold": 1, "record": True, "preset": "factprobe",
+                                      "seed": None, "encoder": "/srv/encoder"}, ("/srv/encoder",))
+
+
+def test_a_resumed_job_naming_what_is_no_longer_allowed_is_not_run(tmp_path):
+    """A job recorded under another allow-list (`serve --allow-model`) names its option when a
+    server that no longer allows what it names reads it back."""
+    from factprobe.cli.service_jobs import resumed_work
+    from factprobe.probes.build import build_request
+
+    queue = JobQueue(tmp_path)
+    build = build_request("kdf", {"relations": ["P36"], "templates": ["/srv/templates"]}).to_dict()
+    served = ("smollm2-135m-instruct",)
+    source = Job("c" * 32, "probeset", build, queue.root / ("c" * 32), "running")
+    queue.store.insert(source)
+    with pytest.raises(ValueError, match="^its option templates '/srv/templates' is no longer allowed$"):
+        resumed_work(source, tmp_path / "g.sqlite", served, None, queue, served)
+    assert callable(resumed_work(source, tmp_path / "g.sqlite", served, None, queue, (*served, "/srv/templates")))
+    source.status = "done"
+    request = {"method": "baselines", "probeset_job": source.id, "model": served[0], "limit": None, "batch": 16,
+               "seed": 0, "options": {"judge_model": "gpt-4o-mini"}}
+    run = Job("d" * 32, "eval", request, queue.root / ("d" * 32), "running")
+    queue.store.save(source)
+    with pytest.raises(ValueError, match="^its option judge_model 'gpt-4o-mini' is no longer allowed$"):
+        resumed_work(run, tmp_path / "g.sqlite", served, None, queue, served)
+    assert callable(resumed_work(run, tmp_path / "g.sqlite", served, None, queue, (*served, "gpt-4o-mini")))
 
 
 def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path):
