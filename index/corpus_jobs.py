@@ -222,6 +222,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
     and tail) and write the counts to `options.out` and/or the store. `progress(relation, n)` is
     called with 0 when a relation starts and with its facts counted so far after each chunk."""
     from ..kg.graph import KnowledgeGraph
+    from ..kg.outputs import open_truncate
     from ..kg.store import Store
 
     if not options.out and not options.to_store:
@@ -235,7 +236,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
     per_bucket: Counter = Counter()
     facts = 0
     writer = Store(store) if options.to_store else None
-    out = open(options.out, "w") if options.out else None
+    out = open_truncate(options.out) if options.out else None  # never through a link (kg/outputs.py)
     try:
         index = open_for_counting(backend, store)
         try:

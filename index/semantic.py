@@ -17,6 +17,8 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 from scipy import sparse
 
+from ..kg.outputs import replace_file, replacing
+
 FORMAT = 2
 DECIMALS = 6  # similarities are compared, and ties broken by id, at this precision
 
@@ -96,10 +98,11 @@ class SemanticIndex:
     def save(self, folder: str | Path) -> None:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "entities.txt").write_text("\n".join(self.entities) + "\n", encoding="utf-8")
-        sparse.save_npz(folder / "tfidf.npz", self.matrix, compressed=False)
+        replace_file(folder / "entities.txt", "\n".join(self.entities) + "\n")  # never through a link
+        with replacing(folder / "tfidf.npz") as stream:
+            sparse.save_npz(stream, self.matrix, compressed=False)
         (folder / "hnsw.bin").unlink(missing_ok=True)  # an index of format 1 had one; nothing reads it now
-        (folder / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n")
+        replace_file(folder / "meta.json", json.dumps(self.meta, indent=2) + "\n")
 
     @classmethod
     def load(cls, folder: str | Path) -> SemanticIndex:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import enum
 import os
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, TextIO
+from typing import BinaryIO, Callable, Iterable, Iterator, TextIO
 
 OVERWRITE = "pass --overwrite to replace it"
 
@@ -107,7 +108,8 @@ def refuse_input(path: PathLike, inputs: Iterable[PathLike]) -> None:
     """OutputError when `path` is (the same file as) one of `inputs`."""
     for given in inputs:
         if given is not None and same_file(path, given):
-            raise OutputError(f"{path} is one of this command's inputs ({given}): write the output elsewhere")
+            also = "" if os.path.abspath(path) == os.path.abspath(given) else f" (as {given})"
+            raise OutputError(f"{path} is this command's own input{also}: write the output elsewhere")
 
 
 def same_file(a: PathLike, b: PathLike) -> bool:
@@ -129,13 +131,25 @@ def remove(path: PathLike, *, beside: Iterable[str] = ()) -> None:
 
 
 def replace_file(path: PathLike, data: bytes | str) -> None:
-    """Write `path` whole or not at all, never through a link: a temporary beside it, created
-    new (O_EXCL | O_NOFOLLOW), renamed over `path` (a rename replaces a link, not its target)."""
+    """Write `path` whole or not at all, never through a link (`replacing`)."""
+    with replacing(path) as stream:
+        stream.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+@contextmanager
+def replacing(path: PathLike) -> Iterator[BinaryIO]:
+    """A binary stream whose bytes become `path` when the block ends without an error: a
+    temporary beside it, created new (O_EXCL | O_NOFOLLOW), renamed over `path` (a rename
+    replaces a link, never its target); an error leaves `path` as it was."""
     path = Path(path)
     temp = path.with_name(path.name + ".partial")
     temp.unlink(missing_ok=True)  # one a killed write left (or a link planted there: removed, not followed)
-    with open_new(temp) as stream:
-        stream.buffer.write(data.encode("utf-8") if isinstance(data, str) else data)
+    try:
+        with _open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, "wb") as stream:
+            yield stream
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     os.replace(temp, path)
 
 
@@ -155,7 +169,7 @@ def open_truncate(path: PathLike) -> TextIO:
     return _open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "w")
 
 
-def _open(path: PathLike, flags: int, mode: str) -> TextIO:
+def _open(path: PathLike, flags: int, mode: str):
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666)
     except FileExistsError:
@@ -164,7 +178,7 @@ def _open(path: PathLike, flags: int, mode: str) -> TextIO:
     except OSError as error:
         refuse_link(path)  # ELOOP: the last step is a link
         raise OutputError(f"{path}: cannot write ({error.strerror})") from None
-    return os.fdopen(fd, mode, encoding="utf-8")
+    return os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding="utf-8")
 
 
 # -- what a file is, by its own format -----------------------------------------------------------

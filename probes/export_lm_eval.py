@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from ..kg.outputs import claim_folder, replace_file
 from .runner import plan_eval
 
 # Methods whose decision harness cannot ask, and why: the one line `export lm-eval` refuses with.
@@ -75,11 +76,13 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
 
 
 def export_lm_eval(method: str, probes: str | Path, out: str | Path, *, options: dict | None = None, seed: int = 0,
-                   limit: int | None = None, name: str | None = None) -> ExportedTask:
+                   limit: int | None = None, name: str | None = None, overwrite: bool = False) -> ExportedTask:
     """Write the task folder `out` for `method` over the probe set `probes`, with the method's
     `options` and `seed` as `factprobe eval` takes them (`limit`: the first N test items only).
     `name`: the task's name (default factprobe_<set>_<method>). Unexportable for what harness
-    cannot express; ValueError as `plan_eval` (kind, options) or for a folder holding another task."""
+    cannot express; ValueError as `plan_eval` (kind, options) or for a folder holding another task;
+    OutputError (kg/outputs.py) for a folder holding files no export wrote (unless `overwrite`),
+    a link at a file it writes, or `probes` among them."""
     if method in REFUSED:
         raise Unexportable(f"lm-eval export: method {method} cannot be exported: {REFUSED[method]}")
     if method not in BUILDERS:
@@ -96,6 +99,9 @@ def export_lm_eval(method: str, probes: str | Path, out: str | Path, *, options:
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", task):
         raise ValueError(f"task name {task!r}: use letters, digits, '_', '.' and '-'")
     docs, config, utils = BUILDERS[method](runner, plan.test)
+    files = (f"{task}.yaml", f"{task}.jsonl", "utils.py")
+    claim_folder(out, overwrite=overwrite, inputs=[probes], ours=is_exported_task,
+                 writes=[*files, *(f"{f}.partial" for f in files)], what="an lm-eval task factprobe exported")
     others = sorted(p.name for p in out.glob("*.yaml") if p.name != f"{task}.yaml") if out.is_dir() else []
     if others:
         raise ValueError(f"{out} holds another task ({', '.join(others)}): export each task into a folder of its own "
@@ -107,13 +113,33 @@ def export_lm_eval(method: str, probes: str | Path, out: str | Path, *, options:
                 "dataset_kwargs": {"data_files": {"test": _Function("utils.DATA")}}, "test_split": "test",
                 **config, "num_fewshot": 0, "metadata": meta}
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{task}.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs),
-                                       encoding="utf-8")
-    (out / f"{task}.yaml").write_text(yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                                                width=1000), encoding="utf-8")
-    (out / "utils.py").write_text(_utils_source(task, utils), encoding="utf-8")
-    return ExportedTask(task, out, (f"{task}.yaml", f"{task}.jsonl", "utils.py"), len(docs),
-                        config["output_type"], method, dict(runner.options))
+    # each written beside and renamed over (never through a link)
+    replace_file(out / f"{task}.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs))
+    replace_file(out / f"{task}.yaml", yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                                                 width=1000))
+    replace_file(out / "utils.py", _utils_source(task, utils))
+    return ExportedTask(task, out, files, len(docs), config["output_type"], method, dict(runner.options))
+
+
+UTILS_HEAD = '"""Written by `factprobe export lm-eval`'
+
+
+def is_exported_task(folder: Path) -> bool:
+    """A folder an export wrote: its utils.py is factprobe's, or one YAML in it names factprobe
+    in its metadata (read as plain YAML: nothing in it runs)."""
+    try:
+        if (folder / "utils.py").read_text(encoding="utf-8", errors="replace").startswith(UTILS_HEAD):
+            return True
+    except OSError:
+        pass
+    for path in folder.glob("*.yaml"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if len(text) < 1 << 20 and re.search(r"^  factprobe:$", text, re.MULTILINE):
+            return True
+    return False
 
 
 def _choice_docs(items, pairs_of, answer_of, delimiter: str) -> tuple[list[dict], dict, str]:
@@ -226,7 +252,7 @@ class PerChoiceContexts(ConfigurableTask):
 
 
 def _utils_source(task: str, extra: str) -> str:
-    return (f'"""Written by `factprobe export lm-eval` for the task {task}. DATA: the documents beside this file\n'
+    return (f'{UTILS_HEAD} for the task {task}. DATA: the documents beside this file\n'
             '(harness resolves a relative data_files against the working directory, not the YAML)."""\n\n'
             "from pathlib import Path\n\n"
             f"DATA = str(Path(__file__).resolve().with_name({task + '.jsonl'!r}))\n" + extra)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..kg.outputs import replace_file
 from .templates import RelationTemplates, Template, TemplateError, dump, load_file, normalize, slot_problem
 
 # Numbering and bullets that models put in front of list lines, and quotes around them.
@@ -154,13 +155,14 @@ def _one_line(error: object) -> str:
 
 
 def write_generated(directory: Path | str, relation: str, templates: Sequence[Template], *, label: str = "",
-                    description: str | None = None) -> Path:
+                    description: str | None = None, fresh: bool = False) -> Path:
     """Append `templates` (stored as generated cloze/QA templates) to DIRECTORY/RELATION.yaml, creating
-    it if missing. The file is rewritten in the shipped layout (comments in it are not kept);
-    texts it already has are skipped."""
+    it if missing (`fresh`: replacing what is there). The file is rewritten in the shipped layout
+    (comments in it are not kept), never through a link; texts it already has are skipped."""
     path = Path(directory) / f"{relation}.yaml"
     try:
-        old = load_file(path) if path.exists() else RelationTemplates(relation, label, description=description)
+        old = (load_file(path) if path.exists() and not fresh
+               else RelationTemplates(relation, label, description=description))
     except TemplateError as error:
         raise ParaphraseError(f"cannot add to {path}: {error}") from None
     new = [replace(t, source="generated") for t in templates]
@@ -171,8 +173,5 @@ def write_generated(directory: Path | str, relation: str, templates: Sequence[Te
     entry = old.merged(RelationTemplates(relation, label, tuple(t for t in new if t.kind == "cloze"),
                                          tuple(t for t in new if t.kind == "qa"), description))
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Written beside and renamed: a killed run leaves the old file, never half a file.
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(dump(entry), encoding="utf-8")
-    os.replace(partial, path)
+    replace_file(path, dump(entry))  # written beside and renamed: a killed run leaves the old file
     return path

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..kg.jsonl import read_jsonl
+from ..kg.outputs import Claim, claim_file, open_new, replace_file
 from .kinds import get_kind
 
 FORMAT_VERSION = 1
@@ -53,8 +54,9 @@ def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: 
     path.parent.mkdir(parents=True, exist_ok=True)
     digest, count = hashlib.sha256(), 0
     temp = path.with_name(path.name + ".partial")
+    temp.unlink(missing_ok=True)  # a killed build's (a link there is removed, never written through)
     rows, first = [], {}
-    with open(temp, "w", encoding="utf-8") as out:
+    with open_new(temp) as out:
         for item in items:
             if item.get("id") in first:
                 out.close()
@@ -70,8 +72,7 @@ def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: 
                 rows.append(item)
     temp.replace(path)  # a killed build never leaves a truncated set under the real name
     meta = ProbeSetMeta(kind, count, seed, params, source, digest.hexdigest())
-    sidecar_path(path).write_text(json.dumps(meta.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n",
-                                  encoding="utf-8")
+    replace_file(sidecar_path(path), json.dumps(meta.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     if parquet:
         _write_parquet(path.with_suffix(".parquet"), rows)
     return meta
@@ -107,6 +108,37 @@ def read_meta(path: str | Path) -> ProbeSetMeta:
         raise ValueError(f"{side}: not a probe-set sidecar factprobe wrote (no {', '.join(missing)})")
     return ProbeSetMeta(data["kind"], data["items"], data["seed"], data["params"], data["source"], data["sha256"],
                         data.get("format_version", FORMAT_VERSION))
+
+
+def is_probeset(path: str | Path) -> bool:
+    """A probe set factprobe wrote: its sidecar is beside it and reads as one."""
+    try:
+        read_meta(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return True
+
+
+def claim_probeset(path: str | Path, *, overwrite: bool = False, inputs=(), parquet: bool = False) -> Claim:
+    """May a command write the probe set `path` (kg/outputs.py)? A probe set factprobe wrote is
+    the command's own (its caller compares what it holds); another file, or a sidecar of
+    another's beside a new one, is refused unless `overwrite`; a link or an input, always."""
+    path, side = Path(path), sidecar_path(path)
+    beside = [side, path.with_name(path.name + ".partial"), *([path.with_suffix(".parquet")] if parquet else [])]
+    why = f"{side.name} beside it is not a sidecar factprobe wrote" if side.exists() else f"no {side.name} beside it"
+    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=is_probeset, beside=beside,
+                       what=f"a factprobe probe set ({why})")
+    if claim is Claim.NEW and side.exists():
+        claim_file(side, overwrite=overwrite, ours=_is_sidecar, what="a probe set's sidecar factprobe wrote")
+    return claim
+
+
+def _is_sidecar(side: Path) -> bool:
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"kind", "items", "sha256"} <= set(data)
 
 
 def read_items(path: str | Path) -> Iterator[dict]:

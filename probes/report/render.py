@@ -62,6 +62,10 @@ def _html_text(text: str) -> str:
     return "".join(f"<code>{html.escape(p)}</code>" if k % 2 else html.escape(p) for k, p in enumerate(parts))
 
 
+# The line that tells a report folder factprobe wrote (`report --out` rewrites only such a folder).
+GENERATOR = '<meta name="generator" content="factprobe report">'
+
+
 def to_html(blocks: Sequence[Block], title: str, images: Path | None = None) -> str:
     """The page, self-contained: each image is embedded as a data URI read from the folder
     `images` (the report's), so the HTML can be mailed or archived alone."""
@@ -81,6 +85,6 @@ def to_html(blocks: Sequence[Block], title: str, images: Path | None = None) -> 
             rows = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
                              for row in block.rows)
             body.append(f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + GENERATOR + "\n"
             f"<title>{html.escape(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")

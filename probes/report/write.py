@@ -9,12 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ...kg.outputs import replace_file
 from ..document import fmt, fmt_signed
 from .compute import Definitions, comparable_pairs
 from .loading import Run
 from .plots import plot_buckets, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import to_html, to_markdown
 from .sections import build_document
+
+
+# Every file a report writes into its folder (`report --out` checks each is no link first).
+REPORT_FILES = ("report.md", "report.html", "accuracy_by_bucket.png", "reliability.png", "positions.png",
+                "relation_heatmap.png", "overlap.png")
 
 
 @dataclass
@@ -42,8 +48,8 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
             target.unlink()  # left from an earlier report over other runs: it would mislead
     blocks = build_document(runs, title, {p.name for p in drawn}, definitions)
     files = ReportFiles(out / "report.md", out / "report.html", drawn)
-    files.markdown.write_text(to_markdown(blocks), encoding="utf-8")
-    files.html.write_text(to_html(blocks, title, out), encoding="utf-8")
+    replace_file(files.markdown, to_markdown(blocks))
+    replace_file(files.html, to_html(blocks, title, out))
     return files
 
 

@@ -1,0 +1,177 @@
+"""`--overwrite`, and what each command's own output is, by the output's own format marker.
+
+kg/outputs.py claims an output before a command writes it: a link at it, or the command's
+own input, is refused always; an existing output that is not the command's own is refused
+unless --overwrite. Here is what "its own" means for each kind the commands write: an eval run
+folder holds a run.json, a report folder the report.html factprobe wrote, a semantic index its
+meta.json, a frequency index its tables, a JSONL of counts or distractors the fields those
+commands write, a pipeline folder its graph store. A probe set's and a graph store's own tests
+live beside their writers (probes/probeset.py, kg/outputs.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterable
+
+import click
+
+from ..kg.outputs import (SQLITE_BESIDE, Claim, claim_file, claim_folder, is_store, remove, sqlite_tables)
+
+overwrite_option = click.option(
+    "--overwrite", is_flag=True,
+    help="Replace an output this command did not write (a file of another kind or other content, a folder "
+         "holding other files); without it such an output is refused. A link, or the command's own input, is "
+         "refused always.")
+
+RUN_FILES = ("run.json", "items.jsonl", "aggregate.json")
+SEMANTIC_FILES = ("entities.txt", "tfidf.npz", "hnsw.bin", "meta.json")
+INDEX_TABLES = {"meta", "documents", "postings"}  # index/embedded.py's schema
+
+
+def _json_object(path: Path) -> dict | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+# -- eval, merge ----------------------------------------------------------------------------------
+
+
+def is_run_folder(folder: Path) -> bool:
+    return _json_object(folder / "run.json") is not None
+
+
+def claim_run_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> bool:
+    """`eval --out`: an empty folder or a run (run.json) factprobe wrote, which the eval resumes;
+    True when `overwrite` took a folder of other files, so that the eval starts its own files
+    over (the others stay)."""
+    claim = claim_folder(out, overwrite=overwrite, inputs=inputs, ours=is_run_folder, writes=RUN_FILES,
+                         what="a factprobe eval run (it has no run.json)")
+    return claim is Claim.REPLACE
+
+
+def claim_merge_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`merge --out`: empty, a run factprobe wrote, or the folder of the shards only (OUT/shard-K-of-N)."""
+    def ours(folder: Path) -> bool:
+        return is_run_folder(folder) or all(re.fullmatch(r"shard-\d+-of-\d+", p.name) for p in folder.iterdir())
+
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=RUN_FILES,
+                        what="a factprobe eval run or its shards")
+
+
+# -- report, semantic index, pipeline -------------------------------------------------------------
+
+
+def claim_report_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`report --out`: empty, or holding the report.html a report wrote (its generator line)."""
+    from ..probes.report.render import GENERATOR
+    from ..probes.report.write import REPORT_FILES
+
+    def ours(folder: Path) -> bool:
+        try:
+            return GENERATOR in (folder / "report.html").read_text(encoding="utf-8", errors="replace")[:2000]
+        except OSError:
+            return False
+
+    writes = [*REPORT_FILES, *(f"{name}.partial" for name in REPORT_FILES)]
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=writes,
+                        what="a factprobe report (no report.html it wrote)")
+
+
+def claim_semantic_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`distractors build --out`: empty, or a semantic index (its meta.json with a format)."""
+    def ours(folder: Path) -> bool:
+        return "format" in (_json_object(folder / "meta.json") or {})
+
+    writes = [*SEMANTIC_FILES, *(f"{name}.partial" for name in SEMANTIC_FILES)]
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=writes,
+                        what="a factprobe semantic index (no meta.json it wrote)")
+
+
+def claim_pipeline_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`run --out`, `sample --out`: empty, or a pipeline's folder (its graph.sqlite store)."""
+    def ours(folder: Path) -> bool:
+        return (folder / "graph.sqlite").is_file() and is_store(folder / "graph.sqlite")
+
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=["graph.sqlite"],
+                        what="a factprobe pipeline's output (no graph.sqlite store)")
+
+
+def claim_data_folder(data, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`serve --data`: empty, or a service's data folder (its jobs.sqlite with the jobs table)."""
+    def ours(folder: Path) -> bool:
+        return "jobs" in (sqlite_tables(folder / "jobs.sqlite") or set())
+
+    return claim_folder(data, overwrite=overwrite, inputs=inputs, ours=ours, flag="--data",
+                        writes=["jobs.lock", "jobs.sqlite", *(f"jobs.sqlite{s}" for s in SQLITE_BESIDE), "jobs"],
+                        what="a factprobe service's data folder (no jobs.sqlite)")
+
+
+# -- SQLite and JSONL files -----------------------------------------------------------------------
+
+
+def claim_index(path, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`corpus index --index`: a frequency index factprobe wrote (resumed), else refused, or
+    removed first with `overwrite` (no foreign database gets our tables)."""
+    def ours(file: Path) -> bool:
+        tables = sqlite_tables(file)
+        return tables is not None and (not tables or INDEX_TABLES <= tables)
+
+    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=ours, flag="--index",
+                       what="a factprobe frequency index", beside=[f"{path}{s}" for s in SQLITE_BESIDE])
+    if claim is Claim.REPLACE:
+        remove(path, beside=SQLITE_BESIDE)
+    return claim
+
+
+def claim_cache(path, *, overwrite: bool = False) -> Claim:
+    """`model ... --cache`: a result cache factprobe wrote (its results table) is added to;
+    another database (a graph store) is refused, or removed first with `overwrite`."""
+    def ours(file: Path) -> bool:
+        tables = sqlite_tables(file)
+        return tables is not None and (not tables or "results" in tables)
+
+    claim = claim_file(path, overwrite=overwrite, ours=ours, flag="--cache", what="a factprobe result cache",
+                       beside=[f"{path}{s}" for s in SQLITE_BESIDE])
+    if claim is Claim.REPLACE:
+        remove(path, beside=SQLITE_BESIDE)
+    return claim
+
+
+def jsonl_of(*keys: str):
+    """A file test: empty, or its first line a JSON object with all of `keys` (one of the
+    alternatives, when a key is "a|b")."""
+    def ours(path: Path) -> bool:
+        try:
+            with open(path, "rb") as stream:
+                first = stream.readline(1 << 20)
+        except OSError:
+            return False
+        if not first.strip():
+            return path.stat().st_size == 0
+        try:
+            record = json.loads(first)
+        except ValueError:
+            return False
+        return isinstance(record, dict) and all(any(k in record for k in key.split("|")) for key in keys)
+    return ours
+
+
+COUNTS = jsonl_of("fact", "subject", "relation", "object", "documents", "bucket")  # frequency annotate --out
+DISTRACTORS = jsonl_of("distractors|rejected")  # distractors add --out
+REJECTS = jsonl_of("file", "line", "reason")  # an ingest's rejects file
+
+
+def claim_jsonl(path, ours, what: str, *, overwrite: bool = False, inputs: Iterable = (), flag: str = "--out",
+                remove_replaced: bool = True) -> Claim:
+    """A JSONL output: its own kind (`ours`) is resumed or rewritten; another file is refused,
+    or removed first with `overwrite`."""
+    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=ours, what=what, flag=flag)
+    if claim is Claim.REPLACE and remove_replaced:
+        remove(path)
+    return claim
