@@ -10,6 +10,7 @@ import click
 
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import json_option, store_option, with_options
+from .outputs import overwrite_option
 
 semantic_option = click.option(
     "--semantic", "semantic_dir", type=click.Path(file_okay=False), default="semantic-index", show_default=True,
@@ -40,8 +41,9 @@ def distractors_group() -> None:
               help="Facts sampled for the self-check of Sem against brute force (0: skip it).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the self-check's sample.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
+@overwrite_option
 @json_option
-def build(store, out_dir, min_df, check_queries, seed, quiet, as_json):
+def build(store, out_dir, min_df, check_queries, seed, quiet, overwrite, as_json):
     """Build the semantic index: TF-IDF over each entity's features (itself, its relations, its
     objects, its relation=object pairs). Sem ranks a fact's pool (the entities sharing a type with
     the object) by exact cosine, ties by id; the build then checks that ranking against brute
@@ -52,7 +54,8 @@ def build(store, out_dir, min_df, check_queries, seed, quiet, as_json):
     console = Console(quiet=quiet, say=(lambda _: None) if as_json else click.echo,
                       note=lambda text: click.echo(text, err=True))
     try:
-        index, _ = semantic_step(store, out_dir, console, min_df=min_df, check_queries=check_queries, seed=seed)
+        index, _ = semantic_step(store, out_dir, console, min_df=min_df, check_queries=check_queries, seed=seed,
+                                 overwrite=overwrite)
     except FileNotFoundError as error:
         fail(str(error), EXIT_USAGE)
     if as_json:
@@ -171,20 +174,27 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
               help="Facts handled together (appropt searches them in shared forward passes); output is "
                    "written, and a rerun resumes, a batch at a time.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@overwrite_option
 @json_option
 def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, distractor_types,
-        untyped_pool, appropt_object, store, semantic_dir, batch, quiet, as_json):
+        untyped_pool, appropt_object, store, semantic_dir, batch, quiet, overwrite, as_json):
     """Add distractors to every fact of FACTS_FILE (JSONL with `subject`, `relation`, `object`, as
     `frequency annotate` writes). A line without them is reported with its number and skipped. A
     rerun with the same --out continues after the lines already written."""
     from tqdm import tqdm
 
+    from ..kg.outputs import open_append
+    from .outputs import DISTRACTORS, claim_jsonl
+
+    # resumed by its line count: only a file of this command's records (a foreign one is removed with --overwrite)
+    claim_jsonl(out_path, DISTRACTORS, "facts with distractors factprobe wrote", overwrite=overwrite,
+                inputs=[facts_file, store])
     finder = _finder(store, semantic_dir, strategies, model, languages, exact, batch,
                      rules=_rules(distractor_types, untyped_pool, appropt_object))
     done = _complete_lines(out_path)
     lines = Path(facts_file).read_text(encoding="utf-8").splitlines()
     rejected, written, short = [], 0, 0
-    with open(out_path, "a", encoding="utf-8") as out, tqdm(total=len(lines), initial=min(done, len(lines)),
+    with open_append(out_path) as out, tqdm(total=len(lines), initial=min(done, len(lines)),
                                                               unit=" facts", disable=quiet, dynamic_ncols=True) as bar:
         for start in range(done, len(lines), batch):
             records = []

@@ -9,6 +9,7 @@ import click
 
 from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import MethodOptionsCommand, json_option
+from .outputs import claim_run_folder, overwrite_option
 
 
 class MethodChoice(click.Choice):
@@ -72,9 +73,10 @@ def method_help() -> str:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--restart", is_flag=True,
               help="Start the --out folder over (its run.json, items.jsonl and aggregate.json go) instead of resuming.")
+@overwrite_option
 @json_option
 def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, shard, merge_wait, device, dtype, quiet,
-                 restart, as_json):
+                 restart, overwrite, as_json):
     """Evaluate a model on a probe set with a probing method. Before the model loads, the model
     spec, the probe set's kind against the method, the options and the --out folder's run (the
     probe set's SHA-256 and the settings it recorded) are checked, in that order. A rerun
@@ -96,6 +98,8 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
     parsed = method_options(options)
     setup = shard_setup(shard, out_dir, device)  # --shard, or RANK / WORLD_SIZE under torchrun
     try:  # everything that needs no model, before it loads
+        # the folder: a run factprobe wrote, resumed; one of other files only with --overwrite (started over)
+        restart = claim_run_folder(setup.out, overwrite=overwrite, inputs=[probes]) or restart
         check_spec(parse_spec(spec))
         plan = plan_eval(method, probes, setup.out, options=parsed, limit=limit, seed=seed, restart=restart,
                          shard=setup.shard, batch=batch)

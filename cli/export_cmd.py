@@ -10,6 +10,7 @@ import click
 from .errors import EXIT_USAGE, fail
 from .eval_cmds import MethodChoice
 from .options import json_option, method_options
+from .outputs import overwrite_option
 
 
 @click.group("export")
@@ -36,8 +37,9 @@ def export_group() -> None:
               help="Seed of demonstration draws (the same as eval's, for the same prompts).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items.")
 @click.option("--name", help="The harness task's name (--tasks NAME) [default: factprobe_<set>_<method>].")
+@overwrite_option
 @json_option
-def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, as_json):
+def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, overwrite, as_json):
     """Write an lm-evaluation-harness 0.4.x task folder (`lm_eval --include_path OUT --tasks NAME`)
     whose `acc` is factprobe's `correct` item by item: KDF, IC-LKE and EIC-LKE as multiple_choice
     over the scored continuations, BELIEF-ICL's greedy answers as generate_until matched by
@@ -46,7 +48,7 @@ def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, 
 
     try:
         task = export_lm_eval(method, probes, out_dir, options=method_options(options), seed=seed, limit=limit,
-                              name=name)
+                              name=name, overwrite=overwrite)
     except (ValueError, OSError) as error:
         fail(str(error), EXIT_USAGE)
     if as_json:

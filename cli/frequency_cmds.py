@@ -13,6 +13,7 @@ import click
 
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
+from .outputs import overwrite_option
 
 index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default="frequency.sqlite",
                             show_default=True, envvar="FACTPROBE_INDEX",
@@ -81,9 +82,10 @@ def corpus_group() -> None:
 @store_option
 @with_options(backend_options)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@overwrite_option
 @json_option
 def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exclude_alias, names, count_facts, store,
-                 backend, index_path, es_url, es_index, quiet, as_json):
+                 backend, index_path, es_url, es_index, quiet, overwrite, as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
     count exact. The settings (languages, alias filters, names or links) are recorded in the index
@@ -105,7 +107,8 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
                            tuple(exclude_alias), tuple(count_facts), names)
     with _job_errors():
-        result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json))
+        result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json),
+                            overwrite=overwrite)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     if result.rejects:
@@ -204,9 +207,10 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, corpus_fil
 @store_option
 @with_options(backend_options)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@overwrite_option
 @json_option
 def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, store, backend, index_path, es_url,
-                       es_index, quiet, as_json):
+                       es_index, quiet, overwrite, as_json):
     """Count every fact of the chosen relations (documents that mention both head and tail) and
     write one JSONL line per fact (fact id, subject, relation, object, documents, bucket) to
     --out, and/or the counts into the store with --to-store.
@@ -226,6 +230,6 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
     options = AnnotateOptions(tuple(relations), out_path, to_store, corpus_name, edges)
     with _job_errors():
         result = annotate_step(_backend(backend, index_path, es_url, es_index), store, options,
-                               _console(quiet, as_json))
+                               _console(quiet, as_json), overwrite=overwrite)
     if as_json:
         click.echo(json.dumps(result.to_dict()))

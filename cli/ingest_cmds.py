@@ -17,6 +17,7 @@ from ..kg.restrict import parse_relations
 from ..kg.store import StoreError
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
+from .outputs import overwrite_option
 
 
 def _languages(value: str) -> tuple[str, ...]:
@@ -42,6 +43,7 @@ common_ingest_options = [
     click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), default=None,
                  help="Where to write rejected records (default: STORE.rejects.jsonl)."),
     click.option("--quiet", is_flag=True, help="No progress bar."),
+    overwrite_option,
     json_option,
 ]
 ingest_options = [workers_option, *common_ingest_options]
@@ -58,7 +60,7 @@ def ingest_group() -> None:
 
 
 def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path, quiet,
-                as_json, languages, relations: frozenset[str] | None = None) -> None:
+                as_json, languages, overwrite, relations: frozenset[str] | None = None) -> None:
     """The ingest step (the pipeline's too) with the command's output: per-input lines on stderr,
     or one JSON object; exit 3 when an input was truncated."""
     from .steps import Console
@@ -68,7 +70,7 @@ def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path
                       note=(lambda _: None) if as_json else (lambda text: click.echo(text, err=True)))
     try:
         reports = ingest_step(store_path, sources_and_paths, languages, workers=workers, restart=restart,
-                              relations=relations, rejects_path=rejects_path, console=console)
+                              relations=relations, rejects_path=rejects_path, console=console, overwrite=overwrite)
     except (InputError, StoreError) as exc:
         fail(str(exc), EXIT_USAGE)
     _finish(store_path, reports, rejects_path, as_json)
@@ -104,7 +106,7 @@ def print_report(r: IngestReport) -> None:
                    "of the store, same facts.")
 @with_options(ingest_options)
 def ingest_wikidata(files, keep_external_ids, chunk_size, relations_text, store, languages,
-                    workers, restart, rejects_path, quiet, as_json):
+                    workers, restart, rejects_path, quiet, overwrite, as_json):
     """Ingest Wikidata JSON dumps (.json, .json.gz, .json.bz2, .json.xz).
 
     Keeps labels, descriptions and aliases in --languages, sitelink counts, P31/P279 types, and
@@ -122,7 +124,7 @@ def ingest_wikidata(files, keep_external_ids, chunk_size, relations_text, store,
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
     source = WikidataJsonSource(languages=languages, keep_external_ids=keep_external_ids, **options)
     _run_ingest(store, [(source, f) for f in files], workers=workers, restart=restart,
-                rejects_path=rejects_path, quiet=quiet, as_json=as_json, languages=languages,
+                rejects_path=rejects_path, quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite,
                 relations=relations)
 
 
@@ -147,7 +149,7 @@ def _relations(text: str | None) -> frozenset[str] | None:
               help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
 def ingest_rdf(files, fmt, chunk_size, store, languages, workers, restart, rejects_path, quiet,
-               as_json):
+               overwrite, as_json):
     """Ingest Wikidata-style RDF: N-Triples (.nt, .nt.gz, .nt.bz2) or Turtle (.ttl, .ttl.gz),
     truthy (wdt:) and full (p:/ps:/pq:) statements, labels, aliases, descriptions.
 
@@ -160,7 +162,7 @@ def ingest_rdf(files, fmt, chunk_size, store, languages, workers, restart, rejec
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
     pairs = [(RdfSource(languages=languages, format=fmt, **options), f) for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
-                quiet=quiet, as_json=as_json, languages=languages)
+                quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 
 
 @ingest_group.command("trex")
@@ -168,7 +170,7 @@ def ingest_rdf(files, fmt, chunk_size, store, languages, workers, restart, rejec
 @click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
               help="Bytes of (decompressed) documents per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
-def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_path, quiet, as_json):
+def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_path, quiet, overwrite, as_json):
     """Ingest T-REx JSON documents (.json, .json.gz, .json.bz2, .json.xz; one JSON array of
     documents per file, or one document per line).
 
@@ -181,7 +183,7 @@ def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_p
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
     pairs = [(TrexSource(languages=languages, **options), f) for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
-                quiet=quiet, as_json=as_json, languages=languages)
+                quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 
 
 @ingest_group.command("wikidata5m")
@@ -199,7 +201,7 @@ def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_p
               help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
 @with_options(ingest_options)
 def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chunk_size, store,
-                      languages, workers, restart, rejects_path, quiet, as_json):
+                      languages, workers, restart, rejects_path, quiet, overwrite, as_json):
     """Ingest Wikidata5M: triples TSV, entity/relation alias files, and the corpus (--documents).
 
     Alias files go first, then triples, then the corpus (whose titles come from the labels).
@@ -220,7 +222,7 @@ def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chun
         raise click.UsageError(
             "give at least one of --triples, --entity-aliases, --relation-aliases, --documents")
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
-                quiet=quiet, as_json=as_json, languages=languages)
+                quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 
 
 @ingest_group.command("sparql")
@@ -234,15 +236,16 @@ def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chun
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request.")
 @with_options(common_ingest_options)
 def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store, languages,
-                  restart, rejects_path, quiet, as_json):
+                  restart, rejects_path, quiet, overwrite, as_json):
     """Pull facts (with labels, aliases and types of their entities) of given relations from
     a SPARQL endpoint, page by page; a rerun resumes at the last finished page."""
     from ..kg.store import Store
     from ..kg.sources.sparql import SparqlError, ingest_sparql as run
     from .steps import Console
-    from .steps_graph import write_ingest_rejects
+    from .steps_graph import claim_ingest_outputs, write_ingest_rejects
 
     reports: list[IngestReport] = []
+    claim_ingest_outputs(store, rejects_path, [], overwrite=overwrite)
     try:
         with Store(store, languages=languages) as st:
             for relation in relations:

@@ -14,12 +14,25 @@ import click
 
 from .. import __version__
 from ..kg.graph import KnowledgeGraph
+from ..kg.outputs import OutputError
 from ..kg.readers import InputError
 from ..kg.store import StoreError
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
+from .outputs import overwrite_option
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class Main(click.Group):
+    """The group of every command: an output a command may not write (kg/outputs.py's
+    OutputError, from wherever it is raised) is one line and exit code 2."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OutputError as error:
+            fail(str(error), EXIT_USAGE)
+
+
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="factprobe")
 def main() -> None:
     """factprobe: build factual-knowledge probe sets from a knowledge graph and measure what
@@ -50,21 +63,24 @@ def main() -> None:
               help="Directory for the sample run's files.")
 @click.option("--entity", "entity_id", default="Q183", show_default=True, help="Entity to show.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def sample(out, entity_id, quiet):
+@overwrite_option
+def sample(out, entity_id, quiet, overwrite):
     """Ingest just the shipped sample graph (Wikidata JSON) and show it (`factprobe run` runs the whole job):
     print its statistics and one entity with its temporal facts."""
     from ..kg.sources.wikidata_json import WikidataJsonSource
+    from .outputs import claim_pipeline_folder
     from .render import entity_record, render_entity, render_stats
     from .steps import Console
     from .steps_graph import ingest_step
 
     data = Path(__file__).resolve().parent.parent / "kg" / "data" / "sample_wikidata.json"
     out_dir = Path(out)
+    claim_pipeline_folder(out_dir, overwrite=overwrite)  # the folder `factprobe run` writes by default too
     out_dir.mkdir(parents=True, exist_ok=True)
     store_path = out_dir / "graph.sqlite"
     source = WikidataJsonSource(languages=("en", "de", "fr"))
     try:
-        ingest_step(store_path, [(source, data)], source.languages,
+        ingest_step(store_path, [(source, data)], source.languages, overwrite=overwrite,
                     console=Console(quiet=quiet, note=lambda text: click.echo(text, err=True)))
     except (InputError, StoreError) as exc:
         fail(str(exc), EXIT_USAGE)

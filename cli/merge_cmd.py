@@ -19,6 +19,7 @@ import click
 
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail, os_error_line
 from .options import json_option
+from .outputs import claim_merge_folder, overwrite_option
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,9 @@ def _merged_line(merged) -> str:
 @click.argument("shards", nargs=-1, required=True, type=click.Path())  # merge_shards names a bad one
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="The run's folder: run.json, items.jsonl and aggregate.json as the unsharded eval writes them.")
+@overwrite_option
 @json_option
-def merge_command(shards, out_dir, as_json):
+def merge_command(shards, out_dir, overwrite, as_json):
     """Merge the shards of one evaluation (`eval --shard K/N`) into one results folder.
 
     Checks that the folders are all N shards of one run (same model, method, options, seed,
@@ -110,6 +112,7 @@ def merge_command(shards, out_dir, as_json):
     """
     from ..probes.shard_merge import MergeError, merge_shards
 
+    claim_merge_folder(out_dir, overwrite=overwrite)  # empty, a run, or the shards' folder (a shard: merge_shards)
     try:
         merged = merge_shards(shards, out_dir)
     except MergeError as error:

@@ -13,6 +13,7 @@ import click
 
 from .errors import EXIT_USAGE, fail, os_error_line
 from .options import json_option, with_options
+from .outputs import claim_cache, overwrite_option
 
 
 
@@ -26,23 +27,29 @@ model_options = with_options([
                  help="Most continuations per forward pass; halves by itself on out-of-memory."),
     click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
                  help="SQLite result cache: answers found there are not recomputed."),
+    overwrite_option,
 ])
 
 
-def _load(spec, device, dtype, batch_size, cache_path):
+def _load(spec, device, dtype, batch_size, cache_path, overwrite=False):
     import sqlite3
 
+    from ..kg.outputs import refuse_link
     from ..probes.scoring.cache import CachedScorer
     from ..probes.scoring.loader import load_scorer
     from ..probes.scoring.scorer import ScoringError
     from ..probes.scoring.specs import SpecError
 
-    if cache_path and Path(cache_path).exists():  # a file that is not a cache, named before the model loads
+    if cache_path:
+        refuse_link(cache_path)  # never written through (kg/outputs.py)
+    if cache_path and Path(cache_path).exists() and not overwrite:  # a file that is not a cache, before the load
         try:
             with closing(sqlite3.connect(f"{Path(cache_path).resolve().as_uri()}?mode=ro", uri=True)) as db:
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as error:
             fail(f"--cache {cache_path}: not a result cache ({error})", EXIT_USAGE)
+    if cache_path:  # another database (a graph store), a link: refused (cli/outputs.py)
+        claim_cache(cache_path, overwrite=overwrite)
     started = time.perf_counter()
     try:
         scorer = load_scorer(spec, device=device, dtype=dtype, batch_size=batch_size)
@@ -96,7 +103,7 @@ def model_group() -> None:
 @click.option("--continuation", "continuations", multiple=True, required=True,
               help="A continuation to score; repeat for several. Scored jointly with the context.")
 @json_option
-def score(spec, device, dtype, batch_size, cache_path, context, continuations, as_json):
+def score(spec, device, dtype, batch_size, cache_path, overwrite, context, continuations, as_json):
     """log P(continuation | context) in nats for each continuation, best first.
 
     SPEC is a model spec (see `factprobe model --help`)."""
@@ -106,7 +113,7 @@ def score(spec, device, dtype, batch_size, cache_path, context, continuations, a
         request = LoglikelihoodRequest(context, continuations)
     except ValueError as error:
         fail(str(error), EXIT_USAGE)  # before the model loads
-    scorer = _load(spec, device, dtype, batch_size, cache_path)
+    scorer = _load(spec, device, dtype, batch_size, cache_path, overwrite)
     [scores] = _run(lambda: scorer.loglikelihood([request]))
     rows = sorted(({"continuation": c, **asdict(s)} for c, s in zip(continuations, scores)),
                   key=lambda r: -r["logprob"])
@@ -130,7 +137,7 @@ def score(spec, device, dtype, batch_size, cache_path, context, continuations, a
 @click.option("--stop", multiple=True, help="Stop string; repeat for several. Cut from the output.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @json_option
-def generate(spec, device, dtype, batch_size, cache_path, prompt, max_tokens, temperature, top_p, n, stop,
+def generate(spec, device, dtype, batch_size, cache_path, overwrite, prompt, max_tokens, temperature, top_p, n, stop,
              seed, as_json):
     """Greedy or sampled continuations of a prompt."""
     from ..probes.scoring.requests import GenerateRequest
@@ -140,7 +147,7 @@ def generate(spec, device, dtype, batch_size, cache_path, prompt, max_tokens, te
                                   stop=tuple(stop), seed=seed, top_p=top_p)
     except ValueError as error:
         fail(str(error), EXIT_USAGE)  # before the model loads
-    scorer = _load(spec, device, dtype, batch_size, cache_path)
+    scorer = _load(spec, device, dtype, batch_size, cache_path, overwrite)
     [answer] = _run(lambda: scorer.generate([request]))
     if as_json:
         click.echo(json.dumps({"model": scorer.identity, "prompt": prompt, **asdict(answer)}, ensure_ascii=False))
@@ -154,7 +161,7 @@ def generate(spec, device, dtype, batch_size, cache_path, prompt, max_tokens, te
 @click.argument("text")
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True)
 @json_option
-def fill_mask(spec, device, dtype, batch_size, cache_path, text, top_k, as_json):
+def fill_mask(spec, device, dtype, batch_size, cache_path, overwrite, text, top_k, as_json):
     """Top-k tokens at the [MASK] in TEXT (masked LMs only)."""
     from ..probes.scoring.requests import FillMaskRequest
 
@@ -162,7 +169,7 @@ def fill_mask(spec, device, dtype, batch_size, cache_path, text, top_k, as_json)
         request = FillMaskRequest(text, top_k=top_k)
     except ValueError as error:
         fail(str(error), EXIT_USAGE)  # before the model loads
-    scorer = _load(spec, device, dtype, batch_size, cache_path)
+    scorer = _load(spec, device, dtype, batch_size, cache_path, overwrite)
     [candidates] = _run(lambda: scorer.fill_mask([request]))
     if as_json:
         click.echo(json.dumps({"model": scorer.identity, "text": text,

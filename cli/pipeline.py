@@ -29,11 +29,12 @@ EXPECTED_ERRORS = (ValueError, OSError, RuntimeError, LookupError)
 class Runner:
     """Runs a pipeline's steps in order, in this process; a rerun resumes (see the module's doc)."""
 
-    def __init__(self, pipeline: Pipeline, quiet: bool) -> None:
+    def __init__(self, pipeline: Pipeline, quiet: bool, overwrite: bool = False) -> None:
         from ..probes.scoring.model_cache import ModelCache
         from .steps import Console
 
         self.p, self.quiet = pipeline, quiet
+        self.overwrite = overwrite  # `run --overwrite`: each step may replace an output it did not write
         self.store = pipeline.out / "graph.sqlite"
         self.started = time.perf_counter()
         self.models = ModelCache()  # one model at a time, loaded once for all its evaluations
@@ -41,13 +42,16 @@ class Runner:
 
     def step(self, title: str, args: list[str], action: Callable[..., object]) -> None:
         """Print the step and the equivalent command (`factprobe ARGS`), then run `action`."""
+        from ..kg.outputs import OutputError
         from ..kg.readers import InputError
         from ..kg.store import StoreError
 
         print(f"\n[{time.perf_counter() - self.started:6.1f} s] {title}", flush=True)
-        print(f"  $ factprobe {shlex.join(args)}", flush=True)
+        print(f"  $ factprobe {shlex.join(args + (['--overwrite'] if self.overwrite else []))}", flush=True)
         try:
             action()
+        except OutputError:
+            raise  # an output the step may not write: one line, exit 2 (cli/main.py)
         except Exception as error:
             if not isinstance(error, (*EXPECTED_ERRORS, InputError, StoreError)):
                 traceback.print_exc()
@@ -64,7 +68,7 @@ class Runner:
 
             self.step("semantic index (TF-IDF, self-checked)",
                       ["distractors", "build", "--store", str(self.store), "--out", str(semantic)],
-                      partial(semantic_step, self.store, semantic, self.console))
+                      partial(semantic_step, self.store, semantic, self.console, overwrite=self.overwrite))
         built = self.probesets(corpus_name, semantic if p.semantic else None)
         runs = self.evaluations(built)
         report = p.out / "report"
@@ -73,7 +77,8 @@ class Runner:
 
             title = f"factprobe: {p.name}"
             self.step("report", ["report", *(str(f) for f, _ in runs), "--out", str(report), "--title", title],
-                      partial(report_step, [f for f, _ in runs], report, title, console=self.console))
+                      partial(report_step, [f for f, _ in runs], report, title, console=self.console,
+                              overwrite=self.overwrite))
         return {"out": str(p.out), "report": str(report / "report.html") if p.report else None,
                 "runs": [str(f) for f, _ in runs], "seconds": round(time.perf_counter() - self.started, 1),
                 "headline": headline_lines(runs)}
@@ -92,7 +97,7 @@ class Runner:
             where = [flag, str(path)] if fmt == "wikidata5m" else [str(path)]
             self.step(f"graph: {source['path']}", ["ingest", fmt, *where, "--store", str(store), *extra],
                       partial(ingest_step, store, [(source_for(fmt, langs, part=part, store=store), path)], langs,
-                              console=self.console))
+                              console=self.console, overwrite=self.overwrite))
 
     def corpus(self) -> str | None:
         """Index the corpus and count the configured relations' facts into the store; its name."""
@@ -122,14 +127,14 @@ class Runner:
         self.step(f"corpus: index {len(files)} file(s)",
                   ["corpus", "index", *files, "--format", fmt, "--store", str(store), "--index", str(index), *counts,
                    *naming],
-                  partial(index_step, backend, store, options, self.console))
+                  partial(index_step, backend, store, options, self.console, overwrite=self.overwrite))
         for relation in relations:
             counted = p.out / f"frequency-{relation}.jsonl"
             self.step(f"corpus: count the facts of {relation}",
                       ["frequency", "annotate", "--relation", relation, "--to-store", "--corpus", name,
                        "--store", str(store), "--index", str(index), "--out", str(counted)],
                       partial(annotate_step, backend, store, AnnotateOptions((relation,), str(counted), True, name),
-                              self.console))
+                              self.console, overwrite=self.overwrite))
         return name
 
     def probesets(self, corpus_name: str | None, semantic: Path | None) -> dict[str, Path]:
@@ -149,10 +154,12 @@ class Runner:
             self.step(f"probe set {name} ({spec['kind']})",
                       ["probeset", "build", "--kind", spec["kind"], "--store", str(self.store), "--out",
                        str(built[name]), "--seed", str(p.seed), *command_flags(options)],
-                      partial(build_step, self.store, built[name], request, self.console, self.models))
+                      partial(build_step, self.store, built[name], request, self.console, self.models,
+                              overwrite=self.overwrite))
         return built
 
     def evaluations(self, built: dict[str, Path]) -> list[tuple[Path, Path]]:
+        from .outputs import claim_run_folder
         from .steps import eval_step, option_value
 
         p, runs = self.p, []
@@ -172,7 +179,9 @@ class Runner:
                     values = {k: option_value(v) for k, v in options.items()}
                     limit = int(ev["limit"]) if ev.get("limit") else None
                     # checked before the model loads, as `factprobe eval` checks them
-                    plan = plan_eval(ev["method"], probes, folder, options=values, limit=limit, seed=p.seed)
+                    restart = claim_run_folder(folder, overwrite=self.overwrite, inputs=[probes])
+                    plan = plan_eval(ev["method"], probes, folder, options=values, limit=limit, seed=p.seed,
+                                     restart=restart)
                     eval_step(self.models.get(model), ev["method"], probes, folder, options=values, limit=limit,
                               seed=p.seed, console=self.console, plan=plan)
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+from ..kg.outputs import Claim
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option
+from .outputs import overwrite_option
 
 
 
@@ -76,9 +78,7 @@ class KindOption(click.Option):
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="The JSONL to write.")
 @store_option
 @click.option("--quiet", is_flag=True, help="No progress notes.")
-@click.option("--overwrite", is_flag=True,
-              help="Replace a file at --out that this build would change (another kind, other options, other "
-                   "items, edited, or not a probe set); without it such a build is refused.")
+@overwrite_option
 @json_option
 @click.pass_context
 def build(ctx, kind, out_path, store, quiet, overwrite, as_json, **_options):
@@ -135,13 +135,16 @@ def stats(path, as_json):
 @click.option("--with-templates", "with_templates", cls=RenamedOption, old_names=("--templates",), is_flag=True,
               help="lama-trex: give each item our cloze templates for its relation.")
 @click.option("--parquet", is_flag=True, help="Also write NAME.parquet (needs pyarrow).")
+@overwrite_option
 @json_option
-def import_(fmt, files, out_path, with_templates, parquet, as_json):
+def import_(fmt, files, out_path, with_templates, parquet, overwrite, as_json):
     """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
-    are reported by file, line and field and skipped (exit code 3)."""
+    are reported by file, line and field and skipped (exit code 3). A probe set already at --out
+    is rewritten only when this import makes the same items (--overwrite replaces it anyway)."""
     from ..probes.importers import import_items
-    from ..probes.probeset import write_probeset
+    from ..probes.probeset import claim_probeset, write_probeset
 
+    claim = claim_probeset(out_path, overwrite=overwrite, inputs=files, parquet=parquet)
     templates = None
     if with_templates:
         from ..probes.templates import load_templates
@@ -153,6 +156,8 @@ def import_(fmt, files, out_path, with_templates, parquet, as_json):
         fail(str(error), EXIT_USAGE)
     for line in report.rejected:
         click.echo(f"rejected {line}", err=True)
+    if claim is Claim.OURS:
+        _same_items(out_path, items)
     kind = "icl-mc" if fmt in ("trex-mc", "lm-eval") else "cloze"
     meta = write_probeset(out_path, items, kind=kind, seed=0, params={"import": fmt, "templates": with_templates},
                           source={"files": [Path(f).name for f in files], **report.to_dict()}, parquet=parquet)
@@ -163,3 +168,18 @@ def import_(fmt, files, out_path, with_templates, parquet, as_json):
                    + (f"; {len(report.rejected)} rejected" if report.rejected else ""))
     if report.rejected:
         sys.exit(EXIT_PARTIAL)
+
+
+def _same_items(out_path: str, items: list[dict]) -> None:
+    """A probe set already at --out is rewritten by an import only with the same bytes."""
+    import hashlib
+
+    from ..probes.build import items_sha256
+
+    with open(out_path, "rb") as stream:
+        held = hashlib.file_digest(stream, "sha256").hexdigest()
+    made = items_sha256(items)
+    if held != made:
+        fail(f"{out_path} holds other items (sha256 {held}) than this import makes (sha256 {made}): "
+             "pass --overwrite to replace it, or another --out", EXIT_USAGE)
+

@@ -8,6 +8,7 @@ import click
 
 from .errors import EXIT_USAGE, fail
 from .options import json_option
+from .outputs import overwrite_option
 
 # The choices are spelled out here so that `--help` works without importing the report module;
 # probes/report/compute.py `Definitions` checks them too. The first of each is the paper's (known:
@@ -40,7 +41,8 @@ def _definitions(known: str, sharing: str):
               help="Folder for report.md, report.html and the PNG plots (created if needed).")
 @click.option("--title", default="factprobe report", show_default=True, help="Heading of the report.")
 @_definition_options
-def report_command(folders, out_dir, title, known, sharing):
+@overwrite_option
+def report_command(folders, out_dir, title, known, sharing, overwrite):
     """Tables and plots over eval run folders (from `factprobe eval --out DIR`).
 
     \b
@@ -57,7 +59,7 @@ def report_command(folders, out_dir, title, known, sharing):
     from .steps import Console, report_step
 
     try:
-        report_step(folders, out_dir, title, _definitions(known, sharing), Console(say=click.echo))
+        report_step(folders, out_dir, title, _definitions(known, sharing), Console(say=click.echo), overwrite=overwrite)
     except (RunError, OSError) as error:
         fail(str(error), EXIT_USAGE)
 

