@@ -240,25 +240,26 @@ metric_list:
 
 
 def test_a_templated_harness_task_imports_as_harness_reads_it(tmp_path, monkeypatch):
-    (tmp_path / "data").mkdir()
+    (tmp_path / "task" / "data").mkdir(parents=True)
     docs = [{"question": "Capital of France?", "options": ["Lyon", "Paris"], "label": "Paris"},
             {"question": "Capital of Peru?", "options": ["Lima", "Cusco", "Arequipa"], "label": "Lima"},
             {"question": "Capital of Chad?", "options": ["Abuja", "Accra"], "label": "N'Djamena"}]
-    (tmp_path / "data" / "capitals.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "data" / "capitals.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
     (tmp_path / "task" / "capitals.yaml").write_text(TASK)
-    monkeypatch.chdir(tmp_path)  # harness (datasets) reads a relative data_files from the working directory
-    result = cli("probeset", "import", "--format", "lm-eval", "task/capitals.yaml", "--out", "caps.jsonl")
+    # factprobe reads data_files relative to the task folder (never outside it), harness (datasets)
+    # relative to the working directory: from the task folder both read the same file
+    monkeypatch.chdir(tmp_path / "task")
+    result = cli("probeset", "import", "--format", "lm-eval", "capitals.yaml", "--out", tmp_path / "caps.jsonl")
     assert result.exit_code == 3, result.output
     assert "rejected" in result.output and "doc_to_target: \"N'Djamena\" is not among the choices" in result.output
-    items = [json.loads(line) for line in open("caps.jsonl")]
+    items = [json.loads(line) for line in open(tmp_path / "caps.jsonl")]
     assert [(i["prompt"], i["choices"], i["answer_index"], i["target_delimiter"]) for i in items] == [
         ("Answer with the capital.\n\nQ: Capital of France?\nA:", ["Lyon", "Paris"], 1, " "),
         ("Answer with the capital.\n\nQ: Capital of Peru?\nA:", ["Lima", "Cusco", "Arequipa"], 0, " ")]
     task = TaskManager(include_path=str(tmp_path / "task"), include_defaults=False).load(["capitals"])["tasks"]["capitals"]
     task.build_all_requests()
     asked = sorted(tuple(i.arguments) for i in task.instances if i.doc["question"] != "Capital of Chad?")
-    assert sorted(factprobe_asks("mc", "caps.jsonl", {}).pairs) == asked
+    assert sorted(factprobe_asks("mc", tmp_path / "caps.jsonl", {}).pairs) == asked
 
 
 @pytest.mark.parametrize("change, why", [
