@@ -128,8 +128,9 @@ def stats(path, as_json):
               help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); trex-mc: "
                    "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV); myriadlama: rows "
                    "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt); lm-eval: "
-                   "lm-evaluation-harness multiple_choice task YAMLs with local JSON data files (icl-mc items "
-                   "with their own prompt, for --method mc).")
+                   "lm-evaluation-harness multiple_choice task YAMLs with JSON data files in the task's folder "
+                   "(icl-mc items with their own prompt, for --method mc; templates render sandboxed, "
+                   "!function is never run, nothing outside the folder is read).")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
 @click.option("--with-templates", "with_templates", cls=RenamedOption, old_names=("--templates",), is_flag=True,

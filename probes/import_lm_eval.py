@@ -47,7 +47,13 @@ _REMOTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 def task_items(path: str | Path) -> tuple[str, list[dict], list[str], int]:
     """(task name, icl-mc items, rejected "where: field: why" lines, documents read) for one task
     YAML; TaskRefused (one line) for a task this import cannot or will not follow."""
-    path = Path(path)
+    try:
+        return _task_items(Path(path))
+    except TaskRefused as error:  # a name or path quoted from the task may hold a line break
+        raise TaskRefused(_one_line(error)) from None
+
+
+def _task_items(path: Path) -> tuple[str, list[dict], list[str], int]:
     root = path.absolute().parent.resolve()
     config = read_task_yaml(path)
     check_task(config, str(path))
