@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from ..probes.scoring.backends import LoadOptions
+from ..probes.scoring.requests import FillMaskRequest, GenerateRequest
 from .errors import EXIT_USAGE, fail, os_error_line
 from .options import json_option, with_options
 from .outputs import claim_cache, overwrite_option
@@ -23,7 +25,7 @@ model_options = with_options([
                  help="cpu, cuda, cuda:1, ... (auto: CUDA when present)."),
     click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE",
                  help="float32, bfloat16, float16 (auto: bf16 on CUDA, fp32 on CPU)."),
-    click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
+    click.option("--batch-size", type=click.IntRange(min=1), default=LoadOptions.batch_size, show_default=True,
                  help="Most continuations per forward pass; halves by itself on out-of-memory."),
     click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
                  help="SQLite result cache: answers found there are not recomputed."),
@@ -75,19 +77,32 @@ def _run(call):
         fail(str(error), EXIT_USAGE)
 
 
-@click.group("model")
+class SpecsGroup(click.Group):
+    """`model --help`: SPEC's forms are each registered backend's (probes/scoring/backends) and
+    the shortcuts', written when help is asked for, so plugins' backends are listed too."""
+
+    def format_help_text(self, ctx, formatter) -> None:
+        import inspect
+
+        from ..probes.scoring.specs import spec_forms
+
+        forms = spec_forms()
+        width = max(len(usage) for usage, _ in forms) + 2
+        template, self.help = self.help, inspect.cleandoc(self.help).replace(
+            "{specs}", "\n".join(f"  {usage:<{width}}{summary}" for usage, summary in forms))
+        try:
+            super().format_help_text(ctx, formatter)
+        finally:
+            self.help = template
+
+
+@click.group("model", cls=SpecsGroup)
 def model_group() -> None:
     """Load a model and score, generate or fill a mask with it.
 
     \b
     SPEC, the model:
-      hf:PATH_OR_NAME        transformers checkpoint (causal or masked, from its config)
-      hf-mlm:PATH_OR_NAME    force the masked-LM backend
-      gguf:FILE              GGUF file, dequantized once and cached ($FACTPROBE_CACHE)
-      openai:MODEL           OpenAI-compatible completions ($OPENAI_BASE_URL, $OPENAI_API_KEY)
-      openai-chat:MODEL      the chat endpoint (generation only)
-      smollm2-135m-instruct  SmolLM2-135M-Instruct from its PyPI wheel
-      gemma3-270m            Gemma 3 270M from its PyPI wheels
+    {specs}
 
     \b
     Examples:
@@ -130,18 +145,18 @@ def score(spec, device, dtype, batch_size, cache_path, overwrite, context, conti
 @model_options
 @click.option("--prompt", required=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=32, show_default=True)
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--temperature", type=click.FloatRange(min=0), default=GenerateRequest.temperature, show_default=True,
               help="0 = greedy.")
-@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0, show_default=True)
-@click.option("--n", type=click.IntRange(min=1), default=1, show_default=True, help="Samples (temperature > 0).")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=GenerateRequest.top_p,
+              show_default=True)
+@click.option("--n", type=click.IntRange(min=1), default=GenerateRequest.n, show_default=True,
+              help="Samples (temperature > 0).")
 @click.option("--stop", multiple=True, help="Stop string; repeat for several. Cut from the output.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=GenerateRequest.seed, show_default=True)
 @json_option
 def generate(spec, device, dtype, batch_size, cache_path, overwrite, prompt, max_tokens, temperature, top_p, n, stop,
              seed, as_json):
     """Greedy or sampled continuations of a prompt."""
-    from ..probes.scoring.requests import GenerateRequest
-
     try:
         request = GenerateRequest(prompt, max_tokens=max_tokens, temperature=temperature, n=n,
                                   stop=tuple(stop), seed=seed, top_p=top_p)
@@ -159,12 +174,10 @@ def generate(spec, device, dtype, batch_size, cache_path, overwrite, prompt, max
 @model_group.command("fill-mask")
 @model_options
 @click.argument("text")
-@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--top-k", type=click.IntRange(min=1), default=FillMaskRequest.top_k, show_default=True)
 @json_option
 def fill_mask(spec, device, dtype, batch_size, cache_path, overwrite, text, top_k, as_json):
     """Top-k tokens at the [MASK] in TEXT (masked LMs only)."""
-    from ..probes.scoring.requests import FillMaskRequest
-
     try:
         request = FillMaskRequest(text, top_k=top_k)
     except ValueError as error:

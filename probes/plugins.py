@@ -1,6 +1,7 @@
 """Plugins: modules named in FACTPROBE_PLUGINS (comma-separated) are imported before a registry
-is read, and register their probe-set kinds (probes/kinds) and probing methods (probes/methods)
-when imported, so another process (`factprobe eval`, the service) sees them too."""
+is read, and register their probe-set kinds (probes/kinds), probing methods (probes/methods) and
+model backends (probes/scoring/backends) when imported, so another process (`factprobe eval`,
+the service) sees them too."""
 
 from __future__ import annotations
 

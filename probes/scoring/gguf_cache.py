@@ -18,6 +18,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 COMPLETE = ".factprobe-complete"
+GGUF_MAGIC = b"GGUF"  # the first bytes of every GGUF file
+
+
+def is_gguf(path: Path) -> bool:
+    """The file begins with GGUF's magic bytes (False for a folder or no file)."""
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(len(GGUF_MAGIC)) == GGUF_MAGIC
+    except OSError:
+        return False
 
 
 def default_cache_dir() -> Path:
