@@ -1,4 +1,4 @@
-"""The README's "From Python" block runs as written, with a tiny random model in place of SmolLM2
+"""docs/python.md's "From Python" block runs as written, with a tiny random model in place of SmolLM2
 (its numbers do not matter, the files do), and what it writes is what the commands it names
 write, byte for byte: the block calls the functions the commands call."""
 
@@ -18,11 +18,12 @@ from factprobe.cli.main import main
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "<!-- python-api -->"
 MODEL = '"smollm2-135m-instruct"'
+PAGE = ROOT / "docs" / "python.md"
 
 
-def readme_block() -> str:
-    """The code of the ```python fence right after the marker in README.md."""
-    after = (ROOT / "README.md").read_text(encoding="utf-8").split(MARK, 1)[1]
+def page_block() -> str:
+    """The code of the ```python fence right after the marker in docs/python.md."""
+    after = PAGE.read_text(encoding="utf-8").split(MARK, 1)[1]
     assert after.startswith("\n```python\n"), "the marker must sit right above the ```python fence"
     return after.removeprefix("\n```python\n").split("\n```\n", 1)[0] + "\n"
 
@@ -37,7 +38,7 @@ def tiny(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory, tiny):
     """The block run in an empty folder: (its runs/python folder, what it printed, its names)."""
-    code = readme_block()
+    code = page_block()
     assert code.count(MODEL) == 1
     folder = tmp_path_factory.mktemp("readme")
     printed = io.StringIO()
@@ -46,7 +47,7 @@ def ran(tmp_path_factory, tiny):
     os.chdir(folder)
     try:
         with contextlib.redirect_stdout(printed):
-            exec(compile(code.replace(MODEL, repr(tiny)), "README.md (From Python)", "exec"), names)
+            exec(compile(code.replace(MODEL, repr(tiny)), "docs/python.md (From Python)", "exec"), names)
     finally:
         os.chdir(here)
     return folder / "runs" / "python", printed.getvalue().splitlines(), names

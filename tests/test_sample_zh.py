@@ -1,6 +1,6 @@
 """The shipped Chinese sample (kg/data/build_sample_zh.py, issue 28): rebuilt byte for byte, and its
 planted documents are the counts `frequency annotate` finds, fact by fact, with KDF's one Chinese
-name per entity; the README's Chinese KDF sequence starts from these two files."""
+name per entity; docs/evaluating.md's Chinese KDF sequence starts from these two files."""
 
 from __future__ import annotations
 
