@@ -86,6 +86,24 @@ def doc_commands() -> list[DocCommand]:
     return commands
 
 
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_the_docs_send_readers_only_where_a_clone_has_something():
+    """No page points outside the repository (../shared, the seed papers' files and lines), and
+    every relative link leads to a file of the clone."""
+    wrong = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for outside in ("../shared", "DESIGN.md", "seed 00"):
+            if outside in text:
+                wrong.append(f"{page.relative_to(ROOT)}: names {outside}")
+        for target in LINK.findall(text):
+            if "://" not in target and not (page.parent / target).exists():
+                wrong.append(f"{page.relative_to(ROOT)}: link to {target}, which is not there")
+    assert not wrong, "\n".join(wrong)
+
+
 def _values(command: click.Command, ctx: click.Context, opts: dict) -> list[str]:
     """What is wrong with the values given: a choice that is not one, a number that is not,
     a required parameter left out. Paths are not looked for (the docs name files of yours);
