@@ -11,6 +11,10 @@ from contextlib import contextmanager
 
 import click
 
+from ..index.corpus import DEFAULT_BUCKETS
+from ..index.corpus_files import FORMATS
+from ..index.corpus_jobs import IndexOptions
+from ..index.settings import NAMES
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
@@ -60,7 +64,7 @@ def corpus_group() -> None:
 
 @corpus_group.command("index")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "trex", "wikidata5m"]), default="jsonl", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=IndexOptions.format, show_default=True,
               help="FILES are JSONL documents (id, title, text), T-REx JSON documents, or the Wikidata5M corpus "
                    "(wikidata5m_text.txt); compressed files too.")
 @click.option("--from-store", "from_store", is_flag=True,
@@ -69,11 +73,13 @@ def corpus_group() -> None:
               help="Link-based counting: a document mentions the entities its own annotations link "
                    "(T-REx), instead of names found in its text. Needs --format trex or --from-store; "
                    "its own index.")
-@click.option("--languages", default="en", show_default=True, help="Name languages that count as mentions.")
-@click.option("--min-alias-length", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--languages", default=",".join(IndexOptions.languages), show_default=True,
+              help="Name languages that count as mentions.")
+@click.option("--min-alias-length", type=click.IntRange(min=1), default=IndexOptions.min_alias_length,
+              show_default=True,
               help="Ignore names shorter than this (after normalization).")
 @click.option("--exclude-alias", multiple=True, help="A name never to count as a mention; repeatable.")
-@click.option("--names", "names", type=click.Choice(["all", "label"]), default="all", show_default=True,
+@click.option("--names", "names", type=click.Choice(NAMES), default=IndexOptions.names, show_default=True,
               help="Which names of an entity count as mentions: all (labels and aliases) or label (its label in "
                    "each of --languages only: KDF counts one Chinese name per entity, `--languages zh --names label`).")
 @click.option("--count-facts", "count_facts", multiple=True, metavar="RELATION",
@@ -96,7 +102,6 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
     factprobe corpus index re-nlg_*.json --format trex --links --index trex-links.sqlite
     factprobe corpus index wiki.jsonl.gz --backend elasticsearch --es-url http://127.0.0.1:9200 --es-index wiki
     """
-    from ..index.corpus_jobs import IndexOptions
     from .steps_graph import index_step
 
     if not files and not from_store:
@@ -138,7 +143,8 @@ scan_options = [
                  help="Count raw strings by reading these JSONL files of documents (repeatable)."),
     click.option("--from-store", "corpus_from_store", cls=RenamedOption, old_names=("--corpus-from-store",),
                  is_flag=True, help="Count raw strings in the store's documents."),
-    click.option("--languages", default="en", show_default=True, help="Name languages of QIDs in a scan."),
+    click.option("--languages", default=",".join(IndexOptions.languages), show_default=True,
+                 help="Name languages of QIDs in a scan."),
     store_option,
 ]
 
@@ -202,7 +208,7 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, corpus_fil
 @click.option("--corpus", "corpus_name", cls=RenamedOption, old_names=("--corpus-name",),
               help="Frequency corpus: the name the counts are stored under, which `probeset build --corpus` "
                    "names [default: the index file's stem, or the Elasticsearch index name].")
-@click.option("--buckets", default="1,10,100", show_default=True,
+@click.option("--buckets", default=",".join(map(str, DEFAULT_BUCKETS)), show_default=True,
               help="Bucket edges: 1,10,100 gives 0 | [1,10) | [10,100) | [100,inf).")
 @store_option
 @with_options(backend_options)

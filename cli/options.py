@@ -81,6 +81,18 @@ def method_options(options) -> dict:
     return parsed
 
 
+def option_pairs(values) -> list[str]:
+    """Method options as the `--option KEY=VALUE` texts `method_options` reads back to the same
+    values (what a pipeline step prints): text as it is where it is not JSON (`separator=: `),
+    anything else as JSON (a number, a list, and text that would read as one: "10" is `"10"`)."""
+    import json
+
+    from .steps import option_value
+
+    return [f"{key}={value if isinstance(value, str) and option_value(value) == value else json.dumps(value)}"
+            for key, value in values.items()]
+
+
 class MethodOptionsCommand(click.Command):
     """A command that runs a method (`eval`): its --help ends with every registered method's
     options as declared (type, bounds, choices, default, help), read when help is asked for, so

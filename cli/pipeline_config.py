@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..kg.sources.wikidata5m import FILE_KINDS as WIKIDATA5M_PARTS
+
+if TYPE_CHECKING:
+    from ..index.corpus_jobs import IndexOptions
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
 SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
@@ -17,6 +21,7 @@ TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "
 PIPELINE_ONLY_KEYS = ("kind", "with_corpus")  # a probe set's keys besides its options
 # `corpus index`'s options, as its flags name them (--languages, --names, --min-alias-length, --exclude-alias)
 CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "min_alias_length", "exclude_aliases"}
+NAMING_KEYS = ("format", "languages", "min_alias_length", "exclude_aliases", "names")  # IndexOptions' own names
 
 
 class ConfigError(ValueError):
@@ -42,6 +47,17 @@ class Pipeline:
             return SAMPLE_DIR / value.removeprefix("@sample/")
         path = Path(value)
         return path if path.is_absolute() else self.base / path
+
+    def corpus_options(self) -> IndexOptions:
+        """`corpus:` as `corpus index` takes it: its files, `relations` counted while linking,
+        and the naming keys given (IndexOptions' defaults for those left out)."""
+        from ..index.corpus_jobs import IndexOptions
+
+        corpus = self.corpus or {}
+        given = {key: tuple(value) if isinstance(value, list) else value
+                 for key, value in corpus.items() if key in NAMING_KEYS}
+        return IndexOptions(tuple(str(self.path(f)) for f in corpus.get("files", [])),
+                            count_facts=tuple(corpus.get("relations", [])), **given)
 
 
 def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
@@ -151,9 +167,11 @@ def _check_corpus(path: Path, corpus) -> None:
         value = corpus.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: corpus.{key}: a list of strings")
-    if corpus.get("names", "all") not in ("all", "label"):
+    from ..index.settings import NAMES
+
+    if "names" in corpus and corpus["names"] not in NAMES:
         raise ConfigError(f"{path}: corpus.names: all (labels and aliases) or label (one name per language, KDF's)")
-    length = corpus.get("min_alias_length", 2)
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+    length = corpus.get("min_alias_length")
+    if "min_alias_length" in corpus and (isinstance(length, bool) or not isinstance(length, int) or length < 1):
         raise ConfigError(f"{path}: corpus.min_alias_length: a positive whole number")
 

@@ -39,14 +39,15 @@ class IndexOptions:
     """What to index and how names count as mentions (recorded in the index at its first build;
     every later run must match)."""
     files: tuple[str, ...] = ()
-    format: str = "jsonl"  # of `files`: jsonl, trex or wikidata5m (see corpus_files.FORMATS)
+    format: str = FORMATS[0]  # of `files`: jsonl, trex or wikidata5m (see corpus_files.FORMATS)
     from_store: bool = False  # also the documents the store holds (T-REx / Wikidata5M ingests)
     links: bool = False  # count the corpus's own entity links instead of names in the text
-    languages: tuple[str, ...] = ("en",)
-    min_alias_length: int = 2
+    # how names count as mentions: IndexSettings' defaults
+    languages: tuple[str, ...] = IndexSettings.languages
+    min_alias_length: int = IndexSettings.min_alias_length
     exclude_aliases: tuple[str, ...] = ()
     count_facts: tuple[str, ...] = ()  # relations (or "all") whose fact pairs are counted while linking
-    names: str = "all"  # which names count: "all" (labels and aliases) or "label" (KDF's one name per language)
+    names: str = IndexSettings.names  # "all" (labels and aliases) or "label" (KDF's one name per language)
 
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
@@ -293,7 +294,7 @@ def is_qid(text: str) -> bool:
 
 def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | None, *,
                     corpus_files: Sequence[str] = (), corpus_from_store: bool = False,
-                    languages: Sequence[str] = ("en",)) -> tuple[int, str]:
+                    languages: Sequence[str] = IndexSettings.languages) -> tuple[int, str]:
     """Documents that mention every one of `terms` (one or two), and how they were counted.
 
     QIDs only, with no corpus given: from the index ("embedded" / "elasticsearch"). Any raw

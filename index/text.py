@@ -56,13 +56,19 @@ def occurs(normalized_text: str, normalized_name: str) -> bool:
     return False
 
 
+# Very short names match nearly everything: by default a name counts from this many characters
+# (after normalization). `corpus index --min-alias-length`, a pipeline's corpus and an index's
+# recorded settings default to it.
+MIN_ALIAS_LENGTH = 2
+
+
 @dataclass(frozen=True)
 class AliasFilter:
-    """Which names count as mentions. Very short names match nearly everything, so the default
-    drops names of fewer than 2 characters (after normalization); `excluded` drops chosen ones
-    (compared normalized)."""
+    """Which names count as mentions: none shorter than `min_length` characters (after
+    normalization, MIN_ALIAS_LENGTH unless told); `excluded` drops chosen ones (compared
+    normalized)."""
 
-    min_length: int = 2
+    min_length: int = MIN_ALIAS_LENGTH
     excluded: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:

@@ -1,0 +1,83 @@
+"""The command lines `factprobe run` prints are written from the commands' declarations
+(cli/command_line.py) and parse back to the values given; a method's options as `--option`
+pairs read back to the same values; and the defaults the commands show are the ones the
+index layer declares."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from factprobe.cli.command_line import command_line
+from factprobe.cli.eval_cmds import eval_command
+from factprobe.cli.frequency_cmds import corpus_group, corpus_index, frequency_annotate, frequency_group
+from factprobe.cli.ingest_cmds import ingest_group
+from factprobe.cli.options import method_options, option_pairs
+
+
+def parsed(command: click.Command, words: list[str]) -> dict:
+    """The parameters `command` reads from `words` (its name and its group's left off)."""
+    return command.make_context(command.name, list(words)).params
+
+
+def test_a_command_line_parses_back_to_its_values():
+    values = {"files": ["a.jsonl", "b.jsonl"], "fmt": "trex", "links": True, "store": "g.sqlite",
+              "index_path": "i.sqlite", "count_facts": ["P36", "P17"], "exclude_alias": ["Rome"]}
+    words = command_line(corpus_index, values, group=corpus_group)
+    assert words == ["corpus", "index", "a.jsonl", "b.jsonl", "--format", "trex", "--links", "--store", "g.sqlite",
+                     "--index", "i.sqlite", "--count-facts", "P36", "--count-facts", "P17", "--exclude-alias", "Rome"]
+    params = parsed(corpus_index, words[2:])
+    assert {name: params[name] for name in values} == {**values, "files": ("a.jsonl", "b.jsonl"),
+                                                       "count_facts": ("P36", "P17"), "exclude_alias": ("Rome",)}
+
+
+def test_absent_values_and_declared_defaults_are_left_out():
+    naming = ("languages", "names", "min_alias_length")
+    assert command_line(corpus_index, {"files": ["a"], "languages": "en", "names": "all", "min_alias_length": 2,
+                                       "from_store": False, "exclude_alias": [], "count_facts": None},
+                        group=corpus_group, unless_default=naming) == ["corpus", "index", "a"]
+    assert command_line(corpus_index, {"languages": "zh", "names": "label", "min_alias_length": 3},
+                        group=corpus_group, unless_default=naming) == \
+        ["corpus", "index", "--languages", "zh", "--names", "label", "--min-alias-length", "3"]
+    # 0 is a value, not an absent one (False is)
+    assert command_line(eval_command, {"seed": 0, "limit": None}) == ["eval", "--seed", "0"]
+
+
+def test_a_renamed_option_is_written_by_its_new_name():
+    wikidata5m = ingest_group.commands["wikidata5m"]
+    words = command_line(wikidata5m, {"documents": ["docs.txt"], "store": "g.sqlite"}, group=ingest_group)
+    assert words == ["ingest", "wikidata5m", "--documents", "docs.txt", "--store", "g.sqlite"]
+    assert parsed(wikidata5m, words[2:])["documents"] == ("docs.txt",)
+
+
+def test_a_name_the_command_does_not_declare_is_refused():
+    with pytest.raises(ValueError, match=r"frequency annotate: no parameter 'relation' \(relations, out_path"):
+        command_line(frequency_annotate, {"relation": "P36"}, group=frequency_group)
+    with pytest.raises(ValueError, match="command 'annotate' is not in the group 'corpus'"):
+        command_line(frequency_annotate, {}, group=corpus_group)
+    with pytest.raises(ValueError, match=r"--out takes one value; got \['a', 'b'\]"):
+        command_line(frequency_annotate, {"out_path": ["a", "b"]}, group=frequency_group)
+
+
+def test_method_options_are_written_as_pairs_that_read_back_the_same():
+    values = {"separator": ": ", "examples": 4, "label": "10", "yes": "true", "relations": ["P36", "北京"],
+              "fixed": True, "none": None, "ratio": 0.5}
+    pairs = option_pairs(values)
+    assert pairs == ["separator=: ", "examples=4", 'label="10"', 'yes="true"', 'relations=["P36", "\\u5317\\u4eac"]',
+                     "fixed=true", "none=null", "ratio=0.5"]
+    assert method_options(pairs) == values
+
+
+def test_the_commands_show_the_defaults_the_index_declares():
+    from factprobe.index.corpus import DEFAULT_BUCKETS
+    from factprobe.index.corpus_jobs import IndexOptions
+    from factprobe.index.settings import IndexSettings
+    from factprobe.index.text import MIN_ALIAS_LENGTH, AliasFilter
+
+    defaults = {p.name: p.default for p in corpus_index.params}
+    assert (defaults["min_alias_length"], IndexOptions().min_alias_length, IndexSettings().min_alias_length,
+            AliasFilter().min_length) == (MIN_ALIAS_LENGTH,) * 4
+    assert (defaults["languages"], defaults["names"], defaults["fmt"]) == ("en", "all", "jsonl")
+    assert IndexOptions().settings() == IndexSettings()
+    assert {p.name: p.default for p in frequency_annotate.params}["buckets"] == "1,10,100"
+    assert DEFAULT_BUCKETS == (1, 10, 100)
