@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from .command_line import command_line
 from .pipeline_config import Pipeline
 
 # Errors a step reports in one line; anything else also prints its traceback.
@@ -64,19 +65,23 @@ class Runner:
         corpus_name = self.corpus()
         semantic = p.out / "semantic-index"
         if p.semantic:
+            from .distractor_cmds import distractors_group
             from .steps_graph import semantic_step
 
             self.step("semantic index (TF-IDF, self-checked)",
-                      ["distractors", "build", "--store", str(self.store), "--out", str(semantic)],
+                      command_line(distractors_group.commands["build"], {"store": self.store, "out_dir": semantic},
+                                   group=distractors_group),
                       partial(semantic_step, self.store, semantic, self.console, overwrite=self.overwrite))
         built = self.probesets(corpus_name, semantic if p.semantic else None)
         runs = self.evaluations(built)
         report = p.out / "report"
         if p.report and runs:
+            from .report_cmds import report_command
             from .steps import report_step
 
             title = f"factprobe: {p.name}"
-            self.step("report", ["report", *(str(f) for f, _ in runs), "--out", str(report), "--title", title],
+            self.step("report", command_line(report_command, {"folders": [f for f, _ in runs], "out_dir": report,
+                                                              "title": title}),
                       partial(report_step, [f for f, _ in runs], report, title, console=self.console,
                               overwrite=self.overwrite))
         return {"out": str(p.out), "report": str(report / "report.html") if p.report else None,
@@ -84,6 +89,7 @@ class Runner:
                 "headline": headline_lines(runs)}
 
     def graph(self) -> None:
+        from .ingest_cmds import ingest_group
         from .steps_graph import ingest_step, source_for
 
         p, store = self.p, self.store
@@ -91,11 +97,12 @@ class Runner:
         for source in p.graph["sources"]:
             fmt, path = source["format"], p.path(source["path"])
             langs = tuple(languages) if languages and fmt == "wikidata" else ("en",)
-            extra = ["--languages", ",".join(languages)] if languages and fmt == "wikidata" else []
             part = source.get("part", "triples")
-            flag = "--documents" if part == "corpus" else f"--{part}"  # `ingest wikidata5m`'s spelling
-            where = [flag, str(path)] if fmt == "wikidata5m" else [str(path)]
-            self.step(f"graph: {source['path']}", ["ingest", fmt, *where, "--store", str(store), *extra],
+            # `ingest wikidata5m` takes each part by an option of its own (the corpus: --documents)
+            param = ("documents" if part == "corpus" else part.replace("-", "_")) if fmt == "wikidata5m" else "files"
+            given = {param: [path], "store": store,
+                     "languages": ",".join(languages) if languages and fmt == "wikidata" else None}
+            self.step(f"graph: {source['path']}", command_line(ingest_group.commands[fmt], given, group=ingest_group),
                       partial(ingest_step, store, [(source_for(fmt, langs, part=part, store=store), path)], langs,
                               console=self.console, overwrite=self.overwrite))
 
@@ -105,34 +112,27 @@ class Runner:
         if not p.corpus:
             return None
         from ..index.backend import Backend
-        from ..index.corpus_jobs import AnnotateOptions, IndexOptions
+        from ..index.corpus_jobs import AnnotateOptions
+        from .frequency_cmds import corpus_group, corpus_index, frequency_annotate, frequency_group
         from .steps_graph import annotate_step, index_step
 
         name = p.corpus.get("name", "corpus")
         index = p.out / f"{name}.index.sqlite"
-        files = [str(p.path(f)) for f in p.corpus.get("files", [])]
-        relations = p.corpus.get("relations", [])
-        fmt = p.corpus.get("format", "jsonl")
-        counts = [x for r in relations for x in ("--count-facts", r)]
-        options = IndexOptions(tuple(files), fmt, count_facts=tuple(relations),
-                               languages=tuple(p.corpus.get("languages", ["en"])),
-                               min_alias_length=p.corpus.get("min_alias_length", 2),
-                               exclude_aliases=tuple(p.corpus.get("exclude_aliases", [])),
-                               names=p.corpus.get("names", "all"))
-        naming = [*(["--languages", ",".join(options.languages)] if options.languages != ("en",) else []),
-                  *(["--names", options.names] if options.names != "all" else []),
-                  *(["--min-alias-length", str(options.min_alias_length)] if options.min_alias_length != 2 else []),
-                  *[x for alias in options.exclude_aliases for x in ("--exclude-alias", alias)]]
+        options = p.corpus_options()
+        given = {"files": options.files, "fmt": options.format, "store": store, "index_path": index,
+                 "count_facts": options.count_facts, "languages": ",".join(options.languages), "names": options.names,
+                 "min_alias_length": options.min_alias_length, "exclude_alias": options.exclude_aliases}
         backend = Backend("embedded", str(index))
-        self.step(f"corpus: index {len(files)} file(s)",
-                  ["corpus", "index", *files, "--format", fmt, "--store", str(store), "--index", str(index), *counts,
-                   *naming],
+        self.step(f"corpus: index {len(options.files)} file(s)",
+                  command_line(corpus_index, given, group=corpus_group,
+                               unless_default=("languages", "names", "min_alias_length")),
                   partial(index_step, backend, store, options, self.console, overwrite=self.overwrite))
-        for relation in relations:
+        for relation in options.count_facts:
             counted = p.out / f"frequency-{relation}.jsonl"
+            given = {"relations": [relation], "to_store": True, "corpus_name": name, "store": store,
+                     "index_path": index, "out_path": counted}
             self.step(f"corpus: count the facts of {relation}",
-                      ["frequency", "annotate", "--relation", relation, "--to-store", "--corpus", name,
-                       "--store", str(store), "--index", str(index), "--out", str(counted)],
+                      command_line(frequency_annotate, given, group=frequency_group),
                       partial(annotate_step, backend, store, AnnotateOptions((relation,), str(counted), True, name),
                               self.console, overwrite=self.overwrite))
         return name
@@ -140,6 +140,7 @@ class Runner:
     def probesets(self, corpus_name: str | None, semantic: Path | None) -> dict[str, Path]:
         from ..probes.build import build_request
         from .build_options import command_flags
+        from .probeset_cmds import probeset_group
         from .steps import build_step
 
         p, built = self.p, {}
@@ -152,13 +153,16 @@ class Runner:
             built[name] = p.out / "probesets" / f"{name}.jsonl"
             request = build_request(spec["kind"], {"seed": p.seed, **options})
             self.step(f"probe set {name} ({spec['kind']})",
-                      ["probeset", "build", "--kind", spec["kind"], "--store", str(self.store), "--out",
-                       str(built[name]), "--seed", str(p.seed), *command_flags(options)],
+                      [*command_line(probeset_group.commands["build"], {"kind": spec["kind"], "store": self.store,
+                                                                        "out_path": built[name]}, group=probeset_group),
+                       *command_flags({"seed": p.seed, **options})],
                       partial(build_step, self.store, built[name], request, self.console, self.models,
                               overwrite=self.overwrite))
         return built
 
     def evaluations(self, built: dict[str, Path]) -> list[tuple[Path, Path]]:
+        from .eval_cmds import eval_command
+        from .options import option_pairs
         from .outputs import claim_run_folder
         from .steps import eval_step, option_value
 
@@ -169,9 +173,10 @@ class Runner:
                     continue  # this evaluation runs on some models only
                 folder = p.out / "runs" / f"{_safe(model)}--{ev.get('name') or ev['method']}--{ev['probeset']}"
                 options = ev.get("options") or {}
-                flags = [x for k, v in options.items() for x in ("--option", f"{k}={_json(v)}")]
-                limit = ["--limit", str(ev["limit"])] if ev.get("limit") else []
                 probes = built[ev["probeset"]]
+                printed = command_line(eval_command, {"spec": model, "method": ev["method"], "probes": probes,
+                                                      "out_dir": folder, "seed": p.seed,
+                                                      "options": option_pairs(options), "limit": ev.get("limit")})
 
                 def evaluate(model=model, ev=ev, folder=folder, options=options, probes=probes) -> None:
                     from ..probes.runner import plan_eval
@@ -186,18 +191,13 @@ class Runner:
                               seed=p.seed, console=self.console, plan=plan)
 
                 self.step(f"eval {model}: {ev['method']} on {ev['probeset']}",
-                          ["eval", "--model", model, "--method", ev["method"], "--probes", str(probes),
-                           "--out", str(folder), "--seed", str(p.seed), *flags, *limit], evaluate)
+                          printed, evaluate)
                 runs.append((folder, probes))
         return runs
 
 
 def _safe(model: str) -> str:
     return "".join(c if c.isalnum() or c in "-._" else "_" for c in model)
-
-
-def _json(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def headline_lines(runs: list[tuple[Path, Path]]) -> list[str]:
