@@ -9,7 +9,7 @@ import click
 
 from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import MethodOptionsCommand, json_option
-from .outputs import claim_run_folder, overwrite_option
+from .outputs import overwrite_option
 
 
 class MethodChoice(click.Choice):
@@ -87,37 +87,25 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
     factprobe eval --model smollm2-135m-instruct --method ic-lke --probes mc.jsonl --out runs/smollm2-iclke
     factprobe eval --model gemma3-270m --method kdf --probes kdf.jsonl --out runs/gemma-kdf --limit 50
     """
-    from ..probes.runner import plan_eval
-    from ..probes.scoring.model_cache import ModelCache
+    from ..probes.evaluation import Evaluation
     from ..probes.scoring.scorer import ScoringError, Unsupported
-    from ..probes.scoring.specs import SpecError, check_spec, parse_spec
     from .merge_cmd import merge_after_launch, shard_setup
     from .options import method_options
     from .steps import Console, eval_step
 
     parsed = method_options(options)
     setup = shard_setup(shard, out_dir, device)  # --shard, or RANK / WORLD_SIZE under torchrun
-    try:  # everything that needs no model, before it loads
-        # the folder: a run factprobe wrote, resumed; one of other files only with --overwrite (started over)
-        restart = claim_run_folder(setup.out, overwrite=overwrite, inputs=[probes]) or restart
-        check_spec(parse_spec(spec))
-        plan = plan_eval(method, probes, setup.out, options=parsed, limit=limit, seed=seed, restart=restart,
-                         shard=setup.shard, batch=batch)
-    except (ValueError, OSError, ScoringError) as error:  # ScoringError: an API judge a method option names
-        fail(str(error), EXIT_USAGE)
-    try:
-        scorer = ModelCache(setup.device, dtype).get(spec)
-    except (SpecError, ValueError, FileNotFoundError, ScoringError) as error:
-        fail(str(error), EXIT_USAGE)
+    evaluation = Evaluation(spec, method, probes, setup.out, options=parsed, limit=limit, batch=batch, seed=seed,
+                            shard=setup.shard, restart=restart, overwrite=overwrite, device=setup.device,
+                            dtype=dtype)
     console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else click.echo,
                       note=lambda text: click.echo(text, err=True))
     try:
-        summary = eval_step(scorer, method, probes, setup.out, options=parsed, limit=limit, batch=batch, seed=seed,
-                            console=console, shard=setup.shard, plan=plan)
-    except (ValueError, ScoringError, Unsupported) as error:
-        fail(str(error), EXIT_USAGE)
-    except OSError as error:  # the folder checked before the load, then unwritable or full
+        summary = eval_step(evaluation, console=console)
+    except OSError as error:  # the input checked before the load, then the folder unwritable or full
         fail(os_error_line(error), EXIT_FAILURE)
+    except (ValueError, ScoringError, Unsupported) as error:  # the input, before the load; the model; a run
+        fail(str(error), EXIT_USAGE)
     summary = merge_after_launch(setup, summary, merge_wait, console)  # rank 0 of a launch
     if as_json and setup.reports:
         click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,

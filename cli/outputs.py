@@ -2,11 +2,12 @@
 
 kg/outputs.py claims an output before a command writes it: a link at it, or the command's
 own input, is refused always; an existing output that is not the command's own is refused
-unless --overwrite. Here is what "its own" means for each kind the commands write: an eval run
-folder holds a run.json, a report folder the report.html factprobe wrote, a semantic index its
-meta.json, a frequency index its tables, a JSONL of counts or distractors the fields those
-commands write, a pipeline folder its graph store. A probe set's and a graph store's own tests
-live beside their writers (probes/probeset.py, kg/outputs.py).
+unless --overwrite. Here is what "its own" means for each kind the commands write: a merged
+run folder holds a run.json or only shards, a report folder the report.html factprobe wrote, a
+semantic index its meta.json, a frequency index its tables, a JSONL of counts or distractors the
+fields those commands write, a pipeline folder its graph store. A probe set's, an eval run
+folder's and a graph store's own tests live beside their writers (probes/probeset.py,
+probes/runner.py, kg/outputs.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ overwrite_option = click.option(
          "holding other files); without it such an output is refused. A link, or the command's own input, is "
          "refused always.")
 
-RUN_FILES = ("run.json", "items.jsonl", "aggregate.json")
 SEMANTIC_FILES = ("entities.txt", "tfidf.npz", "hnsw.bin", "meta.json")
 INDEX_TABLES = {"meta", "documents", "postings"}  # index/embedded.py's schema
 
@@ -42,21 +42,11 @@ def _json_object(path: Path) -> dict | None:
 # -- eval, merge ----------------------------------------------------------------------------------
 
 
-def is_run_folder(folder: Path) -> bool:
-    return _json_object(folder / "run.json") is not None
-
-
-def claim_run_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> bool:
-    """`eval --out`: an empty folder or a run (run.json) factprobe wrote, which the eval resumes;
-    True when `overwrite` took a folder of other files, so that the eval starts its own files
-    over (the others stay)."""
-    claim = claim_folder(out, overwrite=overwrite, inputs=inputs, ours=is_run_folder, writes=RUN_FILES,
-                         what="a factprobe eval run (it has no run.json)")
-    return claim is Claim.REPLACE
-
-
 def claim_merge_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
-    """`merge --out`: empty, a run factprobe wrote, or the folder of the shards only (OUT/shard-K-of-N)."""
+    """`merge --out`: empty, a run factprobe wrote, or the folder of the shards only (OUT/shard-K-of-N).
+    `eval --out` is claimed by the evaluation itself (probes/runner.claim_run_folder)."""
+    from ..probes.runner import RUN_FILES, is_run_folder  # imported when asked: the CLI starts fast
+
     def ours(folder: Path) -> bool:
         return is_run_folder(folder) or all(re.fullmatch(r"shard-\d+-of-\d+", p.name) for p in folder.iterdir())
 

@@ -161,9 +161,9 @@ class Runner:
         return built
 
     def evaluations(self, built: dict[str, Path]) -> list[tuple[Path, Path]]:
+        from ..probes.evaluation import Evaluation
         from .eval_cmds import eval_command
         from .options import option_pairs
-        from .outputs import claim_run_folder
         from .steps import eval_step, option_value
 
         p, runs = self.p, []
@@ -177,21 +177,12 @@ class Runner:
                 printed = command_line(eval_command, {"spec": model, "method": ev["method"], "probes": probes,
                                                       "out_dir": folder, "seed": p.seed,
                                                       "options": option_pairs(options), "limit": ev.get("limit")})
-
-                def evaluate(model=model, ev=ev, folder=folder, options=options, probes=probes) -> None:
-                    from ..probes.runner import plan_eval
-
-                    values = {k: option_value(v) for k, v in options.items()}
-                    limit = int(ev["limit"]) if ev.get("limit") else None
-                    # checked before the model loads, as `factprobe eval` checks them
-                    restart = claim_run_folder(folder, overwrite=self.overwrite, inputs=[probes])
-                    plan = plan_eval(ev["method"], probes, folder, options=values, limit=limit, seed=p.seed,
-                                     restart=restart)
-                    eval_step(self.models.get(model), ev["method"], probes, folder, options=values, limit=limit,
-                              seed=p.seed, console=self.console, plan=plan)
-
-                self.step(f"eval {model}: {ev['method']} on {ev['probeset']}",
-                          printed, evaluate)
+                evaluation = Evaluation(model, ev["method"], probes, folder,
+                                        options={k: option_value(v) for k, v in options.items()},
+                                        limit=int(ev["limit"]) if ev.get("limit") else None, seed=p.seed,
+                                        overwrite=self.overwrite)
+                self.step(f"eval {model}: {ev['method']} on {ev['probeset']}", printed,
+                          partial(eval_step, evaluation, self.models, self.console))
                 runs.append((folder, probes))
         return runs
 

@@ -221,13 +221,15 @@ def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], d
 
 
 def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
-    """The work of an evaluation job: `eval_step` (the command's) with the served model, silently."""
+    """The work of an evaluation job: `eval_step` (the command's) on the request's Evaluation, the
+    served model loaded from the server's cache, silently."""
+    from ..probes.evaluation import Evaluation
     from .steps import SILENT, eval_step
 
     def work(job: Job) -> dict:
-        summary = eval_step(models.get(request.model), request.method, probes, job.run_dir,
-                            options=dict(request.options), limit=request.limit, batch=request.batch,
-                            seed=request.seed, console=SILENT)
+        evaluation = Evaluation(request.model, request.method, probes, job.run_dir, options=dict(request.options),
+                                limit=request.limit, batch=request.batch, seed=request.seed)
+        summary = eval_step(evaluation, models, SILENT)
         aggregate = summary.aggregate
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
 

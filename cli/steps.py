@@ -67,29 +67,18 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
 # -- evaluation -----------------------------------------------------------------------------------
 
 
-def eval_step(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict[str, Any] | None = None,
-              limit: int | None = None, batch: int = 16, seed: int = 0, console: Console = Console(),
-              plan=None, restart: bool = False, shard=None):
-    """`factprobe eval`: `method` over the probe set with the loaded `scorer` into `out` (a rerun
-    continues after the finished items), with a progress bar; prints warnings, rejected records
-    and the summary line. `plan`: probes.runner.plan_eval's, made before the model loaded (made
-    here otherwise); `restart`: start `out` over; `shard`: only that part of the run
-    (probes/shard.py). Returns the EvalSummary. Underneath: probes.runner.evaluate (and
-    plan_eval), whose docstrings detail the arguments."""
-    from tqdm import tqdm
+def eval_step(evaluation, models=None, console: Console = Console()):
+    """`factprobe eval`: the Evaluation (probes/evaluation.py) run by
+    probes.evaluation.run_evaluation, the one entry every caller goes through, with a progress
+    bar once the model has loaded; prints warnings, rejected records and the summary line.
+    `models`: the ModelCache the model loads through (a new one on the evaluation's device and
+    dtype by default). Returns the EvalSummary; raises as run_evaluation does (OutputError,
+    EvalInputError before any model loads)."""
+    from ..probes.evaluation import run_evaluation
 
-    from ..probes.runner import evaluate
-
-    bar = tqdm(unit=" items", disable=console.quiet, dynamic_ncols=True)
-
-    def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
+    bar = _ProgressBar(console.quiet)
     try:
-        summary = evaluate(scorer, method, probes, out, options=options or {}, limit=limit, batch=batch, seed=seed,
-                           progress=progress, plan=plan, restart=restart, shard=shard)
+        summary = run_evaluation(evaluation, models=models, progress=bar)
     finally:
         bar.close()
     for line in summary.warnings:
@@ -97,9 +86,29 @@ def eval_step(scorer, method: str, probes: str | Path, out: str | Path, *, optio
     for line in summary.rejected:
         console.note(f"rejected {line}")
     accuracy = summary.aggregate.get("accuracy")
-    console.say(f"{method} on {summary.items:,} items ({summary.new:,} new): accuracy "
+    console.say(f"{evaluation.method} on {summary.items:,} items ({summary.new:,} new): accuracy "
                 f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {summary.out}/aggregate.json")
     return summary
+
+
+class _ProgressBar:
+    """tqdm's bar, opened at the first report: after the model has loaded, so a refusal before
+    it prints no bar."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet, self.bar = quiet, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(unit=" items", disable=self.quiet, dynamic_ncols=True)
+        self.bar.total, self.bar.n = total, done
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def option_value(value: Any) -> Any:

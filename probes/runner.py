@@ -4,7 +4,9 @@ items.jsonl: one record per test item; aggregate.json: the measures, recomputed 
 items.jsonl). `plan_eval` reads and checks everything that needs no model first. A rerun with
 the same configuration and bytes resumes after the items written (a larger --limit continues);
 other bytes, another configuration or a smaller --limit than the folder holds is refused.
-Files and resuming in detail: docs/design-notes.md.
+Files and resuming in detail: docs/design-notes.md. These are the pieces with a loaded scorer;
+the one entry from a model spec (folder claimed, input checked, model loaded, then these) is
+probes/evaluation.py `run_evaluation`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..kg.jsonl import jsonl_lines, read_jsonl
+from ..kg.outputs import Claim, claim_folder
 from .aggregate import aggregate
 from .methods import Method, MethodContext, get_method
 from .methods.base import check_option_types
@@ -141,7 +144,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             read only when `plan` is None (a plan carries its own).
         batch: Items the method scores together (also the unit of a checkpoint: items.jsonl
             grows by one batch at a time, so a killed run loses at most one).
-        progress: Called with (items done, items in the run) after each batch.
+        progress: Called with (items done, items in the run) before the first batch and after each.
         plan: The plan `plan_eval` made, so that its checks ran before the model loaded.
 
     Returns:
@@ -165,6 +168,8 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     _record_config(out, {"model": getattr(scorer, "identity", str(scorer)), **plan.config})
     todo = runner.order([i for i in plan.test if i["id"] not in done])
     new = 0
+    if progress:
+        progress(len(done), len(done) + len(todo))
     with open(items_path, "a", encoding="utf-8") as sink:
         for start in range(0, len(todo), max(1, batch)):
             records = runner.run(scorer, todo[start:start + batch])
@@ -178,6 +183,26 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     summary["rejected_records"] = len(plan.rejected)
     (out / "aggregate.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return EvalSummary(str(out), plan.method, len(records), new, len(done), plan.rejected, summary, plan.warnings)
+
+
+RUN_FILES = ("run.json", "items.jsonl", "aggregate.json")  # what a run writes into its folder
+
+
+def is_run_folder(folder: Path) -> bool:
+    """`folder` holds a run this runner wrote: a run.json that is a JSON object."""
+    try:
+        return isinstance(json.loads((Path(folder) / "run.json").read_text(encoding="utf-8")), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def claim_run_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> bool:
+    """May a run be written into `out` (kg/outputs.claim_folder)? An empty folder, or a run
+    factprobe wrote, which the run resumes; one of other files only with `overwrite`, and then
+    True: the run starts its own files over (the others stay). OutputError otherwise."""
+    claim = claim_folder(out, overwrite=overwrite, inputs=inputs, ours=is_run_folder, writes=RUN_FILES,
+                         what="a factprobe eval run (it has no run.json)")
+    return claim is Claim.REPLACE
 
 
 def check_results_folder(out: Path) -> None:
