@@ -37,6 +37,8 @@ def command_line(command: click.Command, values: Mapping[str, Any], *, group: cl
 
 
 def _same(value: Any, default: Any) -> bool:
+    if callable(default):  # a default read where it is declared (cli/options.Declared)
+        default = default()
     if isinstance(value, (list, tuple)) or isinstance(default, (list, tuple)):
         return list(value) == list(default or ())
     return value == default

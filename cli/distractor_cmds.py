@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
-from .options import json_option, store_option, with_options
+from .options import Declared, json_option, store_option, with_options
 from .outputs import overwrite_option
 
 semantic_option = click.option(
@@ -35,9 +35,11 @@ def distractors_group() -> None:
 @store_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="semantic-index", show_default=True,
               help="Folder to write the index to.")
-@click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--min-df", type=click.IntRange(min=1), default=Declared("factprobe.index.semantic", "MIN_DF"),
+              show_default=True,
               help="Drop features shared by fewer entities (entities left with none have no neighbours).")
-@click.option("--check", "check_queries", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--check", "check_queries", type=click.IntRange(min=0),
+              default=Declared("factprobe.index.semantic_check", "CHECK_QUERIES"), show_default=True,
               help="Facts sampled for the self-check of Sem against brute force (0: skip it).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the self-check's sample.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
@@ -62,7 +64,7 @@ def build(store, out_dir, min_df, check_queries, seed, quiet, overwrite, as_json
         click.echo(json.dumps({**index.meta, "out": out_dir}))
 
 
-def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=16, rules=None):
+def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=None, rules=None):
     from ..index.distractors import DistractorFinder
     from ..kg.graph import KnowledgeGraph
 
@@ -84,7 +86,8 @@ def _finder(store, semantic_dir, strategies, model, languages, exact=False, batc
         from ..probes.scoring.appropt import ApprOptRanker
         from ..probes.scoring.model_cache import ModelCache
 
-        ranker = ApprOptRanker(ModelCache().get(model), exact=exact, batch_size=batch)
+        # `distractors add --batch` facts share the search's passes; `query` asks one, the ranker's default
+        ranker = ApprOptRanker(ModelCache().get(model), exact=exact, **({"batch_size": batch} if batch else {}))
     langs = tuple(x.strip() for x in languages.split(",") if x.strip()) if languages else None
     return DistractorFinder(kg, semantic, languages=langs, appropt=ranker, **(rules or {}))
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import click
 
+from ..index.backend import BACKENDS, Backend
 from ..index.corpus import DEFAULT_BUCKETS
 from ..index.corpus_files import FORMATS
 from ..index.corpus_jobs import IndexOptions
@@ -19,26 +20,24 @@ from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
 
-index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default="frequency.sqlite",
+index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default=Backend.path,
                             show_default=True, envvar="FACTPROBE_INDEX",
                             help="Embedded backend: the index file (env FACTPROBE_INDEX).")
 backend_options = [
-    click.option("--backend", type=click.Choice(["embedded", "elasticsearch"]), default="embedded", show_default=True,
+    click.option("--backend", type=click.Choice(BACKENDS), default=Backend.kind, show_default=True,
                  envvar="FACTPROBE_BACKEND",
                  help="embedded: one SQLite file, no server. elasticsearch: a cluster (`docker compose up "
                       "elasticsearch`); both give identical counts."),
     index_option,
-    click.option("--es-url", default="http://127.0.0.1:9200", show_default=True, envvar="FACTPROBE_ES_URL",
+    click.option("--es-url", default=Backend.es_url, show_default=True, envvar="FACTPROBE_ES_URL",
                  help="Elasticsearch backend: the cluster's URL (env FACTPROBE_ES_URL)."),
-    click.option("--es-index", default="factprobe-corpus", show_default=True, envvar="FACTPROBE_ES_INDEX",
+    click.option("--es-index", default=Backend.es_index, show_default=True, envvar="FACTPROBE_ES_INDEX",
                  help="Elasticsearch backend: the index holding this corpus (one per corpus)."),
 ]
 
 
 
 def _backend(backend: str, index_path: str, es_url: str, es_index: str):
-    from ..index.backend import Backend
-
     return Backend(backend, index_path, es_url, es_index)
 
 

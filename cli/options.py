@@ -13,6 +13,27 @@ store_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+class Declared:
+    """A click default declared further down and read when first needed (a run, or --help
+    showing it), so the CLI starts without importing that module (and numpy or torch with it):
+    `default=Declared("factprobe.index.semantic", "MIN_DF")`. click calls it for the value;
+    --help shows its str, the value's, as for a plain default."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self):
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __str__(self) -> str:
+        return str(self())
+
+    def __repr__(self) -> str:
+        return f"Declared({self.module!r}, {self.name!r})"
+
+
 def with_options(options):
     """Apply a list of click options (or arguments) to a command, in the order listed."""
     def decorate(f):

@@ -149,11 +149,12 @@ def annotate_step(backend, store: str | Path, options, console: Console = Consol
     return result
 
 
-def semantic_step(store: str | Path, out: str | Path, console: Console = Console(), *, min_df: int = 1,
-                  check_queries: int = 200, seed: int = 0, overwrite: bool = False):
+def semantic_step(store: str | Path, out: str | Path, console: Console = Console(), *, min_df: int | None = None,
+                  check_queries: int | None = None, seed: int = 0, overwrite: bool = False):
     """`factprobe distractors build`: the TF-IDF semantic index of the store's entities, with its
     self-check of Sem against brute force on `check_queries` sampled facts (0: none); the summary
-    on stdout, a failed check also as a warning on stderr. FileNotFoundError without a store;
+    on stdout, a failed check also as a warning on stderr. `min_df`, `check_queries` None: the
+    index's own defaults (index/semantic_check.py). FileNotFoundError without a store;
     OutputError for an `out` holding other files, unless `overwrite` (cli/outputs.py)."""
     from ..index.semantic_check import build_semantic_index
     from ..kg.graph import KnowledgeGraph
@@ -167,12 +168,12 @@ def semantic_step(store: str | Path, out: str | Path, console: Console = Console
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
     claim_semantic_folder(out, overwrite=overwrite, inputs=[store])
     with KnowledgeGraph(store) as kg:
-        index, report = build_semantic_index(kg, str(out), min_df=min_df, check_queries=check_queries, seed=seed,
-                                             on_stage=stage)
+        given = {k: v for k, v in (("min_df", min_df), ("check_queries", check_queries)) if v is not None}
+        index, report = build_semantic_index(kg, str(out), seed=seed, on_stage=stage, **given)
     meta = index.meta
     console.say(f"{meta['entities']:,} entities ({meta['indexed']:,} with features), {meta['features']:,} features, "
                 f"built in {meta['build_seconds']} s -> {out}")
-    if check_queries:
+    if check_queries != 0:
         console.say(report.summary())
     if not report.ok:
         console.note(f"warning: {report.summary()}")

@@ -21,6 +21,7 @@ from ..kg.outputs import replace_file, replacing
 
 FORMAT = 2
 DECIMALS = 6  # similarities are compared, and ties broken by id, at this precision
+MIN_DF = 1  # a feature is kept when at least this many entities hold it (distractors build --min-df)
 
 
 def feature_bags(kg) -> Iterator[tuple[str, list[str]]]:
@@ -74,7 +75,7 @@ class SemanticIndex:
     # -- building -----------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, bags: Iterable[tuple[str, list[str]]], *, min_df: int = 1,
+    def build(cls, bags: Iterable[tuple[str, list[str]]], *, min_df: int = MIN_DF,
               on_stage: Callable[[str], None] = lambda stage: None) -> SemanticIndex:
         from sklearn.feature_extraction.text import TfidfVectorizer
 

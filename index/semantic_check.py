@@ -19,9 +19,10 @@ from typing import Callable
 
 import numpy as np
 
-from .semantic import DECIMALS, Pool, SemanticIndex, feature_bags
+from .semantic import DECIMALS, MIN_DF, Pool, SemanticIndex, feature_bags
 
 RECALL_FLOOR = 0.95
+CHECK_QUERIES = 200  # facts a build's self-check asks about (distractors build --check)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def reference_top(index: SemanticIndex, entity: str, pool: Pool, k: int) -> list
     return [(pool.members[i], float(scores[i])) for i in order[:k]]
 
 
-def check(index: SemanticIndex, kg, *, queries: int = 200, k: int = 10, seed: int = 0,
+def check(index: SemanticIndex, kg, *, queries: int = CHECK_QUERIES, k: int = 10, seed: int = 0,
           max_reference_pool: int = 200_000) -> CheckReport:
     """Served Sem rankings against brute force for up to `queries` facts drawn from the graph.
     Pools larger than `max_reference_pool` are timed but not brute-forced (a dense pass over them
@@ -111,8 +112,9 @@ def _sample_facts(kg, index: SemanticIndex, queries: int, seed: int) -> list[tup
     return sorted(sample)
 
 
-def build_semantic_index(kg, out: str | Path, *, min_df: int = 1, check_queries: int = 200, seed: int = 0,
-                         on_stage: Callable[[str], None] = lambda stage: None) -> tuple[SemanticIndex, CheckReport]:
+def build_semantic_index(kg, out: str | Path, *, min_df: int = MIN_DF, check_queries: int = CHECK_QUERIES,
+                         seed: int = 0, on_stage: Callable[[str], None] = lambda stage: None
+                         ) -> tuple[SemanticIndex, CheckReport]:
     """Build the index from the store, save it to `out`, check it; the report goes into meta.json."""
     index = SemanticIndex.build(feature_bags(kg), min_df=min_df, on_stage=on_stage)
     on_stage(f"self-check on {check_queries} sampled facts")

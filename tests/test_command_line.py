@@ -81,3 +81,22 @@ def test_the_commands_show_the_defaults_the_index_declares():
     assert IndexOptions().settings() == IndexSettings()
     assert {p.name: p.default for p in frequency_annotate.params}["buckets"] == "1,10,100"
     assert DEFAULT_BUCKETS == (1, 10, 100)
+
+
+def test_a_default_declared_in_a_heavy_module_is_read_when_needed():
+    """`distractors build`'s --min-df and --check are the semantic index's MIN_DF and
+    CHECK_QUERIES, read when the command runs or shows help, not when the CLI starts."""
+    from click.testing import CliRunner
+
+    from factprobe.cli.distractor_cmds import distractors_group
+    from factprobe.cli.main import main
+    from factprobe.index.semantic import MIN_DF
+    from factprobe.index.semantic_check import CHECK_QUERIES
+
+    build = distractors_group.commands["build"]
+    params = build.make_context("build", []).params
+    assert (params["min_df"], params["check_queries"]) == (MIN_DF, CHECK_QUERIES) == (1, 200)
+    help_text = " ".join(CliRunner().invoke(main, ["distractors", "build", "--help"]).stdout.split())
+    assert "[default: 1; x>=1]" in help_text and "[default: 200; x>=0]" in help_text
+    assert command_line(build, {"min_df": 1, "check_queries": 50}, group=distractors_group,
+                        unless_default=("min_df", "check_queries")) == ["distractors", "build", "--check", "50"]

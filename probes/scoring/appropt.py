@@ -15,6 +15,8 @@ import torch
 
 from .label_trie import LabelPath, LabelTrie, Terminal, TrieCache, prompt_ids  # noqa: F401
 from .scorer import Unsupported
+
+SEARCHES_PER_PASS = 16  # searches that share a forward pass unless told (appropt_many, ApprOptRanker)
 from .trie_search import ApprOptHit, SearchJob, SearchOutcome, keep_best, run_cached, run_uncached, top_hits
 
 __all__ = ["ApprOptHit", "ApprOptQuery", "ApprOptRanker", "ApprOptResult", "SearchStats", "LabelTrie", "LabelPath",
@@ -78,7 +80,7 @@ def _job(scorer, query: ApprOptQuery) -> SearchJob:
 
 @torch.inference_mode()
 def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True, exact: bool = False,
-                 batch_size: int = 16) -> list[ApprOptResult]:
+                 batch_size: int = SEARCHES_PER_PASS) -> list[ApprOptResult]:
     """ApprOpt for many prompts. Cached, `batch_size` searches share each forward pass; the
     results are those of searching one prompt at a time (up to float rounding).
 
@@ -197,7 +199,8 @@ class ApprOptRanker:
     It is what index/distractors.DistractorFinder(appropt=...) takes for strategy "appropt" (any
     object with this `rank_many` does)."""
 
-    def __init__(self, scorer, cache: TrieCache | None = None, *, exact: bool = False, batch_size: int = 16) -> None:
+    def __init__(self, scorer, cache: TrieCache | None = None, *, exact: bool = False,
+                 batch_size: int = SEARCHES_PER_PASS) -> None:
         self.scorer = local_model(scorer)
         self.cache = cache or TrieCache()
         self.exact, self.batch_size = exact, batch_size
