@@ -8,7 +8,7 @@ import sys
 import click
 
 from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
-from .options import MethodOptionsCommand, json_option
+from .options import Declared, MethodOptionsCommand, json_option
 from .outputs import overwrite_option
 
 
@@ -59,9 +59,11 @@ def method_help() -> str:
               help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true (each method's "
                    "below). Repeatable.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items (smoke runs).")
-@click.option("--batch", type=click.IntRange(min=1), default=16, show_default=True,
+@click.option("--batch", type=click.IntRange(min=1), default=Declared("factprobe.probes.runner", "BATCH"),
+              show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of demonstration draws.")
+@click.option("--seed", type=int, default=Declared("factprobe.probes.runner", "SEED"), show_default=True,
+              help="Seed of demonstration draws.")
 @click.option("--shard", metavar="K/N",
               help="Only part K of N (K from 0: 0/8 .. 7/8), whole batches of the items in order, into "
                    "OUT/shard-K-of-N; `factprobe merge` joins the N parts. Under torchrun / accelerate launch "

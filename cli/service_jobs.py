@@ -26,6 +26,7 @@ from ..probes.declare import EVERYWHERE, OptionSpec, option_specs
 from ..probes.kinds import registered as registered_kinds
 from ..kg.jsonl import read_jsonl
 from ..probes.methods import registered
+from ..probes.runner import BATCH, SEED
 from ..probes.scoring.model_cache import ModelCache
 from .build_options import merged_options
 from .service_checks import VALUE_CHECKS
@@ -118,8 +119,8 @@ class EvalRequest(BaseModel):
     probeset_job: str = Field(pattern=JOB_ID)
     model: str = Field(max_length=100)
     limit: int | None = Field(None, ge=1, le=10_000)
-    batch: int = Field(16, ge=1, le=64)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    batch: int = Field(BATCH, ge=1, le=64)
+    seed: int = Field(SEED, ge=0, le=2**31 - 1)
     options: dict[str, OptionValue] = Field(
         default_factory=dict, max_length=32,
         description="The method's options by name, checked at the door against its declaration "

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from ..kg.outputs import OutputError
-from .runner import EvalPlan, EvalSummary, claim_run_folder, evaluate, plan_eval
+from .runner import BATCH, SEED, EvalPlan, EvalSummary, claim_run_folder, evaluate, plan_eval
 from .scoring.model_cache import ModelCache
 from .scoring.scorer import ScoringError
 from .scoring.specs import check_spec, parse_spec
@@ -55,8 +55,8 @@ class Evaluation:
     out: Path
     options: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
-    batch: int = 16
-    seed: int = 0
+    batch: int = BATCH
+    seed: int = SEED
     shard: Shard | None = None
     restart: bool = False
     overwrite: bool = False

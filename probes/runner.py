@@ -25,6 +25,11 @@ from .methods import Method, MethodContext, get_method
 from .methods.base import check_option_types
 from .probeset import read_meta, sidecar_path
 
+# An evaluation's defaults, declared here once: Evaluation, `eval --batch/--seed` and the
+# service's eval jobs read them.
+BATCH = 16  # items per scorer call, and per checkpoint: items.jsonl grows a batch at a time
+SEED = 0  # of every draw a method makes (demonstrations, samples)
+
 
 @dataclass
 class EvalSummary:
@@ -57,8 +62,8 @@ class EvalPlan:
 
 
 def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
-              limit: int | None = None, seed: int = 0, restart: bool = False, shard=None,
-              batch: int = 16) -> EvalPlan:
+              limit: int | None = None, seed: int = SEED, restart: bool = False, shard=None,
+              batch: int = BATCH) -> EvalPlan:
     """Everything an evaluation checks that needs no model, so that a mistake is named before one
     loads: the method reads the set's kind; the probe set's bytes (hashed once, as they are read);
     the method's options; and, unless `restart`, that the folder holds this same run (the same
@@ -130,7 +135,7 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
 
 
 def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
-             limit: int | None = None, batch: int = 16, seed: int = 0,
+             limit: int | None = None, batch: int = BATCH, seed: int = SEED,
              progress: Callable[[int, int], None] | None = None, plan: EvalPlan | None = None,
              restart: bool = False, shard=None) -> EvalSummary:
     """`method` with `scorer` over the probe set into `out`, after the items already there.

@@ -100,3 +100,22 @@ def test_a_default_declared_in_a_heavy_module_is_read_when_needed():
     assert "[default: 1; x>=1]" in help_text and "[default: 200; x>=0]" in help_text
     assert command_line(build, {"min_df": 1, "check_queries": 50}, group=distractors_group,
                         unless_default=("min_df", "check_queries")) == ["distractors", "build", "--check", "50"]
+
+
+def test_an_evaluations_batch_and_seed_are_declared_once():
+    """probes/runner.py's BATCH and SEED are the defaults of Evaluation, `eval` and the service's
+    eval jobs; the runner's own functions take them too."""
+    import inspect
+
+    from factprobe.cli.service_jobs import EvalRequest
+    from factprobe.probes.evaluation import Evaluation
+    from factprobe.probes.runner import BATCH, SEED, evaluate, plan_eval
+
+    params = eval_command.make_context("eval", ["--model", "m", "--method", "kdf", "--probes", __file__,
+                                                "--out", "o"]).params
+    request = EvalRequest(method="kdf", probeset_job="a" * 32, model="m")
+    evaluation = Evaluation("m", "kdf", "p.jsonl", "o")
+    assert (params["batch"], request.batch, evaluation.batch, inspect.signature(evaluate).parameters["batch"].default,
+            inspect.signature(plan_eval).parameters["batch"].default) == (BATCH,) * 5 == (16,) * 5
+    assert (params["seed"], request.seed, evaluation.seed, inspect.signature(evaluate).parameters["seed"].default,
+            inspect.signature(plan_eval).parameters["seed"].default) == (SEED,) * 5 == (0,) * 5
