@@ -104,6 +104,32 @@ def test_the_docs_send_readers_only_where_a_clone_has_something():
     assert not wrong, "\n".join(wrong)
 
 
+PATH = re.compile(r"(?<![\w/.])((?:kg|index|probes|cli|tests|bench|docs)/[\w/.-]*\w)")
+MEMBER = re.compile(r"`([\w/]+\.py)`\s+`(\w+)`(?:\s+`(\w+)`)?")
+
+
+def test_every_file_and_name_the_docs_give_is_there():
+    """A module, test or data file a page names (kg/..., probes/..., tests/..., bench/...) is in
+    the repository, and a `path.py` `name` (`Class` `member`) is defined there: a rename that
+    forgets the docs fails here, naming the page and line."""
+    from test_walkthrough import defined
+
+    wrong = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for found in PATH.finditer(text):
+            if not (ROOT / found.group(1)).exists():
+                line = text.count("\n", 0, found.start()) + 1
+                wrong.append(f"{page.relative_to(ROOT)}:{line}: no {found.group(1)}")
+        for found in MEMBER.finditer(text):
+            path, name, member = found.groups()
+            names = defined(ROOT / path) if (ROOT / path).is_file() else {}
+            if name not in names or (member and member not in names[name]):
+                line = text.count("\n", 0, found.start()) + 1
+                wrong.append(f"{page.relative_to(ROOT)}:{line}: {path} defines no {'.'.join(filter(None, (name, member)))}")
+    assert not wrong, "\n".join(wrong)
+
+
 def _values(command: click.Command, ctx: click.Context, opts: dict) -> list[str]:
     """What is wrong with the values given: a choice that is not one, a number that is not,
     a required parameter left out. Paths are not looked for (the docs name files of yours);

@@ -195,3 +195,26 @@ def test_the_kdf_prompt_ends_in_answer_and_asks_letters(walk):
     assert prompt.endswith("The capital of Germany is ____\nA: Rabat\nB: Naypyidaw\nC: Berlin\nD: Amsterdam\nAnswer:")
     assert prompt.startswith("The official language of Norway is ____\n")
     assert method.continuations(walk["germany"]) == (" A", " B", " C", " D")
+
+
+@pytest.mark.slow
+def test_smollm2_answers_and_scores_as_quoted(walk, tmp_path):
+    """SmolLM2-135M-Instruct on the CPU in fp32, as the page's numbers were made: the four letters'
+    log-probabilities of the Germany question, its wrong answer, and the accuracy over the set
+    and in Berlin's bucket, through the evaluation entry the page names."""
+    from factprobe.probes.evaluation import Evaluation, run_evaluation
+
+    summary = run_evaluation(Evaluation("smollm2-135m-instruct", "kdf", walk["probes"], tmp_path / "kdf",
+                                        device="cpu", dtype="float32"))
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "kdf" / "items.jsonl").read_text().splitlines())}
+    germany = records[walk["germany"]["id"]]
+    letters = quoted(r"SmolLM2 gives the letters (-\d\.\d+), (-\d\.\d+), (-\d\.\d+), (-\d\.\d+): (\w), wrong")
+    assert [f"{x:.3f}" for x in germany["letter_logprobs"]] == letters[:4]
+    assert germany["prediction"] == letters[4] and germany["correct"] is False
+    accuracy, items, bucket_accuracy, bucket, bucket_items = quoted(
+        r"SmolLM2's KDF accuracy is (\d\.\d+) over (\d+) items, (\d\.\d+) in bucket\s+`(\S+)` \((\d+) items")
+    aggregate = summary.aggregate
+    assert (f"{aggregate['accuracy']:.3f}", aggregate["items"]) == (accuracy, int(items))
+    by_bucket = aggregate["by_bucket"][bucket]
+    assert (f"{by_bucket['accuracy']:.3f}", by_bucket["total"], by_bucket["interval"]["few"]) == (
+        bucket_accuracy, int(bucket_items), True)
