@@ -12,6 +12,7 @@ import sys
 import click
 
 from ..kg.ingest import IngestReport, default_workers
+from ..kg.model import LANGUAGES
 from ..kg.readers import InputError
 from ..kg.restrict import parse_relations
 from ..kg.store import StoreError
@@ -28,7 +29,8 @@ def _languages(value: str) -> tuple[str, ...]:
 
 
 languages_option = click.option(
-    "--languages", "languages", cls=RenamedOption, old_names=("--lang",), default="en", show_default=True,
+    "--languages", "languages", cls=RenamedOption, old_names=("--lang",), default=",".join(LANGUAGES),
+    show_default=True,
     callback=lambda c, p, v: _languages(v),
     help="Comma-separated label languages to keep; the first is the display language.",
 )

@@ -89,6 +89,7 @@ class Runner:
                 "headline": headline_lines(runs)}
 
     def graph(self) -> None:
+        from ..kg.model import LANGUAGES
         from .ingest_cmds import ingest_group
         from .steps_graph import ingest_step, source_for
 
@@ -96,7 +97,7 @@ class Runner:
         languages = p.graph.get("languages")
         for source in p.graph["sources"]:
             fmt, path = source["format"], p.path(source["path"])
-            langs = tuple(languages) if languages and fmt == "wikidata" else ("en",)
+            langs = tuple(languages) if languages and fmt == "wikidata" else LANGUAGES
             part = source.get("part", "triples")
             # `ingest wikidata5m` takes each part by an option of its own (the corpus: --documents)
             param = ("documents" if part == "corpus" else part.replace("-", "_")) if fmt == "wikidata5m" else "files"

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
+from ..kg.model import LANGUAGES
 from .text import MIN_ALIAS_LENGTH, AliasFilter, name_key
 
 METHODS = ("names", "links")
@@ -21,7 +22,7 @@ NAMES = ("all", "label")  # which of an entity's names count as mentions
 @dataclass(frozen=True)
 class IndexSettings:
     method: str = "names"  # "names": labels and aliases in the text; "links": the corpus's own entity links
-    languages: tuple[str, ...] = ("en",)
+    languages: tuple[str, ...] = LANGUAGES  # the store's default name languages
     min_alias_length: int = MIN_ALIAS_LENGTH
     excluded: tuple[str, ...] = ()
     names: str = "all"  # "all": labels and aliases; "label": the label in each language only

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .model import (
     DEPRECATED,
+    LANGUAGES,
     Entity,
     Fact,
     Labels,
@@ -66,7 +67,7 @@ class KnowledgeGraph:
         self.path = Path(path)
         self.conn: sqlite3.Connection = connect(self.path, create=False, readonly=True)
         row = self.conn.execute("SELECT value FROM meta WHERE key='languages'").fetchone()
-        self.languages: tuple[str, ...] = tuple(json.loads(row[0])) if row else ("en",)
+        self.languages: tuple[str, ...] = tuple(json.loads(row[0])) if row else LANGUAGES
 
     def close(self) -> None:
         self.conn.close()

@@ -20,6 +20,10 @@ RANK_NAMES = {v: k for k, v in RANKS.items()}
 # Value types of a statement without a known value ("some value", "no value"): never true.
 NO_VALUE_TYPES = ("somevalue", "novalue")
 
+# The name languages a store keeps unless told (the first the display language): the sources',
+# the store's and `ingest --languages`' default, and the corpus index's (index/settings.py).
+LANGUAGES = ("en",)
+
 # Qualifiers that give a statement its temporal validity.
 START_TIME, END_TIME, POINT_IN_TIME = "P580", "P582", "P585"
 INSTANCE_OF, SUBCLASS_OF = "P31", "P279"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import revisions
-from .model import DEPRECATED, Rows
+from .model import DEPRECATED, LANGUAGES, Rows
 
 SCHEMA_VERSION = 1
 
@@ -221,7 +221,7 @@ class Store:
     Args:
         path: The SQLite file; created (with its folder) when missing.
         languages: The name languages the store keeps, the first the display language; fixed
-            when the store is created (None: "en"). A store made for other languages is refused.
+            when the store is created (None: model.LANGUAGES, English). A store made for other languages is refused.
         indexes: Build the read API's secondary indexes (False only for a scan-only staging store).
 
     Raises:
@@ -250,7 +250,7 @@ class Store:
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 c.execute(
                     "INSERT INTO meta VALUES ('languages', ?)",
-                    (json.dumps(list(languages or ("en",))),),
+                    (json.dumps(list(languages or LANGUAGES)),),
                 )
                 c.execute("INSERT INTO meta VALUES ('created', ?)", (str(time.time()),))
         elif int(row[0]) != SCHEMA_VERSION:

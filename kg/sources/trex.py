@@ -16,7 +16,7 @@ import orjson
 
 from ..identity import InputDigest
 from ..ingest import ParseResult
-from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
+from ..model import INSTANCE_OF, LANGUAGES, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
 from ..readers import (
     BOM,
     Chunk,
@@ -272,7 +272,7 @@ class TrexSource:
     """T-REx JSON documents. `languages` is accepted for symmetry with the other sources; T-REx
     carries no labels, so it changes nothing."""
 
-    languages: tuple[str, ...] = ("en",)
+    languages: tuple[str, ...] = LANGUAGES
     chunk_bytes: int = 4 << 20  # document bytes per chunk (also the read size)
     chunk_documents: int = 2000  # at most this many documents per chunk
     name: str = SOURCE

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..identity import InputDigest
 from ..ingest import ParseResult
-from ..model import INSTANCE_OF, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
+from ..model import INSTANCE_OF, LANGUAGES, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
 from ..readers import Chunk, excerpt, line_chunks, split_lines
 
 SOURCE = "wikidata5m"
@@ -35,7 +35,7 @@ def document_id(entity: str) -> str:
 @dataclass(frozen=True)
 class Wikidata5mSource:
     kind: str = "triples"
-    languages: tuple[str, ...] = ("en",)
+    languages: tuple[str, ...] = LANGUAGES
     chunk_bytes: int = 4 << 20
     labels_from: str | None = None  # corpus only: store file whose entity labels become titles
 

@@ -22,6 +22,7 @@ from ..ingest import ParseResult
 from ..model import (
     END_TIME,
     INSTANCE_OF,
+    LANGUAGES,
     NORMAL,
     POINT_IN_TIME,
     RANKS,
@@ -175,7 +176,7 @@ class WikidataJsonSource:
     statements (`kg.restrict.ingest_relations` uses it). A record that cannot be stored as
     written is rejected with its line and the field (wikidata_values.py)."""
 
-    languages: tuple[str, ...] = ("en",)
+    languages: tuple[str, ...] = LANGUAGES
     keep_external_ids: bool = False
     # 16 MiB per parsing task and per committed checkpoint: every commit writes each page it
     # touched to the WAL (and a checkpoint writes it again), so fewer, larger commits write

@@ -18,6 +18,7 @@ from rdflib.plugins.parsers.ntriples import W3CNTriplesParser
 
 from ...identity import InputDigest
 from ...ingest import ParseResult
+from ...model import LANGUAGES
 from ...readers import CHUNK_BYTES, Chunk, InputError, excerpt, line_chunks, split_lines
 
 from .collect import TripleCollector
@@ -63,7 +64,7 @@ _FORMATS = {"nt": "nt", "ntriples": "nt", "n-triples": "nt", "ttl": "ttl", "turt
 
 @dataclass(frozen=True)
 class RdfSource:
-    languages: tuple[str, ...] = ("en",)
+    languages: tuple[str, ...] = LANGUAGES
     format: str | None = None  # "nt" | "ttl"; None: from the file extension
     chunk_bytes: int = CHUNK_BYTES
     name: str = SOURCE
