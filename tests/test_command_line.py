@@ -119,3 +119,35 @@ def test_an_evaluations_batch_and_seed_are_declared_once():
             inspect.signature(plan_eval).parameters["batch"].default) == (BATCH,) * 5 == (16,) * 5
     assert (params["seed"], request.seed, evaluation.seed, inspect.signature(evaluate).parameters["seed"].default,
             inspect.signature(plan_eval).parameters["seed"].default) == (SEED,) * 5 == (0,) * 5
+
+
+def test_every_command_the_shipped_pipeline_prints_parses_as_that_command(tmp_path):
+    """The sample pipeline's steps, printed without running them: each line is its command with
+    options it declares, values of their types (the probe sets named exist by then)."""
+    import shlex
+
+    from factprobe.cli.main import main
+    from factprobe.cli.pipeline import Runner
+    from factprobe.cli.pipeline_config import SAMPLE_CONFIG, load_pipeline
+
+    printed: list[list[str]] = []
+
+    class Printing(Runner):
+        def step(self, title, args, action) -> None:
+            printed.append(args)
+
+    runner = Printing(load_pipeline(SAMPLE_CONFIG, out=str(tmp_path / "out")), quiet=True)
+    runner.run()
+    (tmp_path / "out" / "probesets").mkdir(parents=True)
+    for name in runner.p.probesets:
+        (tmp_path / "out" / "probesets" / f"{name}.jsonl").touch()
+    assert [args[:2] for args in printed[:5]] == [["ingest", "wikidata"], ["corpus", "index"]] + \
+        [["frequency", "annotate"]] * 3
+    assert len(printed) == 1 + 1 + 4 + 1 + 4 + 10 + 1  # graph, corpus, counts, semantic, sets, evals, report
+    for args in printed:
+        command, words = main, list(args)
+        while isinstance(command, click.Group):
+            command, words = command.commands[words[0]], words[1:]
+        assert command.make_context(command.name, words).params, shlex.join(args)
+    ingest = printed[0]
+    assert ingest[-2:] == ["--languages", "en,de,fr"] and "--languages" not in printed[1]
