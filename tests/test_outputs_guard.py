@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,12 +23,17 @@ from click.testing import CliRunner
 
 from factprobe.cli.main import main
 
+from conftest import factprobe_cmd
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMP = FIXTURES / "wikidata" / "dump.json"
 FOREIGN = b"my own notes, not factprobe's\n"
 
 
 def cli(*args) -> tuple[int, str, str]:
+    if args[0] == "serve":  # a server in its own process: uvicorn in-process outlives the runner's streams
+        proc = subprocess.run([*factprobe_cmd(), *map(str, args)], capture_output=True, text=True, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
     result = CliRunner().invoke(main, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
 
