@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import factprobe_cmd, run_cli, run_cli_process  # noqa: F401  (tests import them from here)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -72,23 +74,6 @@ def llama_server(log_dir: Path, *, alias: str, key: str, logits_all: bool = Fals
 
     with running_server(argv, log_dir / "server.log", answers, name="llama_cpp.server", timeout=120):
         yield url
-
-
-def factprobe_cmd() -> list[str]:
-    """The installed console script, next to this interpreter."""
-    script = Path(sys.executable).with_name("factprobe")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "factprobe.cli.main"]
-
-
-def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: float = 300,
-            env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [*factprobe_cmd(), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"factprobe {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 def dump_tables(store: Path) -> dict[str, list[tuple]]:

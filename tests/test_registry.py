@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from conftest import run_cli
+from conftest import run_cli_process
 from factprobe.probes.document import Section
 from factprobe.probes.methods import METHODS, Method, register, registered, unregister
 from factprobe.probes.kinds import KINDS
@@ -77,9 +77,9 @@ def test_a_method_in_one_file_runs_through_factprobe_eval(bert, tmp_path):
     out = tmp_path / "run"
     env = {"FACTPROBE_PLUGINS": "toy_method",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
-    help_text = run_cli("eval", "--help", env=env)
+    help_text = run_cli_process("eval", "--help", env=env)
     assert "toy (cloze sets): toy: a masked LM's top-1 answer" in " ".join(help_text.stdout.split())
-    proc = run_cli("eval", "--model", f"hf-mlm:{bert}", "--method", "toy", "--probes", str(probes), "--out", str(out),
+    proc = run_cli_process("eval", "--model", f"hf-mlm:{bert}", "--method", "toy", "--probes", str(probes), "--out", str(out),
                    "--batch", "2", "--json", "--quiet", env=env)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
@@ -107,7 +107,7 @@ def test_a_method_in_one_file_runs_through_factprobe_eval(bert, tmp_path):
     assert aggregate["toy"] == {"mean_confidence": pytest.approx(sum(r["confidence"] for r in records) / 3),
                                 "top_k": 1}
 
-    without = run_cli("eval", "--model", f"hf-mlm:{bert}", "--method", "toy", "--probes", str(probes),
+    without = run_cli_process("eval", "--model", f"hf-mlm:{bert}", "--method", "toy", "--probes", str(probes),
                       "--out", str(tmp_path / "other"))
     assert without.returncode == 2 and "'toy' is not one of" in without.stderr  # not registered there
 
