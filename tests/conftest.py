@@ -137,3 +137,15 @@ def wikidata_dump(tmp_path: Path) -> Path:
     target = tmp_path / "dump.json"
     shutil.copy(FIXTURES / "wikidata" / "dump.json", target)
     return target
+
+
+@pytest.fixture(scope="session", autouse=True)
+def models_load_once():
+    """Commands run in this process (run_cli) share each model they load from disk, as the
+    session's own loads share theirs (scoring_models.real_scorer): a model loads once, not once
+    per command."""
+    from factprobe.probes.scoring.model_cache import keep_models
+
+    keep_models()
+    yield
+    keep_models(False)

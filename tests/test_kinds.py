@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -108,10 +109,22 @@ def test_a_build_is_the_same_bytes_on_any_day(dated_store, tmp_path, monkeypatch
     assert (tmp_path / "b.meta.json").read_bytes() == (tmp_path / "a.meta.json").read_bytes()
 
 
+@pytest.fixture
+def toy_kind_unloaded():
+    """FACTPROBE_PLUGINS loads tests/toy_kind.py into the process the commands run in, this one
+    (cli_runner.run_cli): it is let go afterwards, so the next test sees the built-in kinds only."""
+    from factprobe.probes.kinds import unregister
+
+    assert "toy_kind" not in sys.modules
+    yield
+    unregister("toy-qa")
+    sys.modules.pop("toy_kind", None)
+
+
 def test_a_new_kind_is_one_file_and_the_cli_the_pipeline_and_the_service_build_it(dated_store, tmp_path,
-                                                                                   monkeypatch):
-    """tests/toy_kind.py, named by FACTPROBE_PLUGINS in other processes: `probeset build` takes its
-    kind and its own options, a pipeline config builds it, the service's job builds it."""
+                                                                                   monkeypatch, toy_kind_unloaded):
+    """tests/toy_kind.py, named by FACTPROBE_PLUGINS: `probeset build` takes its kind and its own
+    options, a pipeline config builds it, the service's job (another process) builds it."""
     out = tmp_path / "cli.jsonl"
     proc = run_cli("probeset", "build", "--kind", "toy-qa", "--store", str(dated_store), "--out", str(out),
                    "--relation", "P36", "--toy-prefix", "Quiz:", "--toy-limit", "2", env=PLUGIN_ENV)
