@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import factprobe_cmd, run_cli, run_cli_process  # noqa: F401  (tests import them from here)
+# One thread per process, set before torch loads (and inherited by every command, server and
+# torchrun rank the tests start): on 2 cores a model's pass with 2 OpenMP threads takes 10 times
+# longer as soon as another process wants a core (the threads spin-wait for each other; measured
+# 1.07 s against 0.11 s for a 9-token SmolLM2 pass), and the suite runs servers and commands beside
+# pytest. OMP_NUM_THREADS=2 in the environment overrides it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+if "torch" in sys.modules:  # a plugin loaded it first
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+from cli_runner import factprobe_cmd, run_cli, run_cli_process  # noqa: E402, F401  (tests import them from here)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -62,7 +71,7 @@ def llama_server(log_dir: Path, *, alias: str, key: str, logits_all: bool = Fals
     url = f"http://127.0.0.1:{port}/v1"
     argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(shortcut_path("smollm2-135m-instruct")),
             "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port), "--api_key", key,
-            "--n_ctx", "2048", "--n_threads", "2", "--seed", "0", *(["--logits_all", "true"] if logits_all else [])]
+            "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1", "--seed", "0", *(["--logits_all", "true"] if logits_all else [])]
 
     def answers() -> bool:
         try:
