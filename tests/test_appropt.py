@@ -112,6 +112,7 @@ def one_model(spec: str) -> None:
 # -- the trie ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_label_paths_are_the_tokens_the_prompt_continues_with(spec):
     """The trie's one assumption: prompt tokens + " name" tokens alone = tokens of prompt + " name"."""
     scorer, trie = real_scorer(spec), _trie(spec)
@@ -352,6 +353,7 @@ def test_a_trailing_space_in_the_prompt_is_dropped():
     _same(appropt(scorer, FRANCE + " ", trie, 1), appropt(scorer, FRANCE, trie, 1))
 
 
+@pytest.mark.slow
 def test_batched_path_scores_equal_one_pass_per_path(spec):
     """path_logprobs pads shorter paths on the right in one pass; each path's score must equal
     its own unpadded pass (the distractor measure scores every name this way)."""

@@ -239,6 +239,7 @@ def _eval(probes, out, limit: int) -> dict:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_belief_icl_on_smollm2_resumes_and_reports_every_setting(belief_icl_set, tmp_path):
     out = tmp_path / "run"
     first = _eval(belief_icl_set, out, 2)

@@ -157,6 +157,7 @@ def test_old_spellings_of_the_scan_options_still_count_with_a_warning(sample, tm
     assert count("entity", "Berlin", "--documents", corpus) == (1, [])
 
 
+@pytest.mark.slow
 def test_killed_indexing_resumes_to_the_same_counts(sample, tmp_path):
     import signal
     import sqlite3

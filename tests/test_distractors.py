@@ -269,6 +269,7 @@ def test_cli_build_query_and_batch(graph, tmp_path):
     assert missing.returncode == 2 and "factprobe distractors build" in missing.stderr
 
 
+@pytest.mark.slow
 def test_appropt_grammar_holds_the_true_objects_labels_as_in_the_paper(graph, tmp_path):
     """DistFact's ApprOpt grammar enforces "a label of o or of one of its distractors"
     (../shared/papers/004_9e1422d598bbbe4c.txt:124), so o competes for the n results: found, it is
@@ -305,6 +306,7 @@ def test_appropt_grammar_holds_the_true_objects_labels_as_in_the_paper(graph, tm
         DistractorFinder(kg, index, appropt_object="kept")
 
 
+@pytest.mark.slow
 def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path):
     """ApprOpt on a real PyPI model: only fair candidates, the same as scoring them all, one trie
     (with the true object banned from the search, factprobe's older option, so n come back)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from factprobe.index.distractors import DistractorFinder
@@ -94,6 +95,7 @@ def oracle(entities, spec, s, r, o, at, rules="union"):
     return fair, temporal
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graphs(), st.data())
 def test_every_distractor_is_fair_and_shortfalls_are_real(tmp_path_factory, graph, data):

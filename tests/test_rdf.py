@@ -373,6 +373,7 @@ def _scrambled_nt(path: Path, entities: int) -> int:
     return len(lines)
 
 
+@pytest.mark.slow
 def test_sigkill_then_rerun_equals_uninterrupted(tmp_path):
     nt = tmp_path / "big.nt"
     total = _scrambled_nt(nt, 1500)

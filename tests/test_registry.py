@@ -67,6 +67,7 @@ def _records(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "items.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_method_in_one_file_runs_through_factprobe_eval(bert, tmp_path):
     """A subprocess `factprobe eval` sees the method FACTPROBE_PLUGINS names: run.json,
     items.jsonl and aggregate.json as for any built-in method, the method's own measures included."""

@@ -56,6 +56,7 @@ def _cmdline(proc_id: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["big.json", "big.json.gz"])
+@pytest.mark.slow
 def test_sigkill_then_rerun_equals_uninterrupted(tmp_path, name):
     dump = tmp_path / name
     write_dump(dump)

@@ -249,6 +249,7 @@ def test_random_calls_on_a_tiny_model_equal_the_reference(tiny, variant):
         assert work.tokens_forwarded - work.padding_tokens == work.distinct_tokens + work.repeated_tokens
 
 
+@pytest.mark.slow
 def test_a_chain_of_nested_contexts_thousands_deep(tiny):
     """Each context extends the one before and is scored too: the tree is as deep as the chain."""
     digits = "".join(str(k * 7 % 10) for k in range(1200))  # one token a digit

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import realshape  # noqa: E402
 
 ENTITIES = 24_000
+pytestmark = pytest.mark.slow  # the 24,000-entity graph is built and indexed first (about 6 s in all)
 
 
 @pytest.fixture(scope="module")

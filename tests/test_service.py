@@ -300,6 +300,7 @@ WILSON_OF_3 = {0: (0.0, 0.5615), 1: (0.0615, 0.7923), 2: (0.2077, 0.9385), 3: (0
 FINISHED: dict[str, str] = {}  # kind -> the id of a job test_probeset_and_eval_jobs saw finish
 
 
+@pytest.mark.slow
 def test_probeset_and_eval_jobs(server):
     client, base = server
     status, started = client.post("/jobs/probeset", {"kind": "icl-mc", "relations": ["P36"], "choices": 5,

@@ -343,6 +343,7 @@ def _check_result(entry: RelationTemplates, result) -> None:
 
 
 @needs_llama
+@pytest.mark.slow
 def test_paraphrase_against_a_real_server(server, tmp_path):
     client = make_client(server, KEY)
     loaded = load_templates([])
@@ -366,6 +367,7 @@ def test_paraphrase_against_a_real_server(server, tmp_path):
 
 
 @needs_llama
+@pytest.mark.slow
 def test_cli_paraphrase_against_a_real_server(server, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     out = tmp_path / "generated"
