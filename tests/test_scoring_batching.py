@@ -219,6 +219,17 @@ def tiny(tmp_path_factory):
     return load_scorer(f"hf:{tiny_llama(tmp_path_factory.mktemp('tiny'))}", device="cpu")
 
 
+_references: dict[tuple[int, int], list] = {}
+
+
+def _tiny_reference(tiny, seed: int) -> list:
+    """The reference's answers to _random_calls(seed), computed once for every variant."""
+    key = (id(tiny), seed)
+    if key not in _references:
+        _references[key] = [reference_loglikelihood(tiny.model, tiny.tokenizer, r) for r in _random_calls(seed)]
+    return _references[key]
+
+
 def _random_calls(seed: int) -> list[Req]:
     """Contexts grown from a few stems, so they share prefixes of every length, some nested in
     others, with one- to four-word continuations."""
@@ -241,7 +252,7 @@ def _random_calls(seed: int) -> list[Req]:
 def test_random_calls_on_a_tiny_model_equal_the_reference(tiny, variant):
     for seed in range(3):
         requests = _random_calls(seed)
-        reference = [reference_loglikelihood(tiny.model, tiny.tokenizer, r) for r in requests]
+        reference = _tiny_reference(tiny, seed)
         with settings(tiny, **variant):
             tiny.work = Work()
             _compare(tiny.loglikelihood(requests), reference, f"seed {seed}, {variant}", requests)
