@@ -158,3 +158,19 @@ def models_load_once():
     keep_models()
     yield
     keep_models(False)
+
+
+@pytest.fixture(scope="module")
+def toy_method_registered():
+    """The `toy` method (tests/toy_method.py: cloze items, one fill-mask call) registered for one
+    module's tests only: the registry is global, and tests/test_registry.py registers it too."""
+    from factprobe.probes.methods import unregister
+
+    held = sys.modules.pop("toy_method", None)
+    import toy_method  # noqa: F401  (registers it)
+
+    yield
+    unregister("toy")
+    sys.modules.pop("toy_method", None)
+    if held is not None:
+        sys.modules["toy_method"] = held

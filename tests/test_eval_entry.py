@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,7 +14,6 @@ import pytest
 
 from factprobe.kg.outputs import OutputError
 from factprobe.probes.evaluation import EvalInputError, Evaluation, ModelLoadError, run_evaluation
-from factprobe.probes.methods import unregister
 from factprobe.probes.probeset import write_probeset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,17 +51,7 @@ def test_the_three_callers_go_through_the_one_entry():
     assert found == USERS
 
 
-@pytest.fixture(scope="module", autouse=True)
-def toy():
-    """tests/toy_method.py's `toy` method, registered for these tests only (the registry is global)."""
-    held = sys.modules.pop("toy_method", None)
-    import toy_method  # noqa: F401  (registers it)
-
-    yield
-    unregister("toy")
-    sys.modules.pop("toy_method", None)
-    if held is not None:
-        sys.modules["toy_method"] = held
+pytestmark = pytest.mark.usefixtures("toy_method_registered")  # tests/conftest.py
 
 
 class Models:

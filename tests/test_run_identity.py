@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,25 +14,13 @@ import pytest
 from click.testing import CliRunner
 
 from factprobe.cli.main import main
-from factprobe.probes.methods import unregister
 from factprobe.probes.probeset import write_probeset
 from factprobe.probes.runner import evaluate, plan_eval
 
 TEST_ITEMS = 10
 
 
-@pytest.fixture(scope="module", autouse=True)
-def toy():
-    """The `toy` method (tests/toy_method.py: cloze items, one fill-mask call) registered for these
-    tests only: the registry is global, and tests/test_registry.py registers it too."""
-    held = sys.modules.pop("toy_method", None)
-    import toy_method  # noqa: F401  (registers it)
-
-    yield
-    unregister("toy")
-    sys.modules.pop("toy_method", None)
-    if held is not None:
-        sys.modules["toy_method"] = held
+pytestmark = pytest.mark.usefixtures("toy_method_registered")  # tests/conftest.py
 
 
 class FakeScorer:
