@@ -9,8 +9,8 @@ import pytest
 
 from factprobe.probes.build import build_request
 from factprobe.probes.facts import FactSelection
-from factprobe.probes.kinds.distractor import DistractorOptions
-from factprobe.probes.kinds.icl_mc import IclMcOptions
+from factprobe.probes.kinds.distractor_kind import DistractorKindOptions
+from factprobe.probes.kinds.icl_mc_kind import IclMcKindOptions
 
 
 def test_build_request_splits_the_mapping_into_the_selection_and_the_kinds_options():
@@ -23,11 +23,11 @@ def test_build_request_splits_the_mapping_into_the_selection_and_the_kinds_optio
                                               corpus="wiki", annotators=("NoSub",), at="2020-01-01",
                                               popularity_bins=3, seed=7, languages=("en", "de"))
     # None is "not given": the declared default (manual_only False)
-    assert request.options == DistractorOptions(strategies=("random", "sem"), n=4, semantic="idx")
+    assert request.options == DistractorKindOptions(strategies=("random", "sem"), n=4, semantic="idx")
     assert request.kind == "distractor"
     # what the mapping leaves out keeps the declared defaults
     plain = build_request("icl-mc", {})
-    assert (plain.selection, plain.options) == (FactSelection(), IclMcOptions())
+    assert (plain.selection, plain.options) == (FactSelection(), IclMcKindOptions())
     assert plain.options.choices == 100 and plain.options.demo_fraction == 0.2
     assert plain.to_dict()["options"] == {"parquet": False, "choices": 100, "demo_fraction": 0.2,
                                           "allow_fewer_choices": False}

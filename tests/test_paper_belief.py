@@ -21,8 +21,8 @@ import pytest
 
 from factprobe.probes import metrics
 from factprobe.probes.aggregate import aggregate
-from factprobe.probes.kinds.belief_icl import build_belief_icl
-from factprobe.probes.kinds.cloze import build_cloze
+from factprobe.probes.kinds.belief_icl_kind import build_belief_icl
+from factprobe.probes.kinds.cloze_kind import build_cloze
 from factprobe.probes.facts import ProbeFact
 from factprobe.probes.importers import import_items
 from factprobe.probes.methods import MethodContext

@@ -11,11 +11,11 @@ from dataclasses import is_dataclass
 from ..declare import option_specs
 from ..registry import Registry
 from .base import BuildContext, KindOptions, ProbeSetKind
-from .belief_icl import BeliefIcl
-from .cloze import Cloze
-from .distractor import Distractor
-from .icl_mc import IclMc
-from .kdf import Kdf
+from .belief_icl_kind import BeliefIclKind
+from .cloze_kind import ClozeKind
+from .distractor_kind import DistractorKind
+from .icl_mc_kind import IclMcKind
+from .kdf_kind import KdfKind
 
 def _checks(kind: type[ProbeSetKind], where: str) -> None:
     """What a kind declares besides its name and summary (probes/registry.py checks those)."""
@@ -38,7 +38,7 @@ def get_kind(name: str) -> type[ProbeSetKind]:
     return REGISTRY.get(name)
 
 
-for _kind in (Cloze, IclMc, Kdf, Distractor, BeliefIcl):
+for _kind in (ClozeKind, IclMcKind, KdfKind, DistractorKind, BeliefIclKind):
     register(_kind)
 del _kind
 

@@ -8,7 +8,7 @@ and the letter in English (the item's `language`); examples apart by a blank lin
 factprobe's earlier "Question: ..." / "A. option" / "Answer: B" frame.
 
 Which questions the demonstrations are and where the wrong options come from is the probe set's
-(probes/kinds/kdf.py, recorded in its sidecar): by default as the KDF paper, demonstrations of
+(probes/kinds/kdf_kind.py, recorded in its sidecar): by default as the KDF paper, demonstrations of
 other relations and wrong options drawn from the relation's tails (`--kdf-demonstrations
 same-relation`, `--kdf-options type-pool` for factprobe's earlier construction).
 

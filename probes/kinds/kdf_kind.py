@@ -22,7 +22,7 @@ KDF_QUESTIONS = ("paper", "qa")  # the paper's first
 
 
 @dataclass(frozen=True)
-class KdfOptions(TemplateOptions):
+class KdfKindOptions(TemplateOptions):
     shots: int = option(5, "demonstrations per question.", minimum=0, http_limit=20)
     kdf_demonstrations: str = option("other-relations", "other-relations (the KDF paper's) or same-relation "
                                                         "demonstrations, other subjects either way.",
@@ -36,13 +36,13 @@ class KdfOptions(TemplateOptions):
                                choices=KDF_QUESTIONS)
 
 
-class Kdf(ProbeSetKind):
+class KdfKind(ProbeSetKind):
     name = "kdf"
     summary = "A-D questions with 5-shot demonstrations"
-    options = KdfOptions
+    options = KdfKindOptions
     item_fields = ("language", "question", "options", "option_ids", "answer", "demonstrations")
 
-    def build(self, context: BuildContext, facts: list[ProbeFact], options: KdfOptions) -> list[dict]:
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: KdfKindOptions) -> list[dict]:
         questions = _questions(context, options, sorted({f.relation for f in facts}))
 
         def question(f: ProbeFact) -> str:
@@ -55,7 +55,7 @@ class Kdf(ProbeSetKind):
                          demonstrations=options.kdf_demonstrations, language=context.lang)
 
     def source_notes(self, context: BuildContext, facts: list[ProbeFact], items: list[dict],
-                     options: KdfOptions) -> dict:
+                     options: KdfKindOptions) -> dict:
         """The facts left out for want of 3 wrong options, per relation."""
         asked = {item["fact"] for item in items}
         skipped: dict[str, int] = {}
@@ -81,7 +81,7 @@ class Kdf(ProbeSetKind):
         return lines
 
 
-def _questions(context: BuildContext, options: KdfOptions, relations: Sequence[str]) -> dict[str, str]:
+def _questions(context: BuildContext, options: KdfKindOptions, relations: Sequence[str]) -> dict[str, str]:
     """A question per relation, [X] unfilled, in the names' language (`context.lang`): with
     kdf_question=paper `RelationTemplates.kdf_question()`, with qa `question()` (its first QA
     template, else a cloze with a blank). ValueError naming every relation without one there."""

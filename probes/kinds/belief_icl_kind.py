@@ -13,12 +13,12 @@ from ..facts import ProbeFact
 from ..templates import fill
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import option
-from .cloze import CLOZE_UNITS, cloze_units
+from .cloze_kind import CLOZE_UNITS, cloze_units
 from .sampling import AllBut, positions_by_subject, seeded
 
 
 @dataclass(frozen=True)
-class BeliefIclOptions(ClozeTemplateOptions):
+class BeliefIclKindOptions(ClozeTemplateOptions):
     shots: int = option(4, "demonstrations per setting.", minimum=0, http_limit=20)  # 000_d5e47173cc9830b1.txt:519
     aliases_per_subject: int = option(3, "subject names (label first, then aliases) per template.", minimum=1,
                                       http_limit=20)
@@ -26,14 +26,14 @@ class BeliefIclOptions(ClozeTemplateOptions):
                              choices=CLOZE_UNITS)
 
 
-class BeliefIcl(ProbeSetKind):
+class BeliefIclKind(ProbeSetKind):
     name = "belief-icl"
     summary = "per (subject-relation pair, template, subject name) demonstrations for zero-shot / x-random / " \
               "x-relation / x-template"
-    options = BeliefIclOptions
+    options = BeliefIclKindOptions
     item_fields = ("unit", "template", "template_id", "subject_name", "prompt", "demonstrations")
 
-    def build(self, context: BuildContext, facts: list[ProbeFact], options: BeliefIclOptions) -> list[dict]:
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: BeliefIclKindOptions) -> list[dict]:
         texts = context.cloze_texts(options, sorted({f.relation for f in facts}))
         return build_belief_icl(facts, texts, shots=options.shots, seed=context.selection.seed,
                                 aliases_per_subject=options.aliases_per_subject, unit=options.cloze_unit)

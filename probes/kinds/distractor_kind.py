@@ -16,7 +16,7 @@ STRATEGIES = ("random", "sem", "temp+sem", "appropt")
 
 
 @dataclass(frozen=True)
-class DistractorOptions(ClozeTemplateOptions):
+class DistractorKindOptions(ClozeTemplateOptions):
     strategies: tuple[str, ...] = option(("random",), "repeatable.", choices=STRATEGIES, flag="--strategy",
                                          http_limit=len(STRATEGIES))
     n: int = option(5, "per fact and strategy.", minimum=1, http_limit=50)
@@ -33,18 +33,18 @@ class DistractorOptions(ClozeTemplateOptions):
                                  choices=APPROPT_OBJECT)
 
 
-class Distractor(ProbeSetKind):
+class DistractorKind(ProbeSetKind):
     name = "distractor"
     summary = "strategy x n distractors per fact"
-    options = DistractorOptions
+    options = DistractorKindOptions
     item_fields = ("distractors", "shortfall", "object_names")
 
     @classmethod
-    def check(cls, options: DistractorOptions) -> None:
+    def check(cls, options: DistractorKindOptions) -> None:
         if "appropt" in options.strategies and not options.model:
             raise ValueError("appropt needs a model: --model SPEC (over HTTP, `model`: one the server serves)")
 
-    def build(self, context: BuildContext, facts: list[ProbeFact], options: DistractorOptions) -> list[dict]:
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: DistractorKindOptions) -> list[dict]:
         from ...index.distractors import DistractorFinder
 
         semantic = ranker = None

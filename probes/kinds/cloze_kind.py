@@ -15,7 +15,7 @@ CLOZE_UNITS = ("pair", "fact")  # BELIEF's unit first
 
 
 @dataclass(frozen=True)
-class ClozeOptions(ClozeTemplateOptions):
+class ClozeKindOptions(ClozeTemplateOptions):
     aliases_per_subject: int = option(3, "subject names (label first, then aliases) per template.", minimum=1,
                                       http_limit=20)
     cloze_unit: str = option("pair", "one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.",
@@ -24,13 +24,13 @@ class ClozeOptions(ClozeTemplateOptions):
                                             "tokenizer (for MLMs).", exposure=SERVED_MODEL, metavar="MODEL")
 
 
-class Cloze(ProbeSetKind):
+class ClozeKind(ProbeSetKind):
     name = "cloze"
     summary = "MyriadLAMA-style templates x subject names"
-    options = ClozeOptions
+    options = ClozeKindOptions
     item_fields = ("unit", "prompts")
 
-    def build(self, context: BuildContext, facts: list[ProbeFact], options: ClozeOptions) -> list[dict]:
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: ClozeKindOptions) -> list[dict]:
         single = None
         if options.single_token:
             single = single_token_test(context.models.get(options.single_token).tokenizer)

@@ -18,7 +18,7 @@ PAPER_MIN_FACTS, PAPER_MIN_OBJECTS = 500, 100
 
 
 @dataclass(frozen=True)
-class IclMcOptions(KindOptions):
+class IclMcKindOptions(KindOptions):
     choices: int = option(100, "choices per item.", minimum=2, http_limit=100)
     demo_fraction: float = option(0.2, "share of each relation's subjects that form the demonstration pool.",
                                   minimum=0, maximum=1)
@@ -27,19 +27,19 @@ class IclMcOptions(KindOptions):
                "item as `choices_requested` and in the sidecar, with a warning) instead of refusing the build.")
 
 
-class IclMc(ProbeSetKind):
+class IclMcKind(ProbeSetKind):
     name = "icl-mc"
     summary = "IC-LKE 100-way choices with a demonstration pool"
-    options = IclMcOptions
+    options = IclMcKindOptions
     item_fields = ("choices", "choice_ids", "answer_index")  # test items; demonstrations carry the fact only
 
-    def build(self, context: BuildContext, facts: list[ProbeFact], options: IclMcOptions) -> list[dict]:
+    def build(self, context: BuildContext, facts: list[ProbeFact], options: IclMcKindOptions) -> list[dict]:
         return build_icl_mc(facts, context.objects_of, context.true_objects, choices=options.choices,
                             demo_fraction=options.demo_fraction, seed=context.selection.seed,
                             allow_fewer_choices=options.allow_fewer_choices)
 
     def source_notes(self, context: BuildContext, facts: list[ProbeFact], items: list[dict],
-                     options: IclMcOptions) -> dict:
+                     options: IclMcKindOptions) -> dict:
         """Which relations T-REx-MC's filter would keep, and which items got fewer choices than asked."""
         relations = {}
         for relation in sorted({f.relation for f in facts}):
