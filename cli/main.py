@@ -8,7 +8,10 @@ complete; 3 = done but partial (records rejected or input truncated; see the rej
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -21,15 +24,40 @@ from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .outputs import overwrite_option
 
 
+# A reader that stops early (`factprobe kg facts ... | head`) closes our stdout. That is the
+# reader's choice, not a failure: the command ends quietly with the status a shell gives a
+# program a closed pipe ends (128 + SIGPIPE), as `seq 1 100000 | head -1` does, not click's 1.
+EXIT_CLOSED_PIPE = 141
+
+
+def _closed_pipe() -> NoReturn:
+    # Python flushes stdout once more on the way out; with the descriptor on devnull that last
+    # flush cannot raise again (and print "Exception ignored ... BrokenPipeError").
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout with no descriptor (an in-process test runner's)
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
 class Main(click.Group):
     """The group of every command: an output a command may not write (kg/outputs.py's
-    OutputError, from wherever it is raised) is one line and exit code 2."""
+    OutputError, from wherever it is raised) is one line and exit code 2; a closed stdout ends
+    the command quietly (exit 141), in a command or while click prints help."""
+
+    def make_context(self, *args, **kwargs) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:  # --help and --version print while the arguments are parsed
+            _closed_pipe()
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except OutputError as error:
             fail(str(error), EXIT_USAGE)
+        except BrokenPipeError:
+            _closed_pipe()
 
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
