@@ -12,7 +12,7 @@ import re
 from typing import Callable, Iterable, Iterator, Sequence
 
 from .corpus import Document
-from .scripts import UNSPACED_RANGES
+from .writing_systems import UNSPACED_RANGES
 from .settings import IndexSettings
 from .text import normalize
 

@@ -19,7 +19,7 @@ import ahocorasick
 import numpy as np
 
 from .corpus import Document
-from .scripts import UNSPACED_RANGES, unspaced
+from .writing_systems import UNSPACED_RANGES, unspaced
 from .text import AliasFilter, name_key, normalize
 
 MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters

@@ -4,7 +4,7 @@ Text and names are compared after Unicode NFKC normalization and case folding (N
 folding, since folding can produce characters NFKC would rewrite). A name occurs where its
 normalized form appears and neither of its two edges is glued (`at_word_boundaries`): "Paris"
 occurs in "paris," and "(PARIS)" but not in "Parisian". Characters of scripts written without
-spaces (Han, Kana, Thai, ...; index/scripts.py) never glue, so "伦敦" occurs in "英国的首都是伦敦",
+spaces (Han, Kana, Thai, ...; index/writing_systems.py) never glue, so "伦敦" occurs in "英国的首都是伦敦",
 and in mixed text a change between such a script and any other is a boundary: "Paris" occurs in
 "巴黎Paris。" and in "Paris是法国的首都", "东京" and "Tokyo" both in "东京Tokyo".
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 
-from .scripts import unspaced
+from .writing_systems import unspaced
 
 
 def normalize(text: str) -> str:
@@ -29,7 +29,7 @@ def name_key(name: str) -> str:
 def glued(outside: str, inside: str) -> bool:
     """True when the text character `outside`, next to the name's edge character `inside`, makes
     that edge no boundary: `outside` is a letter or digit (str.isalnum) and neither character
-    belongs to a script written without spaces (index/scripts.py)."""
+    belongs to a script written without spaces (index/writing_systems.py)."""
     return outside.isalnum() and not unspaced(outside) and not unspaced(inside)
 
 

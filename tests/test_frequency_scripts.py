@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from factprobe.index.elastic import tokens
 from factprobe.index.mentions import MentionFinder
-from factprobe.index.scripts import UNSPACED_SCRIPTS, script_ranges, unspaced
+from factprobe.index.writing_systems import UNSPACED_SCRIPTS, script_ranges, unspaced
 from factprobe.index.text import AliasFilter, at_word_boundaries, name_key, normalize, occurs
 
 # Thai "\u0e31" is a vowel sign (not a letter: str.isalnum is False), "ー" the kana length mark
