@@ -11,7 +11,7 @@ from .options import json_option
 from .outputs import overwrite_option
 
 # The choices are spelled out here so that `--help` works without importing the report module;
-# probes/report/compute.py `Definitions` checks them too. The first of each is the paper's (known:
+# probes/measures/overlap.py `Definitions` checks them too. The first of each is the paper's (known:
 # IC-LKE's comparison; sharing: BELIEF's rate).
 _KNOWN = ("per-template", "all-prompts")
 _SHARING = ("asymmetric", "probed", "jaccard")

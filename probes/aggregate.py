@@ -1,6 +1,6 @@
 """From per-item records to the numbers a paper reports. Every aggregate has `accuracy` (the
 mean of the records' `correct`) with its 95% interval and breakdowns by relation and frequency
-bucket (probes/methods/measures.py), then the method's own measures: what its class's
+bucket (probes/measures/accuracy.py), then the method's own measures: what its class's
 `aggregate_extra` returns, each method's in its own module under probes/methods/."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .methods import registered
-from .methods.measures import accuracy, share_breakdown
+from .measures.accuracy import accuracy, share_breakdown
 
 
 def aggregate(method: str, records: Sequence[dict], options: dict | None = None) -> dict:

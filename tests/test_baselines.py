@@ -10,7 +10,7 @@ import math
 import pytest
 
 from conftest import llama_server, run_cli
-from factprobe.probes import metrics
+from factprobe.probes import measures as metrics
 from factprobe.probes.methods.base import answer_key
 from factprobe.probes.runner import evaluate
 from scoring_models import real_scorer

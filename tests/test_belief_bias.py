@@ -13,9 +13,9 @@ import math
 
 import pytest
 
-from factprobe.probes import metrics
+from factprobe.probes import measures as metrics
 from factprobe.probes.aggregate import aggregate
-from factprobe.probes.metrics import bias_level
+from factprobe.probes.measures import bias_level
 
 LN2 = math.log(2)
 

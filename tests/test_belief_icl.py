@@ -304,7 +304,7 @@ def test_aggregate_bias_level_per_setting_over_relations():
 
 @pytest.mark.slow
 def test_content_free_answers_are_the_models_greedy_answers_on_smollm2():
-    from factprobe.probes.metrics import bias_level
+    from factprobe.probes.measures import bias_level
     from factprobe.probes.scoring.requests import GenerateRequest
     from scoring_models import real_scorer
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factprobe.probes.metrics import (AccAt1, AccuracyAtK, Bin, Coverage, GroupAccuracy, acc_at_1, accuracy_at_k,
+from factprobe.probes.measures import (AccAt1, AccuracyAtK, Bin, Coverage, GroupAccuracy, acc_at_1, accuracy_at_k,
                                       accuracy_by, avg_at_n, bias_level, consistency, coverage, expected_acc_at_1,
                                       kendall_tau, mean_over_facts, min_at_n, normalize_choice_probs, one_word_ratio,
                                       overconfidence, pearson, precision_at_n, probability_known, reliability_bins,

@@ -19,7 +19,7 @@ import math
 
 import pytest
 
-from factprobe.probes import metrics
+from factprobe.probes import measures as metrics
 from factprobe.probes.aggregate import aggregate
 from factprobe.probes.kinds.belief_icl_kind import build_belief_icl
 from factprobe.probes.kinds.cloze_kind import build_cloze

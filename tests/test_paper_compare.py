@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from factprobe.probes import metrics
+from factprobe.probes import measures as metrics
 from factprobe.probes.report import Definitions, overlap
 
 OLD = Definitions(known="all-prompts", sharing="jaccard")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from factprobe.probes.metrics.uncertainty import mean_estimate
+from factprobe.probes.measures.uncertainty import mean_estimate
 from factprobe.probes.report import write_report
-from factprobe.probes.report.compute import position_curve
+from factprobe.probes.report.comparison import position_curve
 from factprobe.probes.report.loading import load_runs, model_alias
 from test_reports import table_rows
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from factprobe.probes.metrics import (UnicodeWords, bootstrap, kendall_tau, mcnemar, mcnemar_p, min_at_n, pearson,
+from factprobe.probes.measures import (UnicodeWords, bootstrap, kendall_tau, mcnemar, mcnemar_p, min_at_n, pearson,
                                       rouge_l, wilson)
-from factprobe.probes.metrics.uncertainty import Estimate
+from factprobe.probes.measures.uncertainty import Estimate
 
 # ---------------------------------------------------------------------------------------------
 # Wilson
@@ -241,7 +241,7 @@ def test_rouge_l_of_nothing_is_a_float_zero():
 def test_metrics_import_without_scipy_or_rouge_score():
     # an install without the eval extra still imports the metrics and has Wilson and Pearson
     code = ("import sys; sys.modules['scipy'] = sys.modules['rouge_score'] = None\n"
-            "from factprobe.probes import metrics\n"
+            "from factprobe.probes import measures as metrics\n"
             "print(metrics.wilson(9, 10).low, metrics.pearson([1, 2, 3], [1, 3, 2]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0.5958499732047615", "0.5"]

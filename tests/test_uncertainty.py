@@ -8,8 +8,8 @@ import statistics
 
 import pytest
 
-from factprobe.probes.metrics import min_at_n
-from factprobe.probes.metrics.uncertainty import (FEW_ITEMS, bootstrap, items_for_width, mcnemar, proportion,
+from factprobe.probes.measures import min_at_n
+from factprobe.probes.measures.uncertainty import (FEW_ITEMS, bootstrap, items_for_width, mcnemar, proportion,
                                                   wilson)
 
 
@@ -91,7 +91,7 @@ def test_items_for_width():
 
 
 def test_mcnemar_p_from_the_discordant_counts():
-    from factprobe.probes.metrics import mcnemar_p
+    from factprobe.probes.measures import mcnemar_p
 
     assert mcnemar_p(0, 6) == 2 / 64  # 2 * C(6,0) / 2^6: six items all favour B
     assert mcnemar_p(6, 0) == mcnemar_p(0, 6) and mcnemar_p(0, 0) == 1.0

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 from ...kg.jsonl import jsonl_lines
 from ..declare import as_dict, check_value, option_specs
 from ..document import Section
-from ..metrics import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
+from ..measures import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .. import metrics
+from .. import measures
 from ..declare import LOCAL, SERVED_MODEL, URL, option
 from ..document import Block, Heading, ReportRun, Section, Text, table, with_interval
 from ..scoring.requests import GenerateRequest
@@ -24,7 +24,7 @@ from .base import Method, OptionError, answer_key, base_record, headline_interva
 from .bertscore import SCORE, BertScorer, best_per_cloze
 from .distractor import all_names, label_request, log_plausibility
 from .karr import PROBABILITIES as KARR_PROBABILITIES, KarrAsker
-from .measures import interval
+from ..measures.accuracy import interval
 
 JUDGE_PROMPT = ("Question: {question}\nReference answers: {gold}\nProposed answer: {answer}\n"
                 "Is the proposed answer correct? Reply with yes or no only.")
@@ -45,9 +45,9 @@ def baseline_measures(records: Sequence[dict], options: dict | None = None) -> d
                       ("judge", "judge"), ("probability_known", "correct"), ("bertscore", "bertscore"),
                       ("karr", "karr"), ("karr_known", "karr_known")):
         kept = [r for r in records if r.get(key) is not None]
-        means = metrics.fact_means([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
+        means = measures.fact_means([float(r[key]) for r in kept], [r.get("fact") or r["id"] for r in kept]) \
             if kept else []
-        out[name] = math.fsum(means) / len(means) if means else None  # metrics.mean_over_facts
+        out[name] = math.fsum(means) / len(means) if means else None  # measures.mean_over_facts
         # its 95% interval over facts (Wilson where every fact's value is 0 or 1)
         out[f"{name}_interval"] = interval(means)
     options = options or {}
@@ -235,7 +235,7 @@ class Baselines(Method):
             records.append(base_record(
                 item, cloze=clozes[0], clozes=clozes[:len(per_cloze)], answer=answer, probability=probability,
                 probability_per_cloze=per_cloze,
-                correct=metrics.probability_known(probability, self.options["threshold"]),
+                correct=measures.probability_known(probability, self.options["threshold"]),
                 candidates=found, precision_at_n=precision, rouge_l=rouge, judge=verdict, **extra, **karr))
         return records
 
@@ -261,16 +261,16 @@ class Baselines(Method):
         n = self.options["n"]
 
         def rouge(text: str) -> float:  # the best over the gold names, aliases included
-            return max(metrics.rouge_l(answer_key(text), answer_key(g)) for g in item["gold"])
+            return max(measures.rouge_l(answer_key(text), answer_key(g)) for g in item["gold"])
 
         if self.options["candidates"] == "sample":
             counts = Counter(answer_key(t) for t in found[0])
             ranked = [a for a, _ in sorted(counts.items(), key=lambda kv: -kv[1])]  # stable: first seen wins ties
-            return metrics.precision_at_n(ranked, gold, n), rouge(answer)
+            return measures.precision_at_n(ranked, gold, n), rouge(answer)
         precisions, rouges = [], []
         for texts in found:
             # Beams that differ only after a stop string, or in case, are one answer: rank distinct ones.
             ranked = list(dict.fromkeys(answer_key(t) for t in texts))
-            precisions.append(metrics.precision_at_n(ranked, gold, n))
+            precisions.append(measures.precision_at_n(ranked, gold, n))
             rouges.append(max(rouge(t) for t in texts) if texts else 0.0)
         return math.fsum(precisions) / len(precisions), math.fsum(rouges) / len(rouges)

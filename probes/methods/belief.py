@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..declare import option
-from ..metrics import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level,
+from ..measures import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, entropy_bias_level,
                        single_prompt_bias_level)
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
 from .base import Method, OptionError, answer_key, base_record
-from .belief_measures import BELIEF_DEFINITIONS, BELIEF_MEASURES, belief_measures
+from ..measures.belief_records import belief_measures
+from .belief_sections import BELIEF_DEFINITIONS, BELIEF_MEASURES
 
 # top_k for the content-free prompts of bias=entropy: more than any vocabulary, so the backend
 # returns every entry (hf_masked clips top_k to the vocabulary size).
@@ -47,7 +48,7 @@ class Belief(Method):
     summary = "masked-LM top-1 over every prompt of an item: Acc@1, Consist, Ovconf, coverage, bias level"
     kinds = ("cloze",)
     reads = ("prompts", "gold")
-    aggregate_extra = staticmethod(belief_measures)  # belief_measures.py
+    aggregate_extra = staticmethod(belief_measures)  # probes/measures/belief_records.py
     report_sections = (BELIEF_MEASURES, BELIEF_DEFINITIONS)
     Options = BeliefOptions
 

@@ -12,15 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .. import metrics
+from .. import measures
 from ..declare import option
 from ..answers import matches_any, same_answer
-from ..metrics import BIAS_DEFINITIONS, PAPER_ACC_DRAWS, answer_key
+from ..measures import BIAS_DEFINITIONS, PAPER_ACC_DRAWS, answer_key
 from ..scoring.requests import GenerateRequest
 from .base import Method, OptionError, base_record, headline_interval, headline_number
 from .belief import check_token
-from .belief_measures import BELIEF_DEFINITIONS, belief_definitions, bias_levels, overconfidence_interval
-from .measures import accuracy_breakdown, interval
+from ..measures.belief_records import belief_definitions, bias_levels, overconfidence_interval
+from .belief_sections import BELIEF_DEFINITIONS
+from ..measures.accuracy import accuracy_breakdown, interval
 
 SETTINGS = ("zero-shot", "x-random", "x-relation", "x-template")
 INSTRUCTION = "Predict the [MASK] in each sentence in one word."
@@ -177,7 +178,7 @@ def _setting_measures(rows: list[dict], draws: int) -> dict:
     per_fact: dict[str, list[dict]] = {}
     for row in rows:
         per_fact.setdefault(row.get("fact") or row["id"], []).append(row)
-    acc = metrics.acc_at_1([[bool(r["correct"]) for r in group] for group in per_fact.values()], draws=draws)
+    acc = measures.acc_at_1([[bool(r["correct"]) for r in group] for group in per_fact.values()], draws=draws)
     shares = []
     for group in per_fact.values():
         answers = [r["prediction"] for r in group]
@@ -196,13 +197,13 @@ def _setting_measures(rows: list[dict], draws: int) -> dict:
             "acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
             "consistency": sum(shares) / len(shares) if shares else None,  # None: no fact has two templates
-            "overconfidence": metrics.overconfidence(confidence, correct, bins),
+            "overconfidence": measures.overconfidence(confidence, correct, bins),
             "mean_confidence": sum(confidence) / len(confidence),
-            "one_word_ratio": metrics.one_word_ratio([r["prediction"] for r in rows]),
+            "one_word_ratio": measures.one_word_ratio([r["prediction"] for r in rows]),
             # greedy answers stopped by the token limit rather than by their line's end
             "answers_cut": sum(r.get("finish_reason") == "length" for r in rows),
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
-                            for b in metrics.reliability_bins(confidence, correct, bins)],
+                            for b in measures.reliability_bins(confidence, correct, bins)],
             "by_relation": accuracy_breakdown(rows, "relation"), "by_bucket": accuracy_breakdown(rows, "bucket"),
             **bias_levels([(answer_key(r["prediction"]), _key(r.get("content_free_prediction")), r.get("relation"))
                            for r in rows])}

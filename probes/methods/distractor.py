@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .. import metrics
+from .. import measures
 from ..declare import option
 from ..document import Block, Heading, ReportRun, Section, breakdown, fmt_count, table, with_interval
 from ..scoring.requests import LabelPathRequest, LabelPathScore
 from ..templates import load_templates, prompt_before_object
 from .base import Method, base_record, headline_interval, headline_number
-from .measures import interval
+from ..measures.accuracy import interval
 
 
 def distractor_measures(records: Sequence[dict], options: dict | None = None) -> dict:
@@ -35,15 +35,15 @@ def distractor_measures(records: Sequence[dict], options: dict | None = None) ->
 
 def _min_avg(rows: Sequence[dict]) -> dict:
     """A record's Min@n / Avg@n is already the mean over its clozes; the probe set's is the mean
-    over facts (metrics.mean_over_facts: a distractor set has one item per fact)."""
+    over facts (measures.mean_over_facts: a distractor set has one item per fact)."""
     scored = [r for r in rows if r.get("min_at_n") is not None]
     facts = [r.get("fact") or r["id"] for r in scored]
 
     def over_facts(key: str) -> float | None:
-        return metrics.mean_over_facts([r[key] for r in scored], facts) if scored else None
+        return measures.mean_over_facts([r[key] for r in scored], facts) if scored else None
 
     def per_fact(key: str) -> list[float]:
-        return metrics.fact_means([r[key] for r in scored], facts) if scored else []
+        return measures.fact_means([r[key] for r in scored], facts) if scored else []
 
     return {"min_at_n": over_facts("min_at_n"), "avg_at_n": over_facts("avg_at_n"), "items": len(scored),
             "min_at_n_interval": interval(per_fact("min_at_n")), "avg_at_n_interval": interval(per_fact("avg_at_n"))}
@@ -131,8 +131,8 @@ class DistractorMeasure(Method):
                 first = [plausibility[d["entity"]] for d in self._first_named(found, plausibility)]
                 compared[strategy] = len(first)
                 # No named distractor: nothing to beat, no verdict (metrics refuse n = 0).
-                scores[strategy]["min_at_n"].append(float(metrics.min_at_n(gold, first, len(first))) if first else None)
-                scores[strategy]["avg_at_n"].append(metrics.avg_at_n(gold, first, len(first)) if first else None)
+                scores[strategy]["min_at_n"].append(float(measures.min_at_n(gold, first, len(first))) if first else None)
+                scores[strategy]["avg_at_n"].append(measures.avg_at_n(gold, first, len(first)) if first else None)
         by_strategy = {strategy: {"min_at_n": _mean(scores[strategy]["min_at_n"]),
                                   "avg_at_n": _mean(scores[strategy]["avg_at_n"]),
                                   "compared": compared.get(strategy, 0),

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .. import metrics
+from .. import measures
 from ..declare import option
 from ..document import (Block, Heading, ReportRun, Section, Text, breakdown, bucket_key, fmt, fmt_count, fmt_interval,
                         table)
 from ..scoring.requests import LoglikelihoodRequest
 from .base import Method, base_record
-from .measures import json_number, proportion_interval
+from ..measures.accuracy import json_number, proportion_interval
 
 _SYLLABLES = ("ka", "lo", "mi", "ren", "tu", "vas", "no", "bri", "sel", "dor", "qua", "zen")
 
@@ -34,7 +34,7 @@ def icl_measures(records: Sequence[dict], options: dict | None = None) -> dict:
     correct = [bool(r["correct"]) for r in records]
     at_k = {}
     for k in (0.5, 0.7, 0.9):
-        found = metrics.accuracy_at_k(probability, correct, k)
+        found = measures.accuracy_at_k(probability, correct, k)
         right = sum(c for p, c in zip(probability, correct) if p > k)  # as accuracy_at_k selects
         at_k[str(k)] = {"accuracy": json_number(found.accuracy), "items": found.count,
                         "interval": proportion_interval(right, found.count) if found.count else None}
@@ -222,5 +222,5 @@ def choice_record(item: dict, logprobs: list[float], **extra) -> dict:
     best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))  # ties: the earlier choice
     return base_record(item, prediction=item["choices"][best], predicted_index=best,
                        answer_index=item["answer_index"], correct=best == item["answer_index"],
-                       probability=metrics.normalize_choice_probs(logprobs)[best],
+                       probability=measures.normalize_choice_probs(logprobs)[best],
                        gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs), **extra)

@@ -2,8 +2,8 @@
 comparison of two. Everything here reads run folders only; no model is loaded. Output is
 deterministic: runs are sorted, keys are sorted, numbers have 4 decimals.
 
-Modules, each depending only on those before it: loading (run folders), compute (overlap,
-comparisons), sections (the report's sections, each method's own from the method registry),
+Modules, each depending only on those before it: loading (run folders), comparison (pairs of
+runs side by side; the overlap measures are probes/measures/overlap.py), sections (the report's sections, each method's own from the method registry),
 render (Markdown, HTML), plots (PNGs), write (the report on disk, `factprobe compare`'s text).
 The blocks and number formats are probes/document's. The public names are re-exported here, so
 `from factprobe.probes.report import ...` keeps working.
@@ -11,9 +11,9 @@ The blocks and number formats are probes/document's. The public names are re-exp
 
 from ..document import (Block, Heading, Image, Table, Text, bucket_key, fmt, fmt_acc_at_1, fmt_cell, fmt_count,
                         fmt_signed, natural_key)
-from .compute import (KNOWN_DEFINITIONS, KNOWN_RULE, SHARING_DEFINITIONS, Comparison, Definitions, Overlap,
-                      PairRow, comparable_pairs, compare, is_known, known_units, overlap, relation_means,
-                      same_probe_set)
+from ..measures.overlap import (KNOWN_DEFINITIONS, KNOWN_RULE, SHARING_DEFINITIONS, Definitions, Overlap, is_known,
+                               known_units, overlap, relation_means)
+from .comparison import Comparison, PairRow, comparable_pairs, compare, same_probe_set
 from .loading import RUN_FILES, Run, RunError, load_run, load_runs
 from .plots import plot_buckets, plot_overlap, plot_relations, plot_reliability
 from .render import md_escape, to_html, to_markdown
@@ -24,7 +24,7 @@ from .write import ReportFiles, comparison_text, write_report
 __all__ = [
     # loading
     "RUN_FILES", "RunError", "Run", "load_run", "load_runs",
-    # compute
+    # comparison (the overlap measures: probes/measures/overlap.py)
     "KNOWN_RULE", "is_known", "natural_key", "bucket_key", "same_probe_set", "KNOWN_DEFINITIONS",
     "SHARING_DEFINITIONS", "Definitions", "Overlap", "known_units", "overlap", "relation_means", "PairRow",
     "comparable_pairs", "Comparison", "compare",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..document import breakdown, bucket_key, natural_key, number
-from .compute import PairRow, entry_accuracy, position_curve
+from .comparison import PairRow, entry_accuracy, position_curve
 from .loading import Run
 from .sections import bin_interval, reliability_series
 

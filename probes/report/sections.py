@@ -12,8 +12,8 @@ from typing import Sequence
 from ..document import (Block, Heading, Image, Section, Table, Text, breakdown, bucket_key, fmt, fmt_cell, fmt_count,
                         fmt_interval, measure_columns, natural_key, table, with_interval)
 from ..methods import registered
-from ..metrics.uncertainty import wilson
-from .compute import Definitions, PairRow, comparable_pairs, position_curve
+from ..measures.uncertainty import wilson
+from .comparison import Definitions, PairRow, comparable_pairs, position_curve
 from .loading import Run
 
 # The breakdowns every aggregate has; their own sections (buckets, relations) show them.

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 from ...kg.outputs import replace_file
 from ..document import fmt, fmt_signed
-from .compute import Definitions, comparable_pairs
+from .comparison import Definitions, comparable_pairs
 from .loading import Run
 from .plots import plot_buckets, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import to_html, to_markdown

@@ -1,4 +1,4 @@
-"""What every method's aggregate is made of, over the pure metrics of probes/metrics/: accuracy
+"""What every method's aggregate is made of, over the pure functions beside it: accuracy
 (the mean of the records' `correct`) with its 95% interval, breakdowns of it by a record field,
 and numbers as JSON holds them. probes/aggregate.py gives every run these; each method's own
 measures (its `aggregate_extra`) build on them."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .. import metrics
+from . import breakdowns, uncertainty
 
 
 def accuracy(records: Sequence[dict]) -> dict:
@@ -20,24 +20,24 @@ def accuracy(records: Sequence[dict]) -> dict:
 def interval(values: Sequence[float], seed: int = 0) -> dict | None:
     """A mean's standard error and 95% interval: Wilson's when every value is 0 or 1 (a
     proportion), else a seeded bootstrap over the items (shares of prompts or settings); None
-    when there is nothing to average. `few` marks figures over fewer than metrics.FEW_ITEMS."""
+    when there is nothing to average. `few` marks figures over fewer than uncertainty.FEW_ITEMS."""
     if not values:
         return None
     if all(v in (0.0, 1.0) for v in values):
-        found = metrics.wilson(int(sum(values)), len(values))
+        found = uncertainty.wilson(int(sum(values)), len(values))
     else:
-        found = metrics.bootstrap(list(values), lambda xs: sum(xs) / len(xs), seed=seed)
+        found = uncertainty.bootstrap(list(values), lambda xs: sum(xs) / len(xs), seed=seed)
     return json_numbers(found.as_dict())
 
 
 def proportion_interval(correct: int, total: int) -> dict:
     """Wilson's 95% interval of `correct` out of `total`."""
-    return json_numbers(metrics.wilson(correct, total).as_dict())
+    return json_numbers(uncertainty.wilson(correct, total).as_dict())
 
 
 def accuracy_breakdown(records: Sequence[dict], key: str) -> dict:
     """Accuracy per value of the records' `key` (right/wrong records), with its interval."""
-    groups = metrics.accuracy_by([r for r in records if r.get("correct") is not None], key)
+    groups = breakdowns.accuracy_by([r for r in records if r.get("correct") is not None], key)
     return {name: {"accuracy": g.accuracy, "correct": g.correct, "total": g.total,
                    "interval": proportion_interval(g.correct, g.total)} for name, g in groups.items()}
 

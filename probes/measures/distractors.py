@@ -1,6 +1,6 @@
 """The distractor measure (Ammar Khodja et al. 2025): Min@n and Avg@n of the gold object against
 its first n distractors, the per-fact aggregate, and the baselines it is compared with
-(Probability, Precision@n, ROUGE-L: rouge-score's). Conventions: probes/metrics/__init__.py.
+(Probability, Precision@n, ROUGE-L: rouge-score's). Conventions: probes/measures/__init__.py.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Pure computations over loaded runs, no I/O: what counts as known, the overlap between two
-runs (subsumption, sharing, correlations of per-relation accuracies) under the chosen
-`Definitions`, the side-by-side `Comparison` behind `factprobe compare`, and IC-LKE's
-per-position curve. The sort orders of relations and buckets: probes/document/formatting.py.
-"""
+"""What two runs know in common: which units count as known under the chosen `Definitions`
+(IC-LKE's per-template comparison or whole items), subsumption, sharing (BELIEF's asymmetric
+rate by default) and the correlations of per-relation accuracies, as the pure `overlap` of two
+runs' records. probes/report/comparison.py applies it to loaded runs."""
 
 from __future__ import annotations
 
@@ -10,10 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from .. import metrics
-from ..document import breakdown, bucket_key, natural_key, number
-from ..metrics.uncertainty import Estimate, mean_estimate
-from .loading import Run
+from ..document import natural_key, number
+from . import belief, iclke, uncertainty
 
 KNOWN_RULE = ("An item counts as known when its `correct` is true, or, where `correct` is a share "
               "(BELIEF over several prompts), when that share is 1.0.")
@@ -22,13 +19,6 @@ KNOWN_RULE = ("An item counts as known when its `correct` is true, or, where `co
 def is_known(correct) -> bool:
     # bool is a subclass of int, so True == 1.0 and a share of 1.0 both qualify; None does not.
     return isinstance(correct, (int, float)) and correct == 1.0
-
-
-def same_probe_set(a: Run, b: Run) -> bool:
-    """The same file contents when both runs know the SHA-256; otherwise the same file name."""
-    if a.probes_sha256 and b.probes_sha256:
-        return a.probes_sha256 == b.probes_sha256
-    return a.probes == b.probes
 
 
 # How `compare` and `report` decide what a run knows and how much two runs share (see
@@ -121,7 +111,7 @@ class Overlap:
     def p_value(self) -> float:
         """McNemar's exact test of "A and B know as much" over the shared units: only the units
         one run knows and the other does not speak to a difference."""
-        return metrics.mcnemar_p(self.only_a, self.only_b)
+        return uncertainty.mcnemar_p(self.only_a, self.only_b)
 
     def as_dict(self) -> dict:
         return {"shared_items": self.shared_items, "shared_units": self.shared, "both": self.both, "only_a": self.only_a, "only_b": self.only_b,
@@ -172,15 +162,15 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
     both = len(known_a & known_b)
     relation_of = {u: units_a[u][0] for u in shared}
     if definitions.known == "per-template":
-        subsumption_ab = number(metrics.subsumption_rate_by_relation(known_a, known_b, relation_of))
-        subsumption_ba = number(metrics.subsumption_rate_by_relation(known_b, known_a, relation_of))
+        subsumption_ab = number(iclke.subsumption_rate_by_relation(known_a, known_b, relation_of))
+        subsumption_ba = number(iclke.subsumption_rate_by_relation(known_b, known_a, relation_of))
     else:
         # The metric functions call an empty side vacuously 1.0; a report says n/a instead, since a
         # reader would take 1.0 as "B knows everything A knows" when A knows nothing.
-        subsumption_ab = metrics.subsumption_rate(known_a, known_b) if known_a else None
-        subsumption_ba = metrics.subsumption_rate(known_b, known_a) if known_b else None
+        subsumption_ab = iclke.subsumption_rate(known_a, known_b) if known_a else None
+        subsumption_ba = iclke.subsumption_rate(known_b, known_a) if known_b else None
     if definitions.sharing == "asymmetric":
-        sharing_a, sharing_b = (number(rate) for rate in metrics.sharing_rates(known_a, known_b))
+        sharing_a, sharing_b = (number(rate) for rate in belief.sharing_rates(known_a, known_b))
     else:
         sharing_a = sharing_b = _symmetric_sharing(known_a, known_b, relation_of, definitions)
     by_id_a = {r["id"]: r for r in items_a}
@@ -192,7 +182,7 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
     pearson = kendall = None
     if len(relations) >= 2:
         x, y = [acc_a[r] for r in relations], [acc_b[r] for r in relations]
-        pearson, kendall = number(metrics.pearson(x, y)), number(metrics.kendall_tau(x, y))
+        pearson, kendall = number(iclke.pearson(x, y)), number(iclke.kendall_tau(x, y))
     return Overlap(shared=len(shared), both=both, only_a=len(known_a) - both, only_b=len(known_b) - both,
                    neither=len(shared) - len(known_a | known_b), subsumption_ab=subsumption_ab,
                    subsumption_ba=subsumption_ba, sharing_a=sharing_a, sharing_b=sharing_b, relations=len(relations),
@@ -204,7 +194,7 @@ def _symmetric_sharing(known_a: set, known_b: set, relation_of: dict, definition
     """The "probed" or "jaccard" rate: per relation and averaged under known=per-template, pooled
     under all-prompts; None where it is undefined."""
     if definitions.known == "per-template":
-        return number(metrics.mean_over_relations(relation_of, lambda units: _sharing(
+        return number(iclke.mean_over_relations(relation_of, lambda units: _sharing(
             known_a & units, known_b & units, units, definitions.sharing)))
     return number(_sharing(known_a, known_b, set(relation_of), definitions.sharing))
 
@@ -212,8 +202,8 @@ def _symmetric_sharing(known_a: set, known_b: set, relation_of: dict, definition
 def _sharing(known_a: set, known_b: set, probed: set, definition: str) -> float:
     """One symmetric sharing rate over one group of units; NaN where it is undefined."""
     if definition == "jaccard":
-        return metrics.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else math.nan
-    return metrics.shared_rate({"a": known_a, "b": known_b}, probed)
+        return iclke.sharing_rate({"a": known_a, "b": known_b}) if known_a | known_b else math.nan
+    return iclke.shared_rate({"a": known_a, "b": known_b}, probed)
 
 
 def relation_means(items: Sequence[dict]) -> dict[str, float]:
@@ -227,78 +217,3 @@ def relation_means(items: Sequence[dict]) -> dict[str, float]:
     return {k: sum(v) / len(v) for k, v in groups.items()}
 
 
-@dataclass(frozen=True)
-class PairRow:
-    a: Run
-    b: Run
-    overlap: Overlap
-
-
-def comparable_pairs(runs: Sequence[Run], definitions: Definitions = Definitions()) -> list[PairRow]:
-    """Every pair of runs with the same method over the same probe set, in run order."""
-    return [PairRow(a, b, overlap(a.items, b.items, definitions))
-            for k, a in enumerate(runs) for b in runs[k + 1:]
-            if a.method == b.method and same_probe_set(a, b)]
-
-
-def entry_accuracy(entry) -> float | None:
-    return number(entry.get("accuracy")) if isinstance(entry, dict) else None
-
-
-def _diff(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else b - a
-
-
-@dataclass(frozen=True)
-class Comparison:
-    a: Run
-    b: Run
-    same_probe_set: bool
-    overlap: Overlap
-
-    def as_dict(self) -> dict:
-        """The JSON of `factprobe compare`: differences are B - A."""
-        def side(run: Run) -> dict:
-            return {"folder": run.folder, "model": run.model, "method": run.method, "probes": run.probes,
-                    "probes_sha256": run.probes_sha256, "items": run.item_count,
-                    "accuracy": number(run.aggregate.get("accuracy"))}
-
-        def table(key: str, order) -> dict:
-            ta, tb = breakdown(self.a, key), breakdown(self.b, key)
-            out = {}
-            for name in sorted(set(ta) | set(tb), key=order):
-                acc_a, acc_b = entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name))
-                out[name] = {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b),
-                             "total_a": (ta.get(name) or {}).get("total"), "total_b": (tb.get(name) or {}).get("total")}
-            return out
-
-        acc_a, acc_b = side(self.a)["accuracy"], side(self.b)["accuracy"]
-        return {"a": side(self.a), "b": side(self.b), "same_probe_set": self.same_probe_set,
-                "same_method": self.a.method == self.b.method,
-                "accuracy": {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b)},
-                "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
-                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.definitions.describe()}
-
-
-def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
-    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions))
-
-
-@dataclass(frozen=True)
-class PositionPoint:
-    position: int  # 1-based: the first demonstration line is 1
-    estimate: Estimate  # the mean log-probability of the line's object given the lines before it
-
-
-def position_curve(run: Run) -> list[PositionPoint]:
-    """IC-LKE's per-position curve, from the items' `position_logprobs` (`record_positions=true`):
-    per demonstration position, the mean log-probability of that line's object over the items
-    that have the position, with its 95% interval. Empty when the run recorded none."""
-    by_position: dict[int, list[float]] = {}
-    for item in run.items:
-        values = item.get("position_logprobs")
-        if isinstance(values, list):
-            for k, value in enumerate(values, start=1):
-                if isinstance(value, (int, float)):
-                    by_position.setdefault(k, []).append(float(value))
-    return [PositionPoint(k, mean_estimate(v)) for k, v in sorted(by_position.items())]

@@ -1,5 +1,4 @@
-"""BELIEF's measures (Zhao et al.) over the records of probes/methods/belief.py, and its report
-sections: Acc@1 over draws, Consist, Ovconf with reliability bins, one-word ratio, coverage and
+"""BELIEF's measures (Zhao et al.) over the records of probes/methods/belief.py: Acc@1 over draws, Consist, Ovconf with reliability bins, one-word ratio, coverage and
 the bias level, each under a definition the aggregate names (`definitions`) and the report
 spells out. BELIEF-ICL (belief_icl.py) shares the definitions, the bias level and Ovconf's
 interval."""
@@ -8,9 +7,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .. import metrics
-from ..document import Block, Heading, ReportRun, Section, Text, measure_columns, table
-from .measures import interval, json_numbers
+from . import belief
+from .accuracy import interval, json_numbers
+from .uncertainty import bootstrap
 
 
 def belief_measures(records: Sequence[dict], options: dict) -> dict:
@@ -34,7 +33,7 @@ def belief_measures(records: Sequence[dict], options: dict) -> dict:
 
 def belief_definitions(records: Sequence[dict], options: dict, bias: str | None) -> dict:
     """The definitions behind the BELIEF numbers, named so a report can say which it shows."""
-    return {"unit": _unit(records), "acc_draws": options.get("acc_draws", metrics.PAPER_ACC_DRAWS),
+    return {"unit": _unit(records), "acc_draws": options.get("acc_draws", belief.PAPER_ACC_DRAWS),
             "bias": bias, "coverage_maximum": options.get("coverage_maximum", "best-subject")}
 
 
@@ -55,31 +54,31 @@ def _belief(records: Sequence[dict], options: dict) -> dict:
         return {"acc_at_1": None, "consistency": None, "overconfidence": None, "one_word_ratio": None,
                 "coverage": None, "reliability": []}
     correct = [r["prompt_correct"] for r in answered]
-    acc = metrics.acc_at_1(correct, draws=options.get("acc_draws", metrics.PAPER_ACC_DRAWS))
+    acc = belief.acc_at_1(correct, draws=options.get("acc_draws", belief.PAPER_ACC_DRAWS))
     flat_confidence = [c for r in answered for c in r["confidence"]]
     flat_correct = [c for r in answered for c in r["prompt_correct"]]
     bins = min(10, len(flat_confidence))
-    coverage = metrics.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered],
+    coverage = belief.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered],
                                 maximum=options.get("coverage_maximum", "best-subject"))
     predictions = [r["predictions"] for r in answered]
     facts = [(r["confidence"], [bool(c) for c in r["prompt_correct"]]) for r in answered]
     return {"acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
             "acc_at_1_interval": interval([sum(c) / len(c) for _, c in facts]),
-            "consistency_interval": interval([metrics.consistency([p]) for p in predictions if len(p) > 1]),
+            "consistency_interval": interval([belief.consistency([p]) for p in predictions if len(p) > 1]),
             "overconfidence_interval": overconfidence_interval(facts, bins),
-            "consistency": metrics.consistency(predictions) if any(len(p) > 1 for p in predictions) else None,
-            "overconfidence": metrics.overconfidence(flat_confidence, flat_correct, bins),
-            "one_word_ratio": metrics.one_word_ratio([p for ps in predictions for p in ps]),
+            "consistency": belief.consistency(predictions) if any(len(p) > 1 for p in predictions) else None,
+            "overconfidence": belief.overconfidence(flat_confidence, flat_correct, bins),
+            "one_word_ratio": belief.one_word_ratio([p for ps in predictions for p in ps]),
             "coverage": {"average": coverage.average, "maximum": coverage.maximum, "oracle": coverage.oracle},
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
-                            for b in metrics.reliability_bins(flat_confidence, flat_correct, bins)]}
+                            for b in belief.reliability_bins(flat_confidence, flat_correct, bins)]}
 
 
 def _entropy_bias(records: Sequence[dict]) -> dict:
     """The paper's bias levels: each record carries its relation's 1 - H/H_max, multi-prompt
-    (`bias_level`: metrics.entropy_bias_level) and single-prompt (`single_prompt`:
-    metrics.single_prompt_bias_level), computed once per relation by the method
+    (`bias_level`: belief.entropy_bias_level) and single-prompt (`single_prompt`:
+    belief.single_prompt_bias_level), computed once per relation by the method
     (probes/methods/belief.py); each averages the relations with equal weight, leaving out those
     without a value (fewer than 2 candidate objects); None when none has one."""
     by_relation: dict[str, dict] = {}
@@ -100,7 +99,7 @@ def _entropy_bias(records: Sequence[dict]) -> dict:
 
 
 def bias_levels(rows: Sequence[tuple]) -> dict:
-    """metrics.bias_level over (answer, content-free answer, relation) rows, one per prompt:
+    """belief.bias_level over (answer, content-free answer, relation) rows, one per prompt:
     `bias_level` averages the relations with equal weight, `bias_level_by_relation` is each
     relation's share of prompts answered as their content-free version. Rows without a
     content-free answer (content_free off, no template) are left out; None when none is left."""
@@ -112,9 +111,9 @@ def bias_levels(rows: Sequence[tuple]) -> dict:
     by_relation = {}
     for name in dict.fromkeys(groups):
         mine = [k for k, g in enumerate(groups) if g == name]
-        by_relation[name] = metrics.bias_level([answers[k] for k in mine], [free[k] for k in mine],
+        by_relation[name] = belief.bias_level([answers[k] for k in mine], [free[k] for k in mine],
                                                [name] * len(mine))
-    return {"bias_level": metrics.bias_level(answers, free, groups), "bias_level_by_relation": by_relation}
+    return {"bias_level": belief.bias_level(answers, free, groups), "bias_level_by_relation": by_relation}
 
 
 def overconfidence_interval(facts: list[tuple[list[float], list[bool]]], bins: int) -> dict | None:
@@ -124,64 +123,8 @@ def overconfidence_interval(facts: list[tuple[list[float], list[bool]]], bins: i
         confidence = [c for conf, _ in sample for c in conf]
         if len(confidence) < bins:
             return float("nan")
-        return metrics.overconfidence(confidence, [k for _, ks in sample for k in ks], bins)
+        return belief.overconfidence(confidence, [k for _, ks in sample for k in ks], bins)
 
     if not facts:
         return None
-    return json_numbers(metrics.bootstrap(facts, ovconf, draws=200).as_dict())
-
-
-# -- report sections ---------------------------------------------------------------------------
-
-def _measures_blocks(runs: Sequence[ReportRun]) -> list[Block]:
-    shown = [r for r in runs if "acc_at_1" in r.aggregate or "consistency" in r.aggregate]
-    if not shown:
-        return []
-    columns = measure_columns([r.aggregate for r in shown])
-    return [Heading("BELIEF measures", 3),
-            table(("Run", *(h for h, _ in columns)),
-                  [(r.rid, *(get(r.aggregate) for _, get in columns)) for r in shown])]
-
-
-UNITS = {"pair": "subject-relation pair (BELIEF's)", "fact": "(s, r, o) fact, not BELIEF's pair",
-         "mixed": "mixed pairs and facts"}
-BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects, averaged over the "
-                   "prompts before normalizing (BELIEF's); single-prompt: the mean of each template's level",
-        "entropy-rows": "1 - H/H_max of the mean of the content-free distributions, each renormalized over the "
-                        "candidates first (factprobe before issue 28), not BELIEF's",
-        "top1": "share of answers equal to the content-free prompt's top-1 answer, not BELIEF's"}
-MAXIMUM = {"best-subject": "best subject expression per template (MyriadLAMA's)",
-           "mean": "mean over a template's subject expressions, not MyriadLAMA's"}
-
-
-def _definitions_blocks(runs: Sequence[ReportRun]) -> list[Block]:
-    """Which definition each BELIEF / BELIEF-ICL run's numbers follow (the aggregate's
-    `definitions`), one line per run, beside the numbers."""
-    lines = []
-    for r in runs:
-        d = r.aggregate.get("definitions")
-        if not isinstance(d, dict):
-            continue
-        parts = [f"unit {d.get('unit')}: {UNITS.get(d.get('unit'), '?')}",
-                 f"Acc@1 over {d.get('acc_draws')} one-prompt draws"
-                 + (" (BELIEF's N)" if d.get("acc_draws") == 50_000 else " (BELIEF uses 50000)")]
-        if d.get("bias"):
-            parts.append(f"bias={d['bias']}: {BIAS.get(d['bias'], '?')}")
-        if d.get("coverage_maximum"):
-            parts.append(f"coverage_maximum={d['coverage_maximum']}: {MAXIMUM.get(d['coverage_maximum'], '?')}")
-        if "max_tokens" in d:  # BELIEF-ICL's generated answers
-            parts.append(_answer_length(d["max_tokens"], r.aggregate.get("by_setting")))
-        lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
-    return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
-
-
-def _answer_length(cap, by_setting) -> str:
-    """How long a BELIEF-ICL answer may run, and how many greedy answers the limit stopped."""
-    cut = sum(v.get("answers_cut") or 0 for v in (by_setting or {}).values() if isinstance(v, dict))
-    text = ("answers run to the end of their line (BELIEF-ICL's)" if cap is None else
-            f"answers cut at {cap} tokens, not BELIEF-ICL's (no cap)")
-    return text + (f"; {cut} greedy answer{'s' if cut != 1 else ''} reached the limit" if cut else "")
-
-
-BELIEF_MEASURES = Section(10, _measures_blocks)  # BELIEF's table of its headline measures
-BELIEF_DEFINITIONS = Section(20, _definitions_blocks)  # BELIEF's and BELIEF-ICL's
+    return json_numbers(bootstrap(facts, ovconf, draws=200).as_dict())

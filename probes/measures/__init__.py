@@ -1,9 +1,12 @@
-"""Metrics of the probing methods, as pure functions (no I/O, no model): BELIEF / BELIEF-ICL and
-MyriadLAMA (belief.py), IC-LKE (iclke.py), the distractor measure and its baselines
-(distractors.py; ROUGE-L is rouge-score's), standard errors, intervals and paired tests
-(uncertainty.py; scipy.stats' bootstrap and binomial test), and accuracy per group, KDF's
-frequency buckets included (breakdowns.py).
-Every name is importable from here: `from factprobe.probes import metrics; metrics.acc_at_1`.
+"""Every measure factprobe reports, in one package. The pure functions over values (no I/O, no
+model): BELIEF / BELIEF-ICL and MyriadLAMA (belief.py), IC-LKE (iclke.py), the distractor measure
+and its baselines (distractors.py; ROUGE-L is rouge-score's), standard errors, intervals and
+paired tests (uncertainty.py; scipy.stats' bootstrap and binomial test), accuracy per group, KDF's
+frequency buckets included (breakdowns.py). Over a run's records: accuracy with its interval and
+breakdowns (accuracy.py, what every aggregate starts from), BELIEF's measures (belief_records.py),
+and what two runs know in common (overlap.py). probes/aggregate.py applies them to a run, each
+method choosing its own through `aggregate_extra`.
+Every pure function is importable from here: `from factprobe.probes import measures; measures.acc_at_1`.
 
 Conventions: empty or mismatched input raises ValueError naming the argument, a defined value with
 nothing to average over is NaN; "correct" is read with bool(); whether a model "knows" a fact is a

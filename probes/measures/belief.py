@@ -2,7 +2,7 @@
 one-prompt-per-unit draws, Consist, Ovconf and its reliability bins, the one-word ratio, the bias
 level (the paper's entropy, and factprobe's older top-1 agreement), the sharing rates between two
 models and average / maximum / oracle coverage. A "fact" here is whatever unit the probe set's items are (a subject-relation pair in the
-paper). Conventions: probes/metrics/__init__.py.
+paper). Conventions: probes/measures/__init__.py.
 """
 
 from __future__ import annotations

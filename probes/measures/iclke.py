@@ -1,6 +1,6 @@
 """IC-LKE (Wu et al. 2024): how models' known facts overlap (subsumption and sharing rates,
 overall or averaged per relation), Pearson and Kendall tau-b, and accuracy over the items whose
-normalized choice probability is above K (Accuracy@K). Conventions: probes/metrics/__init__.py.
+normalized choice probability is above K (Accuracy@K). Conventions: probes/measures/__init__.py.
 """
 
 from __future__ import annotations

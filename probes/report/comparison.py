@@ -1,0 +1,98 @@
+"""Runs side by side, no I/O: the pairs of runs a report compares (same method, same probe set),
+the `Comparison` behind `factprobe compare`, and IC-LKE's per-position curve. What counts as known
+and the overlap measures themselves: probes/measures/overlap.py. The sort orders of relations and
+buckets: probes/document/formatting.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..document import breakdown, bucket_key, natural_key, number
+from ..measures.overlap import Definitions, Overlap, overlap
+from ..measures.uncertainty import Estimate, mean_estimate
+from .loading import Run
+
+
+def same_probe_set(a: Run, b: Run) -> bool:
+    """The same file contents when both runs know the SHA-256; otherwise the same file name."""
+    if a.probes_sha256 and b.probes_sha256:
+        return a.probes_sha256 == b.probes_sha256
+    return a.probes == b.probes
+
+@dataclass(frozen=True)
+class PairRow:
+    a: Run
+    b: Run
+    overlap: Overlap
+
+
+def comparable_pairs(runs: Sequence[Run], definitions: Definitions = Definitions()) -> list[PairRow]:
+    """Every pair of runs with the same method over the same probe set, in run order."""
+    return [PairRow(a, b, overlap(a.items, b.items, definitions))
+            for k, a in enumerate(runs) for b in runs[k + 1:]
+            if a.method == b.method and same_probe_set(a, b)]
+
+
+def entry_accuracy(entry) -> float | None:
+    return number(entry.get("accuracy")) if isinstance(entry, dict) else None
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Run
+    b: Run
+    same_probe_set: bool
+    overlap: Overlap
+
+    def as_dict(self) -> dict:
+        """The JSON of `factprobe compare`: differences are B - A."""
+        def side(run: Run) -> dict:
+            return {"folder": run.folder, "model": run.model, "method": run.method, "probes": run.probes,
+                    "probes_sha256": run.probes_sha256, "items": run.item_count,
+                    "accuracy": number(run.aggregate.get("accuracy"))}
+
+        def table(key: str, order) -> dict:
+            ta, tb = breakdown(self.a, key), breakdown(self.b, key)
+            out = {}
+            for name in sorted(set(ta) | set(tb), key=order):
+                acc_a, acc_b = entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name))
+                out[name] = {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b),
+                             "total_a": (ta.get(name) or {}).get("total"), "total_b": (tb.get(name) or {}).get("total")}
+            return out
+
+        acc_a, acc_b = side(self.a)["accuracy"], side(self.b)["accuracy"]
+        return {"a": side(self.a), "b": side(self.b), "same_probe_set": self.same_probe_set,
+                "same_method": self.a.method == self.b.method,
+                "accuracy": {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b)},
+                "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
+                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.definitions.describe()}
+
+
+def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
+    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions))
+
+
+@dataclass(frozen=True)
+class PositionPoint:
+    position: int  # 1-based: the first demonstration line is 1
+    estimate: Estimate  # the mean log-probability of the line's object given the lines before it
+
+
+def position_curve(run: Run) -> list[PositionPoint]:
+    """IC-LKE's per-position curve, from the items' `position_logprobs` (`record_positions=true`):
+    per demonstration position, the mean log-probability of that line's object over the items
+    that have the position, with its 95% interval. Empty when the run recorded none."""
+    by_position: dict[int, list[float]] = {}
+    for item in run.items:
+        values = item.get("position_logprobs")
+        if isinstance(values, list):
+            for k, value in enumerate(values, start=1):
+                if isinstance(value, (int, float)):
+                    by_position.setdefault(k, []).append(float(value))
+    return [PositionPoint(k, mean_estimate(v)) for k, v in sorted(by_position.items())]
