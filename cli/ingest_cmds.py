@@ -81,7 +81,7 @@ def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path
 def _finish(store_path, reports: list[IngestReport], rejects_path, as_json) -> None:
     """The JSON summary when asked; exit 3 when an input was truncated."""
     if as_json:
-        rejected = sum(r.rejected for r in reports)
+        rejected = sum(r.rejected + r.dropped for r in reports)
         target = rejects_path or f"{store_path}.rejects.jsonl"
         click.echo(json.dumps({"store": str(store_path), "inputs": [r.as_dict() for r in reports],
                                "rejects_file": target if rejected else None}, indent=2))

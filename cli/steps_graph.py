@@ -86,11 +86,13 @@ def write_ingest_rejects(store: str | Path, reports: Sequence, rejects_path: str
     from ..kg.ingest import write_rejects
 
     rejected = sum(r.rejected for r in reports)
-    if not rejected:
+    dropped = sum(getattr(r, "dropped", 0) for r in reports)
+    if not rejected and not dropped:
         return None
     target = str(rejects_path or f"{store}.rejects.jsonl")
     write_rejects(target, reports)
-    console.note(f"{rejected} rejected record(s) written to {target}")
+    parts = f" and {dropped} dropped part(s) of stored records" if dropped else ""
+    console.note(f"{rejected} rejected record(s){parts} written to {target}")
     return target
 
 
@@ -104,8 +106,9 @@ def ingest_line(report) -> str:
     older = (f", {report.older_ignored} older record(s) ignored (the store holds those entities newer)"
              if report.older_ignored else "")
     changed = f" (read from the start: {report.changed})" if report.changed else ""
+    dropped = f", {report.dropped} part(s) dropped" if getattr(report, "dropped", 0) else ""
     return (f"{report.path}: {state}: {report.records} records in {report.seconds:.1f}s ({rate:,.0f}/s), "
-            f"{report.rejected} rejected{older}{resumed}{changed}")
+            f"{report.rejected} rejected{dropped}{older}{resumed}{changed}")
 
 
 def index_step(backend, store: str | Path, options, console: Console = Console(), overwrite: bool = False):

@@ -40,6 +40,10 @@ class ParseResult:
     records: int  # records that produced rows (entities, documents, triples)
     rejects: list[tuple[int, str, str]] = field(default_factory=list)  # (line, reason, excerpt)
     ignored: int = 0  # records of an entity the same batch holds newer (kg/revisions.py)
+    # Parts of records left out while the rest of their record is stored (a mention, a triple,
+    # a qualifier): (line, record id, path inside the record, reason, excerpt). Counted apart
+    # from rejects, named in the rejects file beside them.
+    dropped: list[tuple[int, str, str, str, str]] = field(default_factory=list)
 
 
 class Source(Protocol):
@@ -74,6 +78,8 @@ class IngestReport:
     older_ignored: int = 0  # records ignored by this run: the store holds the entity newer
     seconds: float = 0.0
     rejects: list[tuple[int, str, str]] = field(default_factory=list)
+    dropped: int = 0  # parts of records left out, the rest of each record stored (all runs)
+    drops: list[tuple[int, str, str, str, str]] = field(default_factory=list)  # ParseResult.dropped
     changed: str = ""
     digest: str = ""
 
@@ -84,7 +90,7 @@ class IngestReport:
     def as_dict(self) -> dict:
         return {
             "source": self.source, "path": self.path, "records": self.records,
-            "rejected": self.rejected, "lines_read": self.lines_read,
+            "rejected": self.rejected, "dropped": self.dropped, "lines_read": self.lines_read,
             "resumed_from": self.resumed_from, "truncated": self.truncated,
             "already_done": self.already_done, "seconds": round(self.seconds, 3),
             "complete": self.complete, "older_ignored": self.older_ignored,
@@ -99,6 +105,8 @@ def already_done(store: Store, report: IngestReport, records_done: int) -> Inges
     report.lines_read = records_done
     report.rejects = store.rejects(report.key)
     report.rejected = len(report.rejects)
+    report.drops = store.dropped(report.key)
+    report.dropped = len(report.drops)
     return report
 
 
@@ -161,7 +169,7 @@ def _parse_packed(source: Source, chunk: Chunk, nan_for_none: bool) -> ParseResu
                 for name in _TABLES)
         else:
             tables = tuple(getattr(rows, name) for name in _TABLES)
-        return marshal.dumps((result.records, result.rejects, tables, result.ignored))
+        return marshal.dumps((result.records, result.rejects, tables, result.ignored, result.dropped))
     except (TypeError, ValueError):  # an unhashable or unmarshallable value: send it as is
         return result
 
@@ -169,8 +177,8 @@ def _parse_packed(source: Source, chunk: Chunk, nan_for_none: bool) -> ParseResu
 def _unpack(packed: ParseResult | bytes) -> ParseResult:
     if not isinstance(packed, bytes):
         return packed
-    records, rejects, tables, ignored = marshal.loads(packed)
-    return ParseResult(Rows(*tables), records, rejects, ignored)
+    records, rejects, tables, ignored, dropped = marshal.loads(packed)
+    return ParseResult(Rows(*tables), records, rejects, ignored, dropped)
 
 
 # A row SQLite refuses (a value it cannot bind, a constraint) is its record's fault; any other
@@ -307,7 +315,7 @@ def ingest(
         try:
             with store.transaction() as conn:
                 ignored = store.write(result.rows, conn)
-                store.checkpoint(conn, key, last, chunk.position, result.rejects)
+                store.checkpoint(conn, key, last, chunk.position, result.rejects, result.dropped)
                 store.record_digest(conn, key, chunk.progress, digest.at(chunk.progress))
             written = result.records
         except WRITE_ERRORS:  # rolled back: the chunk again, record by record
@@ -315,7 +323,7 @@ def ingest(
                 raise
             with store.transaction() as conn:
                 failed, ignored = write_each(store, conn, result.rows, chunk.first)
-                store.checkpoint(conn, key, last, chunk.position, result.rejects + failed)
+                store.checkpoint(conn, key, last, chunk.position, result.rejects + failed, result.dropped)
                 store.record_digest(conn, key, chunk.progress, digest.at(chunk.progress))
             written = result.records - len(failed)
         records_done, position = last, chunk.position
@@ -370,17 +378,24 @@ def ingest(
     report.lines_read = records_done
     report.rejects = store.rejects(key)
     report.rejected = len(report.rejects)
+    report.drops = store.dropped(key)
+    report.dropped = len(report.drops)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def write_rejects(path: str | os.PathLike, reports: list[IngestReport]) -> int:
-    """Write every reject of these inputs as JSON lines naming file, line and reason."""
+    """Write every reject of these inputs as JSON lines naming file, line and reason, then
+    every dropped part naming also its record and path (and `"dropped": true`)."""
     n = 0
     with open(path, "wb") as f:
         for report in reports:
             for line, reason, text in report.rejects:
                 f.write(orjson.dumps({"file": report.path, "line": line, "reason": reason,
                                       "excerpt": text}) + b"\n")
+                n += 1
+            for line, record, part, reason, text in report.drops:
+                f.write(orjson.dumps({"file": report.path, "line": line, "record": record, "path": part,
+                                      "reason": reason, "excerpt": text, "dropped": True}) + b"\n")
                 n += 1
     return n

@@ -144,6 +144,18 @@ CREATE TABLE IF NOT EXISTS rejects (
     excerpt TEXT NOT NULL,
     PRIMARY KEY (key, line, reason)
 ) WITHOUT ROWID;
+
+-- Parts of a record left out while the rest of it was stored (a mention, a triple, a
+-- qualifier): the record's id and the part's path inside it (kg/ingest.py ParseResult.dropped).
+CREATE TABLE IF NOT EXISTS dropped (
+    key TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    path TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    excerpt TEXT NOT NULL,
+    PRIMARY KEY (key, line, record, path)
+) WITHOUT ROWID;
 """
 
 # Secondary indexes serve the read API: objects(s, r), subjects by (r, o), entities_of_type.
@@ -330,6 +342,7 @@ class Store:
             if restart:
                 self.conn.execute("DELETE FROM ingests WHERE key=?", (key,))
                 self.conn.execute("DELETE FROM rejects WHERE key=?", (key,))
+                self.conn.execute("DELETE FROM dropped WHERE key=?", (key,))
                 self.conn.execute("DELETE FROM input_digests WHERE key=?", (key,))
             self.conn.execute(
                 "INSERT OR IGNORE INTO ingests (key, source, path, started) VALUES (?,?,?,?)",
@@ -347,6 +360,7 @@ class Store:
         records_done: int,
         position: int,
         rejects: list[tuple[int, str, str]],
+        dropped: list[tuple[int, str, str, str, str]] = (),  # type: ignore[assignment]
     ) -> None:
         conn.execute(
             "UPDATE ingests SET records_done=?, position=? WHERE key=?",
@@ -357,6 +371,9 @@ class Store:
                 "INSERT OR REPLACE INTO rejects VALUES (?,?,?,?)",
                 [(key, line, reason, excerpt) for line, reason, excerpt in rejects],
             )
+        if dropped:
+            conn.executemany("INSERT OR REPLACE INTO dropped VALUES (?,?,?,?,?,?)",
+                             [(key, *drop) for drop in dropped])
 
     def record_digest(self, conn: sqlite3.Connection, key: str, nbytes: int, digest: str) -> None:
         """With a checkpoint: the hash of the input's first `nbytes` bytes ("": none known, so
@@ -379,6 +396,12 @@ class Store:
     def rejects(self, key: str) -> list[tuple[int, str, str]]:
         return self.conn.execute(
             "SELECT line, reason, excerpt FROM rejects WHERE key=? ORDER BY line, reason", (key,)
+        ).fetchall()
+
+    def dropped(self, key: str) -> list[tuple[int, str, str, str, str]]:
+        """(line, record, path, reason, excerpt) of each part of a record left out."""
+        return self.conn.execute(
+            "SELECT line, record, path, reason, excerpt FROM dropped WHERE key=? ORDER BY line, path", (key,)
         ).fetchall()
 
     # -- bulk loads ---------------------------------------------------------------------

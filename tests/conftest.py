@@ -109,7 +109,7 @@ def dump_tables(store: Path) -> dict[str, list[tuple]]:
 
 def content_tables(store: Path) -> dict[str, list[tuple]]:
     """Every content table, without the per-input bookkeeping (whose keys name the input)."""
-    return {k: v for k, v in dump_tables(store).items() if k not in ("ingests", "input_digests", "rejects")}
+    return {k: v for k, v in dump_tables(store).items() if k not in ("ingests", "input_digests", "rejects", "dropped")}
 
 
 def kill_midway(args: list[str], store: Path, *, after: int, timeout: float = 120) -> int:
