@@ -1,7 +1,7 @@
 """`probeset build`'s options as the CLI, the pipeline and the service see them, all derived from
 the declarations (probes/declare.py): the fact selection's options and every registered kind's,
 merged by name. The click options, the pipeline's keys and the command a pipeline step prints
-come from here; the service's request model (service_jobs.py) from `merged_options` too.
+come from here; the service's request model (cli/service/jobs.py) from `merged_options` too.
 """
 
 from __future__ import annotations

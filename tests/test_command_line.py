@@ -107,7 +107,7 @@ def test_an_evaluations_batch_and_seed_are_declared_once():
     eval jobs; the runner's own functions take them too."""
     import inspect
 
-    from factprobe.cli.service_jobs import EvalRequest
+    from factprobe.cli.service.jobs import EvalRequest
     from factprobe.probes.evaluation import Evaluation
     from factprobe.probes.runner import BATCH, SEED, evaluate, plan_eval
 

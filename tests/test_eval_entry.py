@@ -22,8 +22,8 @@ SPEC = "hf:nobody/no-such-model"  # passes the spec check; the stub cache below 
 # Each name of the evaluation's pieces -> the modules (other than its own) that may use it.
 USERS = {
     "run_evaluation": {"cli/steps.py"},
-    "eval_step": {"cli/eval_cmds.py", "cli/pipeline.py", "cli/service_jobs.py"},
-    "Evaluation": {"cli/eval_cmds.py", "cli/pipeline.py", "cli/service_jobs.py"},
+    "eval_step": {"cli/eval_cmds.py", "cli/pipeline.py", "cli/service/jobs.py"},
+    "Evaluation": {"cli/eval_cmds.py", "cli/pipeline.py", "cli/service/jobs.py"},
     "plan_eval": {"probes/evaluation.py", "probes/export_lm_eval.py"},  # the export builds prompts, runs nothing
     "evaluate": {"probes/evaluation.py"},
 }

@@ -37,7 +37,7 @@ def test_the_cli_the_pipeline_and_the_service_offer_the_same_options():
 
     from factprobe.cli.build_options import pipeline_keys
     from factprobe.cli.probeset_cmds import build
-    from factprobe.cli.service_jobs import probeset_request_model
+    from factprobe.cli.service.jobs import probeset_request_model
 
     ctx = click.Context(build)
     fixed = {"kind", "out_path", "store", "quiet", "overwrite", "as_json", build.get_help_option(ctx).name}
@@ -46,13 +46,13 @@ def test_the_cli_the_pipeline_and_the_service_offer_the_same_options():
     assert list(pipeline_keys()) == SELECTION + KIND_OPTIONS
     service = [name for name in probeset_request_model().model_fields if name != "kind"]
     assert service == SELECTION + KIND_OPTIONS
-    from factprobe.cli.service_checks import checked_options
+    from factprobe.cli.service.checks import checked_options
 
     assert {k for k, exposure in checked_options()["probeset"].items() if exposure == "local"} == LOCAL
 
 
 def test_the_service_model_carries_the_declared_bounds_and_help():
-    from factprobe.cli.service_jobs import probeset_request_model
+    from factprobe.cli.service.jobs import probeset_request_model
 
     schema = probeset_request_model().model_json_schema()["properties"]
     choices = schema["choices"]["anyOf"][0]

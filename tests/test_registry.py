@@ -216,7 +216,7 @@ def test_register_checks_the_declarations(toy):
 
 
 def test_probe_set_kinds_have_one_home():
-    from factprobe.cli import service_jobs
+    from factprobe.cli.service import jobs as service_jobs
     from factprobe.cli.probeset_cmds import probeset_group
 
     kind_option = next(p for p in probeset_group.commands["build"].params if p.name == "kind")

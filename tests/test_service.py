@@ -429,7 +429,7 @@ def test_jobs_outlive_a_kill_9(server):
     """Last, as it kills the module's server: after `kill -9` and a start on the same data folder,
     finished jobs answer as before; a job that was running is resumed (a build starts over), one
     running at a second restart says it was interrupted; a folder no job owns is reported."""
-    from factprobe.cli.service_store import Job, JobStore
+    from factprobe.cli.service.store import Job, JobStore
 
     client, base = server
     if "probeset" not in FINISHED:  # this test run alone

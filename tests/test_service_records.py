@@ -1,6 +1,6 @@
-"""The service's job records (cli/service_store.py) and the queue reading them back at start
-(cli/service_jobs.py JobQueue.recover), in-process; and the value checks at the service's door
-(cli/service_checks.py). The real server killed with -9 is in test_service.py."""
+"""The service's job records (cli/service/store.py) and the queue reading them back at start
+(cli/service/jobs.py JobQueue.recover), in-process; and the value checks at the service's door
+(cli/service/checks.py). The real server killed with -9 is in test_service.py."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from factprobe.cli.service_checks import bucket_label, calendar_date, check_method_options, plain_name
+from factprobe.cli.service.checks import bucket_label, calendar_date, check_method_options, plain_name
 from factprobe.probes.declare import LOCAL, option
 from factprobe.probes.methods import Method
-from factprobe.cli.service_jobs import JobQueue
-from factprobe.cli.service_store import DataFolderInUse, Job, JobStore
+from factprobe.cli.service.jobs import JobQueue
+from factprobe.cli.service.store import DataFolderInUse, Job, JobStore
 from fastapi import HTTPException
 
 
@@ -153,7 +153,7 @@ def test_method_options_of_the_right_type_pass():
 def test_a_resumed_job_naming_what_is_no_longer_allowed_is_not_run(tmp_path):
     """A job recorded under another allow-list (`serve --allow-model`) names its option when a
     server that no longer allows what it names reads it back."""
-    from factprobe.cli.service_jobs import resumed_work
+    from factprobe.cli.service.jobs import resumed_work
     from factprobe.probes.build import build_request
 
     queue = JobQueue(tmp_path)
@@ -178,7 +178,7 @@ def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path):
     """An evaluation resumes over its probe-set job's file with the request it was given; what
     cannot be made again (a model no longer served, a probe set gone) says why; a build's folder
     is emptied, as nothing of a killed build may be taken for part of the new one."""
-    from factprobe.cli.service_jobs import resumed_work
+    from factprobe.cli.service.jobs import resumed_work
     from factprobe.probes.build import build_request
 
     queue = JobQueue(tmp_path)

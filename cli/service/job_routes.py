@@ -1,7 +1,7 @@
 """The HTTP service's `jobs` routes (one APIRouter): start a probe-set build or an evaluation
 run (POST, bearer token), list the jobs, read a job's status and its result page by page. The
-queue, the request models and the work itself are in service_jobs.py, the job records in
-service_store.py, the checks a request passes before it is queued in service_checks.py."""
+queue, the request models and the work itself are in jobs.py, the job records in
+store.py, the checks a request passes before it is queued in checks.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path as PathParam, Query
 
-from .service_checks import check_against_store, check_method_options, refuse, refuse_not_allowed
-from .service_guard import require_token
-from .service_jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
-from .service_state import ServiceState, State
+from .checks import check_against_store, check_method_options, refuse, refuse_not_allowed
+from .guard import require_token
+from .jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
+from .state import ServiceState, State
 
 JobId = Annotated[str, PathParam(pattern=JOB_ID, description="A job id as POST /jobs/... returned it.")]
 
@@ -27,8 +27,8 @@ def started(job: Job | None) -> dict:
 
 @jobs_router.post("/jobs/probeset", status_code=202, dependencies=[Depends(require_token)])
 def start_probeset(request: ProbesetRequest, state: State) -> dict:
-    from ..probes.build import build_request
-    from .build_options import merged_options
+    from ...probes.build import build_request
+    from ..build_options import merged_options
 
     config = state.config
     values = request.model_dump(exclude_none=True)
@@ -50,7 +50,7 @@ def start_probeset(request: ProbesetRequest, state: State) -> dict:
 
 @jobs_router.post("/jobs/eval", status_code=202, dependencies=[Depends(require_token)])
 def start_eval(request: EvalRequest, state: State) -> dict:
-    from ..probes.methods import registered
+    from ...probes.methods import registered
 
     config, jobs = state.config, state.jobs
     if request.model not in config.models:
@@ -102,7 +102,7 @@ def job_result(job_id: JobId, state: State, offset: Annotated[int, Query(ge=0, l
     if job.status != "done":
         raise HTTPException(409, f"job {job_id} is {job.status}" + (f": {job.error}" if job.error else ""))
     if job.kind == "probeset":
-        from ..probes.probeset import sidecar_path
+        from ...probes.probeset import sidecar_path
 
         meta = read_json(sidecar_path(job.probes))
         items = read_page(job.probes, offset, limit)

@@ -18,8 +18,8 @@ from typing import Any, Iterable, Mapping, NoReturn
 
 from fastapi import HTTPException
 
-from ..probes.declare import EVERYWHERE, OptionSpec, option_specs
-from ..probes.methods.base import OptionError, read_options
+from ...probes.declare import EVERYWHERE, OptionSpec, option_specs
+from ...probes.methods.base import OptionError, read_options
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 BUCKET = re.compile(r"0|\[[0-9]+,([0-9]+|inf)\)")  # index.corpus.bucket_of's labels
@@ -111,8 +111,8 @@ def refuse_not_allowed(values: Mapping[str, Any], specs: Mapping[str, OptionSpec
 def checked_options() -> dict:
     """The options a request may set that name a model, a file or a URL, and what each names
     (its declared exposure): those of probe-set jobs by name, those of evaluations by method."""
-    from ..probes.methods import registered
-    from .build_options import merged_options
+    from ...probes.methods import registered
+    from ..build_options import merged_options
 
     return {"probeset": {name: merged.spec.exposure for name, merged in merged_options().items()
                          if merged.spec.exposure != EVERYWHERE},

@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..kg.store import StoreError
+from ...kg.store import StoreError
 
 log = logging.getLogger("factprobe.service")
 
@@ -90,7 +90,7 @@ def check_token(token: str | None, credentials: HTTPAuthorizationCredentials | N
 
 def require_token(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> None:
     """The dependency of mutating endpoints: the token of the app's configuration
-    (app.state.factprobe.config.token, see service_state.py)."""
+    (app.state.factprobe.config.token, see state.py)."""
     check_token(request.app.state.factprobe.config.token, credentials)
 
 
@@ -112,7 +112,7 @@ def install_error_handlers(app: FastAPI, counter: ErrorCounter) -> None:
         log.warning("sqlite error on %s: %s", request.url.path, error)
         return JSONResponse({"detail": "store unavailable (database error)"}, status_code=503)
 
-    from ..index.elastic import BackendUnavailable
+    from ...index.elastic import BackendUnavailable
 
     @app.exception_handler(BackendUnavailable)
     async def backend_error(request: Request, error: BackendUnavailable) -> JSONResponse:

@@ -1,7 +1,7 @@
 """The HTTP service's reads, one APIRouter per OpenAPI tag: `service` (/health), `graph`
 (entities, search, facts, relations), `frequency` (corpus counts from the configured index) and
 `distractors` (random, sem, temp+sem). None needs a token; each reaches the graph and indexes
-through the app's ServiceState (service_state.py)."""
+through the app's ServiceState (state.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path as PathParam, Query
 from pydantic import AfterValidator
 
-from .. import __version__
-from ..kg.graph import KnowledgeGraph
-from .service_checks import calendar_date
-from .service_jobs import DATE
-from .service_state import ENTITY_ID, ITEM_ID, PROPERTY_ID, State
+from ... import __version__
+from ...kg.graph import KnowledgeGraph
+from .checks import calendar_date
+from .jobs import DATE
+from .state import ENTITY_ID, ITEM_ID, PROPERTY_ID, State
 
 EntityId = Annotated[str, PathParam(pattern=ENTITY_ID, description="A Wikidata id, e.g. Q90 or P36.")]
 
@@ -45,7 +45,7 @@ def models(state: State) -> dict:
     evaluation jobs may use (`serve --models`); `allowed`, every model, file or URL an option may
     name (the served models and `serve --allow-model`); `options`, the options that name one
     (by their declared exposure: local, served-model, url), each checked against `allowed`."""
-    from .service_checks import checked_options
+    from .checks import checked_options
 
     config = state.config
     return {"served": list(config.models), "allowed": list(config.allowed), "options": checked_options()}
@@ -81,7 +81,7 @@ def facts(state: State, subject: Annotated[str | None, Query(pattern=ITEM_ID)] =
           relation: Annotated[str | None, Query(pattern=PROPERTY_ID)] = None,
           limit: Annotated[int, Query(ge=1, le=500)] = 100,
           offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> dict:
-    from .render import fact_record
+    from ..render import fact_record
 
     if not subject and not relation:
         raise HTTPException(422, "give subject and/or relation")
@@ -103,7 +103,7 @@ def relations(state: State) -> dict:
 
 @frequency_router.get("/frequency/entity/{entity_id}")
 def frequency_entity(entity_id: Annotated[str, PathParam(pattern=ITEM_ID)], state: State) -> dict:
-    from ..index.corpus import bucket_of
+    from ...index.corpus import bucket_of
 
     index = state.res.frequency()
     known(state.res.kg(), entity_id)
@@ -114,7 +114,7 @@ def frequency_entity(entity_id: Annotated[str, PathParam(pattern=ITEM_ID)], stat
 @frequency_router.get("/frequency/pair")
 def frequency_pair(head: Annotated[str, Query(pattern=ITEM_ID)], tail: Annotated[str, Query(pattern=ITEM_ID)],
                    state: State) -> dict:
-    from ..index.corpus import bucket_of
+    from ...index.corpus import bucket_of
 
     index = state.res.frequency()
     for entity_id in (head, tail):

@@ -2,7 +2,7 @@
 
 Jobs run in-process on one worker thread (a model and a build at once would fight over the
 cores), in folders the server names: DATA/jobs/<job id>/. A client names a job by its id only,
-never by a path. Every job's record is kept on disk (service_store.py) and written at each
+never by a path. Every job's record is kept on disk (store.py) and written at each
 transition; a restarted server answers for its finished jobs as before, queues again the jobs
 it had queued, and resumes once a job it was running (an evaluation continues after its
 finished items, a build starts over); a job running at a second restart is left interrupted.
@@ -22,15 +22,15 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-from ..probes.declare import EVERYWHERE, OptionSpec, option_specs
-from ..probes.kinds import registered as registered_kinds
-from ..kg.jsonl import read_jsonl
-from ..probes.methods import registered
-from ..probes.runner import BATCH, SEED
-from ..probes.scoring.model_cache import ModelCache
-from .build_options import merged_options
-from .service_checks import VALUE_CHECKS
-from .service_store import Job, JobStore, hold_data_folder
+from ...probes.declare import EVERYWHERE, OptionSpec, option_specs
+from ...probes.kinds import registered as registered_kinds
+from ...kg.jsonl import read_jsonl
+from ...probes.methods import registered
+from ...probes.runner import BATCH, SEED
+from ...probes.scoring.model_cache import ModelCache
+from ..build_options import merged_options
+from .checks import VALUE_CHECKS
+from .store import Job, JobStore, hold_data_folder
 
 log = logging.getLogger("factprobe.service")
 
@@ -212,7 +212,7 @@ class JobQueue:
 def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], dict]:
     """The work of a probe-set job: `build_step` (the command's) on a BuildRequest, silently, a
     model it asks for (appropt, single_token) loaded from the server's cache."""
-    from .steps import SILENT, build_step
+    from ..steps import SILENT, build_step
 
     def work(job: Job) -> dict:
         meta = build_step(store, job.probes, request, SILENT, models)
@@ -224,8 +224,8 @@ def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], d
 def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
     """The work of an evaluation job: `eval_step` (the command's) on the request's Evaluation, the
     served model loaded from the server's cache, silently."""
-    from ..probes.evaluation import Evaluation
-    from .steps import SILENT, eval_step
+    from ...probes.evaluation import Evaluation
+    from ..steps import SILENT, eval_step
 
     def work(job: Job) -> dict:
         evaluation = Evaluation(request.model, request.method, probes, job.run_dir, options=dict(request.options),
@@ -243,11 +243,11 @@ def resumed_work(job: Job, store: Path, served: tuple[str, ...], models: ModelCa
     starts over in an emptied folder; an evaluation continues in its run folder (eval_step's
     resume) over its probe-set job's file. ValueError when it cannot be made again, as when it
     names a model, file or URL this server does not allow (`allowed`, default the `served`)."""
-    from .service_checks import not_allowed
+    from .checks import not_allowed
 
     allowed = served if allowed is None else allowed
     if job.kind == "probeset":
-        from ..probes.build import build_request
+        from ...probes.build import build_request
 
         kind = registered_kinds().get(job.params["kind"])
         refused = kind and not_allowed(job.params["options"], {s.name: s for s in option_specs(kind.options)}, allowed)

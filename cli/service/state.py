@@ -13,10 +13,10 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from ..kg.graph import KnowledgeGraph
-from .service_guard import ErrorCounter
-from ..probes.scoring.model_cache import ModelCache
-from .service_jobs import JobQueue, resumed_work
+from ...kg.graph import KnowledgeGraph
+from .guard import ErrorCounter
+from ...probes.scoring.model_cache import ModelCache
+from .jobs import JobQueue, resumed_work
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
@@ -64,8 +64,8 @@ class Resources:
         if self.config.index is None and self.config.es_url is None:
             raise HTTPException(404, "no frequency index configured (start the server with --index FILE or --es-url)")
         if getattr(self.local, "index", None) is None:
-            from ..index.backend import Backend, NoIndex, open_for_counting
-            from ..index.elastic import BackendUnavailable
+            from ...index.backend import Backend, NoIndex, open_for_counting
+            from ...index.elastic import BackendUnavailable
 
             backend = (Backend("elasticsearch", es_url=self.config.es_url, es_index=self.config.es_index)
                        if self.config.es_url else Backend("embedded", str(self.config.index)))
@@ -78,13 +78,13 @@ class Resources:
         return self.local.index
 
     def finder(self, needs_semantic: bool):
-        from ..index.distractors import DistractorFinder
+        from ...index.distractors import DistractorFinder
 
         if needs_semantic and self.semantic is None:
             if self.config.semantic is None:
                 raise HTTPException(409, "no semantic index configured (start the server with --semantic DIR); "
                                          "strategy random needs none")
-            from ..index.semantic import SemanticIndex
+            from ...index.semantic import SemanticIndex
 
             with self.semantic_lock:
                 if self.semantic is None:

@@ -1,7 +1,7 @@
 """The HTTP service's job records, kept on disk so that jobs outlive the process: one SQLite table
 (WAL, synchronous FULL) in DATA/jobs.sqlite, one row per job (id, kind, request, status,
 timestamps, result folder, summary, error), written in one transaction at each transition, so
-a `kill -9` leaves every row as its last transition wrote it. The queue (service_jobs.py) reads
+a `kill -9` leaves every row as its last transition wrote it. The queue (jobs.py) reads
 them back at start; `unlisted_folders` names the folders under DATA/jobs/ that no row owns.
 `hold_data_folder` keeps a second server off a folder whose jobs one server runs.
 """

@@ -1,9 +1,9 @@
 """The HTTP service (`factprobe serve`): the graph, frequency counts and distractors to read, and
 probe-set builds and evaluation runs as background jobs.
 
-`create_app` composes the app: one APIRouter per OpenAPI tag (service_reads.py: service, graph,
-frequency, distractors; service_job_routes.py: jobs), the guards and error handlers of
-service_guard.py, and the state the routes share (service_state.py). Every path comes from the
+`create_app` composes the app: one APIRouter per OpenAPI tag (reads.py: service, graph,
+frequency, distractors; job_routes.py: jobs), the guards and error handlers of
+guard.py, and the state the routes share (state.py). Every path comes from the
 server's configuration (`ServiceConfig`); a client names entities, relations and job ids, and a
 model, file or URL only among those the operator allowed at start (`--models`, `--allow-model`;
 GET /models). Reads need no token; POSTs need the configured bearer token. Every input is
@@ -16,11 +16,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from .. import __version__
-from .service_guard import BodyLimit, ErrorCounter, install_error_handlers
-from .service_job_routes import jobs_router
-from .service_reads import ROUTERS
-from .service_state import DEFAULT_MODELS, ServiceConfig, ServiceState
+from ... import __version__
+from .guard import BodyLimit, ErrorCounter, install_error_handlers
+from .job_routes import jobs_router
+from .reads import ROUTERS
+from .state import DEFAULT_MODELS, ServiceConfig, ServiceState
 
 __all__ = ["DEFAULT_MODELS", "ServiceConfig", "create_app"]
 
