@@ -141,23 +141,30 @@ def test_aligner_names():
 def test_malformed_documents_are_rejects(tmp_path):
     store = tmp_path / "m.sqlite"
     report = run(store, MALFORMED)
-    assert (report.records, report.rejected, report.lines_read) == (2, 5, 7)
+    assert (report.records, report.rejected, report.dropped, report.lines_read) == (4, 3, 2, 7)
     assert not report.complete and not report.truncated
     assert [(line, reason) for line, reason, _ in report.rejects] == [
         (2, "document without docid"),
-        (3, "document Q220: entities[1]: boundaries ['23', '28'] are not two integers start <= end"),
-        (4, "document Q2807: triples[0].object: unknown uri form 'http://dbpedia.org/resource/Spain'"),
         (5, "malformed JSON (unexpected character, expected ',' or '}': line 1 column 47 (char 46))"),
         (6, "not a JSON object"),
     ]
     assert report.rejects[0][2].startswith('{"title": "Nowhere"')
-    assert report.rejects[4][2] == "42"
+    assert report.rejects[2][2] == "42"
+    # a bad mention or triple costs only itself; its document and the rest of it are stored
+    assert [drop[:4] for drop in report.drops] == [
+        (3, "Q220", "entities[1]", "boundaries ['23', '28'] are not two integers start <= end"),
+        (4, "Q2807", "triples[0].object", "unknown uri form 'http://dbpedia.org/resource/Spain'"),
+    ]
+    assert report.drops[0][4] == ('{"uri":"http://www.wikidata.org/entity/Q38","boundaries":["23","28"],'
+                                  '"surfaceform":"Italy","annotator":"Wikidata_Spotlight_Entity_Linker"}')
+    assert report.drops[1][4].startswith('{"subject":{"uri":"http://www.wikidata.org/entity/Q2807"')
     with KnowledgeGraph(store) as kg:
-        assert [d[0] for d in kg.documents()] == ["Q31", "Q96"]
+        assert [d[0] for d in kg.documents()] == ["Q220", "Q2807", "Q31", "Q96"]
         assert {(f.subject, f.relation, f.object) for f in kg.facts()} == {
             ("Q31", "P36", "Q239"), ("Q96", "P36", "Q1489")}
-        assert kg.stats().annotations == 4  # nothing of a rejected document is kept
-        assert kg.annotations("Q220") == []
+        assert kg.stats().annotations == 6
+        assert kg.annotations("Q220") == [("Q220", 0, 4, "Rome")]  # Italy's mention is the dropped one
+        assert kg.annotations("Q2807") == [("Q2807", 0, 6, "Madrid")]
 
 
 def test_cut_files(tmp_path):
@@ -199,7 +206,8 @@ def test_reingest_is_idempotent(tmp_path, good_store):
     assert redo.records == 5 and redo.complete
     with KnowledgeGraph(good_store) as kg:
         assert kg.stats() == stats
-    assert content_tables(good_store) == {k: v for k, v in before.items() if k not in ("ingests", "input_digests", "rejects")}
+    assert content_tables(good_store) == {k: v for k, v in before.items()
+                                          if k not in ("ingests", "input_digests", "rejects", "dropped")}
 
 
 @pytest.mark.parametrize("variant", ["gz", "bz2", "jsonl", "pretty", "tiny-blocks"])
@@ -305,9 +313,14 @@ def test_cli(tmp_path):
 
     proc = run_cli("ingest", "trex", str(MALFORMED), "--store", str(store), "--quiet")
     assert proc.returncode == 3, proc.stderr
-    assert f"5 rejected record(s) written to {store}.rejects.jsonl" in proc.stderr
+    assert (f"3 rejected record(s) and 2 dropped part(s) of stored records written to {store}.rejects.jsonl"
+            in proc.stderr)
+    assert ": complete: 4 records in " in proc.stderr and ", 3 rejected, 2 part(s) dropped" in proc.stderr
     rejects = [json.loads(line) for line in open(f"{store}.rejects.jsonl", encoding="utf-8")]
-    assert [r["line"] for r in rejects] == [2, 3, 4, 5, 6]
-    assert rejects[1]["reason"].startswith("document Q220:")
+    assert [r["line"] for r in rejects] == [2, 5, 6, 3, 4]
+    assert [(r.get("record"), r.get("path"), r.get("dropped")) for r in rejects] == [
+        (None, None, None), (None, None, None), (None, None, None),
+        ("Q220", "entities[1]", True), ("Q2807", "triples[0].object", True)]
+    assert {r["file"] for r in rejects} == {str(MALFORMED)}
     with KnowledgeGraph(store) as kg:
-        assert kg.stats().documents == 7
+        assert kg.stats().documents == 9

@@ -1,8 +1,17 @@
-"""T-REx documents (Elsahar et al. 2018): aligned triples with their annotator, the document
-texts, and the entity links inside them. The release's one big JSON array is cut into documents
-in a single streaming pass (memory bounded by one block plus one document); a bad document is
-rejected whole and the others still ingest. Rows written, dates, aligner names and resuming:
-docs/design-notes.md.
+"""T-REx documents (Elsahar et al. 2018) and REBEL's T-REx-style JSON Lines (Huguet Cabot and
+Navigli 2021): aligned triples with their annotator, the document texts, and the entity links
+inside them. The release's one big JSON array (or a file of JSON lines) is cut into documents in
+a single streaming pass (memory bounded by one block plus one document).
+
+What a bad part costs: a document that is not a JSON object, or has no docid or text, or whose
+`entities`/`triples` are not lists, is rejected whole. A mention whose uri names nothing
+readable (REBEL's `"None"`/`""` for a mention its linker found no entity for, an unknown form,
+bad boundaries, an impossible date or number) is dropped alone, as is a triple whose subject,
+predicate or object is such a mention or whose predicate is not a property: each drop is named
+(document, path such as `entities[3]` or `triples[0].object`, reason) and counted apart from
+rejected documents; the rest of the document is stored. Date and number values: see
+kg/sources/trex_values.py (a date keeps the precision its mention states). Rows written, aligner
+names and resuming: docs/design-notes.md.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from ..readers import (
     json_record,
     excerpt,
 )
+from .trex_values import ENTITY_URI, Literal, Unreadable, read_uri
 
 SOURCE = "trex"
 
@@ -154,10 +164,6 @@ class BadDocument(ValueError):
     pass
 
 
-_ENTITY_URI = re.compile(
-    r"^(?:https?://www\.wikidata\.org/(?:entity|prop/direct|prop|wiki)/|wd:|wdt:)?([QPL][1-9][0-9]*)$"
-)
-_DATE = re.compile(r"^([+-]?)(\d{1,16})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})Z?)?$")
 _VALUE_TYPES = {"Q": "item", "P": "property", "L": "lexeme"}
 
 # Aligner names of the T-REx pipeline -> the paper's names, keyed without case or punctuation.
@@ -178,36 +184,6 @@ def normalize_aligner(name: object) -> str:
     return _ALIGNERS.get(_NON_ALNUM.sub("", name.lower()), name)
 
 
-def _date(value: str) -> tuple[str, int] | None:
-    """A Date_Linker value as a Wikidata time string and precision, or None."""
-    m = _DATE.match(value.strip().strip("<>"))
-    if not m:
-        return None
-    sign, year, month, day = m.group(1) or "+", m.group(2), m.group(3), m.group(4)
-    if int(month) > 12 or int(day) > 31 or (month == "00" and day != "00"):
-        return None
-    precision = 9 if month == "00" else 10 if day == "00" else 11
-    return f"{sign}{year}-{month}-{day}T00:00:00Z", precision
-
-
-def _classify(uri: object) -> tuple[str, object] | None:
-    """("entity", id) or ("literal", (time, precision) or None); None for an unknown form."""
-    if not isinstance(uri, str):
-        return None
-    text = uri.strip()
-    if text.startswith("<") and text.endswith(">"):
-        text = text[1:-1]
-    if "^^" in text:
-        value, _, datatype = text.partition("^^")
-        if "XMLSchema#date" not in datatype:
-            return None
-        return "literal", _date(value)
-    m = _ENTITY_URI.match(text)
-    if m:
-        return "entity", m.group(1)
-    return None
-
-
 def _boundaries(value: object, *, optional: bool) -> tuple[int, int] | None:
     """(start, end) character offsets; raises ValueError when not two integers."""
     if value is None and optional:
@@ -223,7 +199,7 @@ def _boundaries(value: object, *, optional: bool) -> tuple[int, int] | None:
 def document_id(docid: str) -> str:
     """The stored id of a T-REx document: bare entity id for an entity URI, else as given."""
     text = docid.strip()
-    m = _ENTITY_URI.match(text)
+    m = ENTITY_URI.match(text)
     return m.group(1) if m else text
 
 
@@ -319,6 +295,7 @@ class TrexSource:
     def parse(self, chunk: Chunk) -> ParseResult:
         rows = Rows()
         rejects: list[tuple[int, str, str]] = []
+        dropped: list[tuple[int, str, str, str, str]] = []
         records = 0
         ends = getattr(chunk, "ends", None) or (len(chunk.data),)
         begin = 0
@@ -334,93 +311,120 @@ class TrexSource:
                 rejects.append((index, reason, excerpt(raw)))
                 continue
             try:
-                self._document(doc, rows)
+                drops = _document(doc, rows)
             except BadDocument as exc:
                 rejects.append((index, str(exc), excerpt(raw)))
                 continue
+            dropped.extend((index, *drop) for drop in drops)
             records += 1
-        return ParseResult(rows, records, rejects)
+        return ParseResult(rows, records, rejects, dropped=dropped)
 
-    def _document(self, doc: dict, rows: Rows) -> None:
-        raw_id = doc.get("docid")
-        if not isinstance(raw_id, str) or not raw_id.strip():
-            raise BadDocument("document without docid")
-        docid = document_id(raw_id)
 
-        def bad(message: str) -> BadDocument:
-            return BadDocument(f"document {docid}: {message}")
+class _Drop(Exception):
+    """A mention or triple that cannot be stored: `path` inside the document and why."""
 
-        text = doc.get("text")
-        if not isinstance(text, str):
-            raise bad("no text")
-        title = doc.get("title")
-        if title is not None and not isinstance(title, str):
-            raise bad("title is not a string")
+    def __init__(self, path: str, reason: str, unit: object):
+        super().__init__(reason)
+        self.path, self.reason, self.unit = path, reason, unit
 
-        annotations = []
-        for k, ent in enumerate(_list(doc, "entities", bad)):
-            if not isinstance(ent, dict):
-                raise bad(f"entities[{k}] is not an object")
-            kind = _classify(ent.get("uri"))
-            if kind is None:
-                raise bad(f"entities[{k}]: unknown uri form {ent.get('uri')!r}")
-            try:
-                start, end = _boundaries(ent.get("boundaries"), optional=False)  # type: ignore[misc]
-            except ValueError as exc:
-                raise bad(f"entities[{k}]: {exc}") from None
-            if kind[0] != "entity":
-                continue
-            surface = ent.get("surfaceform")
-            if not isinstance(surface, str):
-                surface = text[start:end]
+
+def _document(doc: dict, rows: Rows) -> list[tuple[str, str, str, str]]:
+    """Add one document's rows; returns what it drops as (document, path, reason, excerpt).
+    A document without an id or text, or whose entities or triples are not lists, raises
+    BadDocument; a bad mention or triple costs only itself."""
+    raw_id = doc.get("docid")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise BadDocument("document without docid")
+    docid = document_id(raw_id)
+
+    def bad(message: str) -> BadDocument:
+        return BadDocument(f"document {docid}: {message}")
+
+    text = doc.get("text")
+    if not isinstance(text, str):
+        raise bad("no text")
+    title = doc.get("title")
+    if title is not None and not isinstance(title, str):
+        raise bad("title is not a string")
+    entities, triples = _list(doc, "entities", bad), _list(doc, "triples", bad)
+
+    drops: list[tuple[str, str, str, str]] = []
+    annotations = []
+    for k, ent in enumerate(entities):
+        try:
+            value, start, end, surface = _mention(ent, text, f"entities[{k}]", optional=False)
+        except _Drop as drop:
+            drops.append((docid, drop.path, drop.reason, excerpt(orjson.dumps(drop.unit))))
+            continue
+        if isinstance(value, str):  # dates and numbers are values, not entity links
             annotator = ent.get("annotator")
-            annotations.append((docid, kind[1], start, end, surface,
+            annotations.append((docid, value, start, end, surface,
                                 annotator if isinstance(annotator, str) else ""))
 
-        facts: dict[str, tuple] = {}
-        types = set()
-        provenance = set()
-        for k, triple in enumerate(_list(doc, "triples", bad)):
-            if not isinstance(triple, dict):
-                raise bad(f"triples[{k}] is not an object")
-            parts = []
-            for role in ("subject", "predicate", "object"):
-                part = triple.get(role)
-                if not isinstance(part, dict):
-                    raise bad(f"triples[{k}].{role} is not an object")
-                kind = _classify(part.get("uri"))
-                if kind is None:
-                    raise bad(f"triples[{k}].{role}: unknown uri form {part.get('uri')!r}")
-                try:
-                    _boundaries(part.get("boundaries"), optional=True)
-                except ValueError as exc:
-                    raise bad(f"triples[{k}].{role}: {exc}") from None
-                parts.append(kind)
-            (s_kind, subject), (p_kind, relation), (o_kind, obj) = parts
-            if p_kind != "entity" or not str(relation).startswith("P"):
-                raise bad(f"triples[{k}].predicate is not a property: {triple['predicate'].get('uri')!r}")
-            if s_kind != "entity":
-                continue  # a literal subject states nothing about an entity
-            if o_kind == "entity":
-                fid = derived_fact_id(SOURCE, subject, relation, obj)
-                if fid not in facts:
-                    facts[fid] = fact_row(fid, subject, relation, obj, _VALUE_TYPES[obj[0]],
-                                          rank=NORMAL, source=SOURCE)
-                if relation == INSTANCE_OF or relation == SUBCLASS_OF:
-                    types.add((subject, obj, relation))
-            else:
-                if obj is None:
-                    continue  # a date the linker wrote in a form we cannot read
-                time, precision = obj
-                fid = derived_fact_id(SOURCE, subject, relation, time)
-                if fid not in facts:
-                    facts[fid] = fact_row(fid, subject, relation, None, "time", time,
-                                          orjson.dumps({"precision": precision}).decode(),
-                                          rank=NORMAL, source=SOURCE)
-            provenance.add((fid, SOURCE, normalize_aligner(triple.get("annotator")), docid))
+    facts: dict[str, tuple] = {}
+    types = set()
+    provenance = set()
+    for k, triple in enumerate(triples):
+        try:
+            subject, relation, obj = _triple(triple, text, f"triples[{k}]")
+        except _Drop as drop:
+            drops.append((docid, drop.path, drop.reason, excerpt(orjson.dumps(drop.unit))))
+            continue
+        if isinstance(obj, str):
+            fid = derived_fact_id(SOURCE, subject, relation, obj)
+            if fid not in facts:
+                facts[fid] = fact_row(fid, subject, relation, obj, _VALUE_TYPES[obj[0]],
+                                      rank=NORMAL, source=SOURCE)
+            if relation == INSTANCE_OF or relation == SUBCLASS_OF:
+                types.add((subject, obj, relation))
+        else:
+            fid = derived_fact_id(SOURCE, subject, relation, obj.value)
+            if fid not in facts:
+                facts[fid] = fact_row(fid, subject, relation, None, obj.value_type, obj.value, obj.extra,
+                                      rank=NORMAL, source=SOURCE)
+        provenance.add((fid, SOURCE, normalize_aligner(triple.get("annotator")), docid))
 
-        rows.documents.append((docid, title, text, SOURCE))
-        rows.annotations.extend(annotations)
-        rows.facts.extend(facts.values())
-        rows.types.extend(sorted(types))
-        rows.provenance.extend(sorted(provenance))
+    rows.documents.append((docid, title, text, SOURCE))
+    rows.annotations.extend(annotations)
+    rows.facts.extend(facts.values())
+    rows.types.extend(sorted(types))
+    rows.provenance.extend(sorted(provenance))
+    return drops
+
+
+def _mention(part: object, text: str, path: str, *,
+             optional: bool) -> tuple[str | Literal, int | None, int | None, str | None]:
+    """(entity id or Literal, start, end, surface form) of one mention; raises _Drop.
+    `optional`: boundaries may be null (a triple's predicate)."""
+    if not isinstance(part, dict):
+        raise _Drop(path, "not an object", part)
+    try:
+        span = _boundaries(part.get("boundaries"), optional=optional)
+    except ValueError as exc:
+        raise _Drop(path, str(exc), part) from None
+    surface = part.get("surfaceform")
+    if not isinstance(surface, str):
+        surface = text[span[0]:span[1]] if span else None
+    try:
+        value = read_uri(part.get("uri"), surface)
+    except Unreadable as exc:
+        raise _Drop(path, str(exc), part) from None
+    return value, span[0] if span else None, span[1] if span else None, surface
+
+
+def _triple(triple: object, text: str, path: str) -> tuple[str, str, str | Literal]:
+    """(subject id, property id, object id or Literal) of one triple; raises _Drop."""
+    if not isinstance(triple, dict):
+        raise _Drop(path, "not an object", triple)
+    parts = []
+    for role in ("subject", "predicate", "object"):
+        try:
+            parts.append(_mention(triple.get(role), text, f"{path}.{role}", optional=True)[0])
+        except _Drop as drop:
+            raise _Drop(drop.path, drop.reason, triple) from None
+    subject, relation, obj = parts
+    if not isinstance(relation, str) or not relation.startswith("P"):
+        raise _Drop(f"{path}.predicate", f"not a property: {triple['predicate'].get('uri')!r:.80}", triple)
+    if not isinstance(subject, str):
+        raise _Drop(f"{path}.subject", f"a {subject.value_type} value, not an entity", triple)
+    return subject, relation, obj
