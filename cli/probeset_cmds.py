@@ -124,8 +124,12 @@ def stats(path, as_json):
 
 
 @probeset_group.command("import")
-@click.option("--format", "fmt", type=click.Choice(["lama-trex", "trex-mc", "myriadlama", "lm-eval"]), required=True,
-              help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); trex-mc: "
+@click.option("--format", "fmt", type=click.Choice(["lama-trex", "pararel", "lama-google-re", "trex-mc", "myriadlama",
+                                                   "lm-eval"]), required=True,
+              help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); pararel: "
+                   "ParaRel's LAMA rows (sub_label, obj_label; the relation from --relation or the file's name, "
+                   "P36.jsonl); lama-google-re: LAMA Google-RE rows (pred, sub, obj, sub_w, obj_w, sub_label, "
+                   "obj_label), read as P19, P569, P20 with their Freebase ids kept beside; trex-mc: "
                    "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV); myriadlama: rows "
                    "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt); lm-eval: "
                    "lm-evaluation-harness multiple_choice task YAMLs with JSON data files in the task's folder "
@@ -134,11 +138,12 @@ def stats(path, as_json):
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
 @click.option("--with-templates", "with_templates", cls=RenamedOption, old_names=("--templates",), is_flag=True,
-              help="lama-trex: give each item our cloze templates for its relation.")
+              help="lama-trex, pararel, lama-google-re: give each item our cloze templates for its relation.")
+@click.option("--relation", default=None, help="pararel: the relation of files whose name does not say it.")
 @click.option("--parquet", is_flag=True, help="Also write NAME.parquet (needs pyarrow).")
 @overwrite_option
 @json_option
-def import_(fmt, files, out_path, with_templates, parquet, overwrite, as_json):
+def import_(fmt, files, out_path, with_templates, relation, parquet, overwrite, as_json):
     """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
     are reported by file, line and field and skipped (exit code 3). A probe set already at --out
     is rewritten only when this import makes the same items (--overwrite replaces it anyway)."""
@@ -152,11 +157,13 @@ def import_(fmt, files, out_path, with_templates, parquet, overwrite, as_json):
 
         templates = {r: [t.text for t in entry.cloze] for r, entry in load_templates().items()}
     try:
-        items, report = import_items(fmt, files, templates)
+        items, report = import_items(fmt, files, templates, relation=relation)
     except (ValueError, OSError) as error:  # lm-eval: a task this import cannot follow, named
         fail(str(error), EXIT_USAGE)
     for line in report.rejected:
         click.echo(f"rejected {line}", err=True)
+    for what, count in report.notes.items():
+        click.echo(f"note: {count:,} {what}", err=True)
     if claim is Claim.OURS:
         _same_items(out_path, items)
     kind = "icl-mc" if fmt in ("trex-mc", "lm-eval") else "cloze"

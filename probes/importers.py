@@ -1,9 +1,9 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
-LAMA T-REx and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness
-multiple_choice tasks icl-mc items with their own prompt (probes/import_lm_eval.py); a row that
-does not fit is reported by file, line and field, counted and skipped. Fields read:
-docs/design-notes.md.
+LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py) and MyriadLAMA rows become cloze
+items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
+their own prompt (probes/import_lm_eval.py); a row that does not fit is reported by file, line
+and field, counted and skipped (probes/import_rows.py). Fields read: docs/design-notes.md.
 
 Item ids are unique (eval resumes by id): a LAMA row whose id (its uuid, else subject, relation
 and object) an earlier row took is rejected naming that row; T-REx-MC rows are numbered; a
@@ -15,45 +15,40 @@ name are refused (their documents are numbered within the task).
 from __future__ import annotations
 
 import ast
-import csv
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..kg.jsonl import jsonl_lines
+from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
+from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
-FORMATS = ("lama-trex", "trex-mc", "myriadlama", "lm-eval")
+__all__ = ["FORMATS", "ImportReport", "ImportRowError", "import_items"]
 
-
-class ImportRowError(ValueError):
-    pass
-
-
-@dataclass
-class ImportReport:
-    rows: int = 0
-    items: int = 0
-    rejected: list[str] = field(default_factory=list)  # "file:line: field: why"
-
-    def to_dict(self) -> dict:
-        return {"rows": self.rows, "items": self.items, "rejected": len(self.rejected)}
+FORMATS = ("lama-trex", "pararel", "lama-google-re", "trex-mc", "myriadlama", "lm-eval")
 
 
-def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, list[str]] | None = None
-                 ) -> tuple[list[dict], ImportReport]:
+def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, list[str]] | None = None, *,
+                 relation: str | None = None) -> tuple[list[dict], ImportReport]:
+    """`relation`: the relation of ParaRel files whose names do not say it (P36.jsonl does)."""
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+    if relation is not None and fmt != "pararel":
+        raise ValueError(f"--relation is for --format pararel: {fmt} rows name their own relation")
+    if relation is not None and not PROPERTY.fullmatch(relation):
+        raise ValueError(f"--relation {relation!r}: not a property id (like P36)")
     report = ImportReport()
     if fmt == "lm-eval":  # task YAMLs, not rows: probes/import_lm_eval.py
         return _lm_eval(files, report)
-    rows = ((where, row) for path in files for where, row in _rows(Path(path)))
+    files, templates = list(files), templates or {}
     if fmt == "lama-trex":
-        items = list(_lama(rows, templates or {}, report))
-    elif fmt == "trex-mc":
-        items = list(_trex_mc(rows, report))
+        items = list(lama_trex_items(files, templates, report))
+    elif fmt == "pararel":
+        items = list(pararel_items(files, relation, templates, report))
+    elif fmt == "lama-google-re":
+        items = list(google_re_items(files, templates, report))
     else:
-        items = _myriadlama(rows, report)
+        rows = ((where, row) for path in files for where, row in file_rows(Path(path)))
+        items = list(_trex_mc(rows, report)) if fmt == "trex-mc" else _myriadlama(rows, report)
     report.items = len(items)
     return items, report
 
@@ -76,63 +71,6 @@ def _lm_eval(files: Iterable[str | Path], report: ImportReport) -> tuple[list[di
     return items, report
 
 
-def _rows(path: Path) -> Iterator[tuple[str, dict]]:
-    if path.suffix.lower() == ".csv":
-        with open(path, encoding="utf-8", newline="") as handle:
-            for number, row in enumerate(csv.DictReader(handle), start=2):
-                yield f"{path}:{number}", row
-        return
-    for line in jsonl_lines(path):
-        row = {"__error__": line.error} if line.error else line.value
-        # Rows are read by field name: a list or a number on a line is a bad row, not a crash.
-        if not isinstance(row, dict):
-            row = {"__error__": f"not a JSON object (a {type(row).__name__})"}
-        yield line.where(path), row
-
-
-def _field(row: dict, name: str) -> object:
-    if "__error__" in row:
-        raise ImportRowError(row["__error__"])
-    value = row.get(name)
-    if value in (None, ""):
-        raise ImportRowError(f"{name}: missing")
-    return value
-
-
-def _guarded(rows, report: ImportReport, convert):
-    """`convert` over the rows, a row it refuses reported by place; so is an item whose id an
-    earlier row's item took (`convert` returning None adds to an earlier item instead)."""
-    first: dict[str, str] = {}
-    for where, row in rows:
-        report.rows += 1
-        try:
-            item = convert(row)
-            if item is not None and item["id"] in first:
-                raise ImportRowError(f"id {item['id']!r} is also the id of the row at {first[item['id']]}")
-        except ImportRowError as error:
-            report.rejected.append(f"{where}: {error}")
-            continue
-        if item is not None:
-            first[item["id"]] = where
-        yield item
-
-
-def _lama(rows, templates: dict[str, list[str]], report: ImportReport) -> Iterator[dict]:
-    def convert(row: dict) -> dict:
-        relation = str(_field(row, "predicate_id"))
-        subject, subject_label = str(_field(row, "sub_uri")), str(_field(row, "sub_label"))
-        obj, obj_label = str(_field(row, "obj_uri")), str(_field(row, "obj_label"))
-        fact = str(row.get("uuid") or f"{subject}|{relation}|{obj}")
-        prompts = [{"template": t, "template_id": k, "subject_name": subject_label,
-                    "text": t.replace("[X]", subject_label)} for k, t in enumerate(templates.get(relation, []))]
-        return {"id": f"cloze:{fact}", "kind": "cloze", "split": "test", "fact": fact, "relation": relation,
-                "relation_label": None, "subject": subject, "subject_label": subject_label, "object": obj,
-                "object_label": obj_label, "gold": [obj_label], "frequency": None, "bucket": None,
-                "source_format": "lama-trex", "prompts": prompts}
-
-    yield from _guarded(rows, report, convert)
-
-
 def _choices(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value]
@@ -152,8 +90,8 @@ def _trex_mc(rows, report: ImportReport) -> Iterator[dict]:
 
     def convert(row: dict) -> dict:
         nonlocal count
-        relation, subject, obj = (str(_field(row, k)).strip() for k in ("Relation_ID", "Subject", "Object"))
-        choices = _choices(_field(row, "Multiple Choices"))
+        relation, subject, obj = (str(row_field(row, k)).strip() for k in ("Relation_ID", "Subject", "Object"))
+        choices = _choices(row_field(row, "Multiple Choices"))
         if obj not in choices:
             raise ImportRowError(f"Multiple Choices: the Object {obj!r} is not among them")
         if len(set(choices)) != len(choices):
@@ -165,7 +103,7 @@ def _trex_mc(rows, report: ImportReport) -> Iterator[dict]:
                 "object_label": obj, "gold": [obj], "frequency": None, "bucket": None, "source_format": "trex-mc",
                 "choices": choices, "choice_ids": None, "answer_index": choices.index(obj)}
 
-    yield from _guarded(rows, report, convert)
+    yield from guarded_items(rows, report, convert)
 
 
 def _entity(value: object, name: str) -> tuple[str | None, str]:
@@ -199,9 +137,9 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
     template_ids: dict[str, dict[str, int]] = {}
 
     def convert(row: dict) -> None:
-        uuid, relation, template = (str(_field(row, k)) for k in ("uuid", "rel_uri", "template"))
-        subject, subject_label = _entity(_field(row, "sub_ent"), "sub_ent")
-        objects = _objects(_field(row, "obj_ents"))
+        uuid, relation, template = (str(row_field(row, k)) for k in ("uuid", "rel_uri", "template"))
+        subject, subject_label = _entity(row_field(row, "sub_ent"), "sub_ent")
+        objects = _objects(row_field(row, "obj_ents"))
         aliases = row.get("obj_aliases") or []
         if not isinstance(aliases, list):
             raise ImportRowError("obj_aliases: not a list")
@@ -227,7 +165,7 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
         item["prompts"].append({"template": template, "template_id": template_id,
                                 "subject_name": subject_label, "text": template.replace("[X]", subject_label)})
 
-    for _ in _guarded(rows, report, convert):
+    for _ in guarded_items(rows, report, convert):
         pass
     return list(by_uuid.values())
 
