@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import click
 
 from ..index.backend import BACKENDS, Backend
+from ..index.chinese import ZH_CONVERSIONS
 from ..index.corpus import DEFAULT_BUCKETS
 from ..index.corpus_files import FORMATS
 from ..index.corpus_jobs import IndexOptions
@@ -46,13 +47,14 @@ def _job_errors():
     """Whatever goes wrong with an index, its server or the job's inputs is one line naming it,
     and exit code 2."""
     from ..index.backend import NoIndex
+    from ..index.chinese import ConverterMissing
     from ..index.corpus_jobs import CorpusJobError, MissingInput
     from ..index.elastic import BackendUnavailable
     from ..index.embedded import IndexSettingsError
 
     try:
         yield
-    except (NoIndex, BackendUnavailable, IndexSettingsError, MissingInput, CorpusJobError) as error:
+    except (NoIndex, BackendUnavailable, IndexSettingsError, MissingInput, CorpusJobError, ConverterMissing) as error:
         fail(str(error), EXIT_USAGE)
 
 
@@ -81,6 +83,11 @@ def corpus_group() -> None:
 @click.option("--names", "names", type=click.Choice(NAMES), default=IndexOptions.names, show_default=True,
               help="Which names of an entity count as mentions: all (labels and aliases) or label (its label in "
                    "each of --languages only: KDF counts one Chinese name per entity, `--languages zh --names label`).")
+@click.option("--zh-convert", "zh_convert", type=click.Choice(ZH_CONVERSIONS), default=IndexOptions.zh_convert,
+              show_default=True,
+              help="With a Chinese language in --languages: names and documents are converted to simplified "
+                   "characters by this OpenCC configuration before they are matched, so a traditional name counts "
+                   "in simplified text and the reverse; none: as written. Needs the frequency extra (opencc).")
 @click.option("--count-facts", "count_facts", multiple=True, metavar="RELATION",
               help="Embedded backend: count the facts of this relation (PID, or 'all') while linking, so that "
                    "`frequency annotate` reads their counts instead of intersecting; repeatable.")
@@ -89,8 +96,8 @@ def corpus_group() -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @overwrite_option
 @json_option
-def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exclude_alias, names, count_facts, store,
-                 backend, index_path, es_url, es_index, quiet, overwrite, as_json):
+def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exclude_alias, names, zh_convert,
+                 count_facts, store, backend, index_path, es_url, es_index, quiet, overwrite, as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
     count exact. The settings (languages, alias filters, names or links) are recorded in the index
@@ -109,7 +116,7 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, exc
         raise click.UsageError("--links counts a corpus's own entity links: only T-REx files (--format trex) "
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
-                           tuple(exclude_alias), tuple(count_facts), names)
+                           tuple(exclude_alias), tuple(count_facts), names, zh_convert)
     with _job_errors():
         result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json),
                             overwrite=overwrite)

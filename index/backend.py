@@ -47,7 +47,8 @@ class Backend:
 
 def open_for_indexing(backend: Backend, settings: IndexSettings, store: str | Path | None) -> FrequencyIndex:
     """An index to add documents to, its settings bound (a mismatch raises IndexSettingsError).
-    The embedded backend links documents now, so it reads every name from the store first."""
+    The embedded backend links documents now, so it reads every name from the store first. A
+    Chinese index without OpenCC raises ConverterMissing before anything is read or written."""
     if backend.kind == "embedded":
         from .embedded import EmbeddedIndex, linked
         from .mentions import MentionFinder
@@ -57,13 +58,14 @@ def open_for_indexing(backend: Backend, settings: IndexSettings, store: str | Pa
         else:
             names = StoreNames(store, settings)
             try:
-                mentions = MentionFinder(names.pairs(), settings.alias_filter)
+                mentions = MentionFinder(names.pairs(), settings.alias_filter, settings.converter())
             finally:
                 names.close()
         index = EmbeddedIndex(backend.path, mentions)
     else:
         from .elastic import ElasticsearchIndex
 
+        settings.converter()  # a missing OpenCC says so before the cluster is touched
         index = ElasticsearchIndex(backend.es_url, backend.es_index)  # names are matched at query time
     try:
         index.bind_settings(settings.to_dict())

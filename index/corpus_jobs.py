@@ -48,10 +48,11 @@ class IndexOptions:
     exclude_aliases: tuple[str, ...] = ()
     count_facts: tuple[str, ...] = ()  # relations (or "all") whose fact pairs are counted while linking
     names: str = IndexSettings.names  # "all" (labels and aliases) or "label" (KDF's one name per language)
+    zh_convert: str = IndexSettings.zh_convert  # with a Chinese language: OpenCC to simplified, or "none"
 
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
-                             tuple(self.exclude_aliases), self.names)
+                             tuple(self.exclude_aliases), self.names, self.zh_convert)
 
 
 @dataclass(frozen=True)
@@ -138,10 +139,13 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
 
 
 def settings_record(settings: IndexSettings) -> dict:
-    """An index's settings as results and summaries show them: `names` always said."""
+    """An index's settings as results and summaries show them: `names` always said, and
+    `zh_convert` whenever a Chinese language is indexed."""
     record = settings.to_dict()
     if settings.method == "names":
         record["names"] = settings.names
+    if settings.chinese:
+        record["zh_convert"] = settings.zh_convert
     return record
 
 
@@ -294,12 +298,14 @@ def is_qid(text: str) -> bool:
 
 def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | None, *,
                     corpus_files: Sequence[str] = (), corpus_from_store: bool = False,
-                    languages: Sequence[str] = IndexSettings.languages) -> tuple[int, str]:
+                    languages: Sequence[str] = IndexSettings.languages,
+                    zh_convert: str = IndexSettings.zh_convert) -> tuple[int, str]:
     """Documents that mention every one of `terms` (one or two), and how they were counted.
 
     QIDs only, with no corpus given: from the index ("embedded" / "elasticsearch"). Any raw
     string: a scan of the corpus files and/or the store's documents ("scan"), QIDs there standing
-    for their names in the store, since no index holds arbitrary strings."""
+    for their names in the store, since no index holds arbitrary strings. A scan compares Chinese
+    as an index would (`zh_convert` when `languages` has a Chinese one: index/chinese.py)."""
     if not 1 <= len(terms) <= 2:
         raise CorpusJobError("count one term, or a pair")
     if all(is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
@@ -313,6 +319,7 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
 
     if not corpus_files and not corpus_from_store:
         raise CorpusJobError("raw strings are counted by reading a corpus: give corpus files or the store's documents")
+    convert = IndexSettings(languages=tuple(languages), zh_convert=zh_convert).converter()
     names = []
     for term in terms:
         if is_qid(term):
@@ -323,7 +330,7 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
     sources = [jsonl_documents(f, report) for f in corpus_files]
     if corpus_from_store:
         sources.append(store_documents(store))
-    return scan_count(chain(*sources), names), "scan"
+    return scan_count(chain(*sources), names, convert=convert), "scan"
 
 
 def _names_of(entity: str, store, languages: tuple[str, ...], keep, name_key) -> list[str]:

@@ -2,7 +2,9 @@
 
 Text is tokenized here, in Python, with the embedded backend's `normalize` (Elasticsearch only
 splits on white space), so both backends count the same documents and a stock single-node image
-serves. The token scheme and why it matches exactly: docs/design-notes.md.
+serves. The token scheme and why it matches exactly: docs/design-notes.md. Chinese is converted
+here too, before it is sent (index/chinese.py): documents as they are indexed, with the converter
+of the index's settings, and names by StoreNames, as the embedded backend converts both.
 """
 
 from __future__ import annotations
@@ -59,6 +61,14 @@ def analysed(text: str) -> str:
     return " ".join(tokens(normalize(text)))
 
 
+def document_source(document: Document, convert: Callable[[str], str] | None = None) -> dict:
+    """What is sent for one document: its fields as read, and the tokens of its searchable text
+    after `convert` (the index's converter: Chinese to simplified characters, or None)."""
+    searchable = convert(document.searchable) if convert else document.searchable
+    return {"id": document.id, "title": document.title, "text": document.text, "tokens": analysed(searchable),
+            "links": list(document.links)}
+
+
 def index_body(settings: IndexSettings, shards: int = 1) -> dict:
     return {
         "settings": {
@@ -100,6 +110,7 @@ class ElasticsearchIndex:
         from elasticsearch import Elasticsearch
 
         self.url, self.index, self.names = url, index, names
+        self.convert: Callable[[str], str] | None = None  # documents' text, as the bound settings say
         self.client = Elasticsearch(url, request_timeout=timeout, max_retries=2, retry_on_timeout=True)
         self._call(self.client.info)
         self._phrases: dict[str, list[str]] = {}
@@ -136,6 +147,7 @@ class ElasticsearchIndex:
             raise IndexSettingsError(
                 f"index {self.index!r} at {self.url} was built with {stored}; refusing to add documents with "
                 f"{settings}. Use another --es-index for other settings")
+        self.convert = IndexSettings.from_dict(settings).converter()
 
     def add_documents(self, documents: Iterable[Document], *, batch: int = 2_000) -> Iterator[int]:
         """Bulk-index documents; yields how many were new after each batch. A document id already
@@ -146,8 +158,7 @@ class ElasticsearchIndex:
         def actions():
             for document in documents:
                 yield {"_op_type": "create", "_index": self.index, "_id": _doc_id(document.id),
-                       "_source": {"id": document.id, "title": document.title, "text": document.text,
-                                   "tokens": analysed(document.searchable), "links": list(document.links)}}
+                       "_source": document_source(document, self.convert)}
 
         added = seen = 0
         results = streaming_bulk(self.client.options(request_timeout=300), actions(), chunk_size=batch,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import ahocorasick
 import numpy as np
@@ -118,12 +118,18 @@ def pattern(key: str) -> tuple[str, int]:
 
 class MentionFinder:
     """Built once from (entity, name) pairs; then called on a batch of documents, it gives the set
-    of entities each one mentions."""
+    of entities each one mentions. `convert`, when given, rewrites every name and every text before
+    they are matched (Chinese to simplified characters, index/chinese.py): a name occurs where its
+    converted form occurs in the converted text."""
 
-    def __init__(self, names: Iterable[tuple[str, str]], alias_filter: AliasFilter = AliasFilter()) -> None:
+    def __init__(self, names: Iterable[tuple[str, str]], alias_filter: AliasFilter = AliasFilter(),
+                 convert: Callable[[str], str] | None = None) -> None:
+        self.convert = convert
+        if convert is not None:
+            alias_filter = alias_filter.converted(convert)
         by_name: dict[str, set[str]] = defaultdict(set)
         for entity, name in names:
-            key = name_key(name)
+            key = name_key(convert(name) if convert else name)
             if alias_filter.keeps(key):
                 by_name[key].add(entity)
         by_pattern: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
@@ -152,7 +158,7 @@ class MentionFinder:
         found: list[set[str]] = [set() for _ in texts]
         if not self.names or not texts:
             return found
-        normalized = [normalize(t) for t in texts]
+        normalized = [normalize(self.convert(t) if self.convert else t) for t in texts]
         first = size = 0
         for i, text in enumerate(normalized):
             size += len(text) + 1

@@ -3,16 +3,20 @@
 The settings are recorded in the index when it is first built: every count it gives, and every
 document added to it later, then share one meaning, whichever backend holds it. `names` says
 which names count: "all" (labels and aliases, the default) or "label" (an entity's label in each
-language only, as KDF counts its one Chinese name); an index recorded without it counts all."""
+language only, as KDF counts its one Chinese name); an index recorded without it counts all.
+`zh_convert` says how Chinese is compared when a Chinese language is indexed (index/chinese.py):
+names and documents converted to simplified characters by that OpenCC configuration, or "none"; an
+index recorded without it converts nothing, as every index built before the setting existed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..kg.model import LANGUAGES
+from .chinese import DEFAULT_ZH_CONVERSION, ZH_CONVERSIONS, chinese_indexed, converter
 from .text import MIN_ALIAS_LENGTH, AliasFilter, name_key
 
 METHODS = ("names", "links")
@@ -26,12 +30,15 @@ class IndexSettings:
     min_alias_length: int = MIN_ALIAS_LENGTH
     excluded: tuple[str, ...] = ()
     names: str = "all"  # "all": labels and aliases; "label": the label in each language only
+    zh_convert: str = DEFAULT_ZH_CONVERSION  # with a Chinese language: OpenCC to simplified, or "none"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method {self.method!r}: use one of {', '.join(METHODS)}")
         if self.names not in NAMES:
             raise ValueError(f"names {self.names!r}: use one of {', '.join(NAMES)}")
+        if self.zh_convert not in ZH_CONVERSIONS:
+            raise ValueError(f"zh_convert {self.zh_convert!r}: use one of {', '.join(ZH_CONVERSIONS)}")
         object.__setattr__(self, "languages", tuple(self.languages))
         object.__setattr__(self, "excluded", tuple(sorted(self.alias_filter.excluded)))
 
@@ -39,15 +46,28 @@ class IndexSettings:
     def alias_filter(self) -> AliasFilter:
         return AliasFilter(min_length=self.min_alias_length, excluded=frozenset(self.excluded))
 
+    @property
+    def chinese(self) -> bool:
+        """Whether names are counted in a Chinese language (the case `zh_convert` is about)."""
+        return self.method == "names" and chinese_indexed(self.languages)
+
+    def converter(self) -> Callable[[str], str] | None:
+        """What names and documents go through before they are matched: None when nothing is converted.
+        ConverterMissing (one line) when a conversion is set and OpenCC is not installed."""
+        return converter(self.zh_convert) if self.chinese and self.zh_convert != "none" else None
+
     def to_dict(self) -> dict:
-        """As recorded in an index; `names` only where it is not "all", so that an index built
-        before the setting existed keeps its settings and takes more documents."""
+        """As recorded in an index; `names` only where it is not "all" and `zh_convert` only where
+        something is converted, so that an index built before either setting existed keeps its
+        settings and takes more documents."""
         if self.method == "links":
             return {"method": "links"}
         out = {"method": "names", "languages": list(self.languages), "min_alias_length": self.min_alias_length,
                "excluded": list(self.excluded)}
         if self.names != "all":
             out["names"] = self.names
+        if self.chinese and self.zh_convert != "none":
+            out["zh_convert"] = self.zh_convert
         return out
 
     @classmethod
@@ -55,27 +75,33 @@ class IndexSettings:
         if data.get("method") == "links":
             return cls(method="links")
         return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]),
-                   data.get("names", "all"))
+                   data.get("names", "all"), data.get("zh_convert", "none"))
 
     def describe(self) -> str:
         """One line for summaries: how a document's mentions were found."""
         if self.method == "links":
             return "the corpus's own entity links"
         which = "labels and aliases" if self.names == "all" else "labels only (--names label)"
-        return f"names in {','.join(self.languages)}: {which}"
+        script = ""
+        if self.chinese:
+            script = ("; Chinese as written (--zh-convert none)" if self.zh_convert == "none"
+                      else f"; Chinese in simplified characters (OpenCC {self.zh_convert})")
+        return f"names in {','.join(self.languages)}: {which}{script}"
 
 
 class StoreNames:
     """An entity's match keys (its labels, and aliases unless names="label", in the settings'
-    languages, normalized and filtered as the settings say), read from the knowledge-graph store
-    on demand: a backend that matches names at query time needs only the entities it is asked about."""
+    languages, converted, normalized and filtered as the settings say), read from the
+    knowledge-graph store on demand: a backend that matches names at query time needs only the
+    entities it is asked about."""
 
     def __init__(self, store: str | Path, settings: IndexSettings) -> None:
         from ..kg.graph import KnowledgeGraph
 
+        self.convert = settings.converter() or (lambda name: name)  # first: without OpenCC, fail before any work
         self.kg = KnowledgeGraph(store)
         self.settings = settings
-        self._keep = settings.alias_filter.keeps
+        self._keep = settings.alias_filter.converted(self.convert).keeps
         self.of = lru_cache(maxsize=200_000)(self._of)
 
     def _of(self, entity: str) -> tuple[str, ...]:
@@ -83,7 +109,7 @@ class StoreNames:
         for lang in self.settings.languages:
             labels = self.kg.labels(entity, lang)
             names = (labels.label, *labels.aliases) if self.settings.names == "all" else (labels.label,)
-            keys.update(name_key(n) for n in names if n)
+            keys.update(name_key(self.convert(n)) for n in names if n)
         return tuple(sorted(k for k in keys if self._keep(k)))
 
     def __call__(self, entity: str) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .writing_systems import unspaced
 
@@ -73,6 +74,10 @@ class AliasFilter:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded", frozenset(normalize(x) for x in self.excluded))
+
+    def converted(self, convert: Callable[[str], str]) -> AliasFilter:
+        """The filter for names that went through `convert` (index/chinese.py): its excluded names too."""
+        return AliasFilter(self.min_length, frozenset(map(convert, self.excluded)))
 
     def keeps(self, normalized_name: str) -> bool:
         return (len(normalized_name) >= self.min_length and normalized_name not in self.excluded

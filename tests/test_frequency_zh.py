@@ -45,7 +45,7 @@ def test_planted_counts(zh, names):
     assert [pair(h, t) for h, t in PAIRS] == PLANTED[names]
     assert [pair(t, h) for h, t in PAIRS] == PLANTED[names]
     assert json.loads(built.stdout)["settings"] == {"method": "names", "languages": ["zh"], "min_alias_length": 2,
-                                                    "excluded": [], "names": names}
+                                                    "excluded": [], "names": names, "zh_convert": "hk2s"}
 
     counts = base / f"{names}.jsonl"
     proc = run_cli("frequency", "annotate", "--relation", "P36", "--out", str(counts), "--store", store,
@@ -54,7 +54,7 @@ def test_planted_counts(zh, names):
             for r in map(json.loads, counts.read_text().splitlines())}
     assert rows == {p: (n, b) for p, n, b in zip(PAIRS, PLANTED[names], BUCKETS[names])}
     said = {"all": "labels and aliases", "label": "labels only (--names label)"}[names]
-    assert proc.stdout.splitlines()[1] == f"  counted by names in zh: {said}"
+    assert proc.stdout.splitlines()[1] == f"  counted by names in zh: {said}; Chinese in simplified characters (OpenCC hk2s)"
 
 
 def test_an_index_keeps_its_names_setting(zh):
