@@ -110,9 +110,9 @@ def _reference_f1(folder, candidate: str, reference: str) -> float:
 
 
 def test_bertscore_is_the_definition_and_the_best_pair_per_cloze(encoder):
-    from factprobe.probes.methods.bertscore import BertScorer, best_per_cloze
+    from factprobe.probes.methods.bertscore import BertScoreModel, best_per_cloze
 
-    scorer = BertScorer(str(encoder), LAYERS)
+    scorer = BertScoreModel(str(encoder), LAYERS)
     pairs = [("the city of paris", "paris"), ("berlin", "paris"), ("rome is a city", "city of light"),
              ("paris", "paris")]
     found = scorer.f1([c for c, _ in pairs], [r for _, r in pairs])
@@ -125,7 +125,7 @@ def test_bertscore_is_the_definition_and_the_best_pair_per_cloze(encoder):
     second = max(_reference_f1(encoder, a, n) for a in answers[1] for n in names)
     assert best_per_cloze(scorer, [names], [answers]) == pytest.approx([(1.0 + second + 0.0) / 3], abs=1e-5)
     with pytest.raises(ValueError, match="bertscore_layers"):
-        BertScorer(str(encoder), None)
+        BertScoreModel(str(encoder), None)
 
 
 def _term(scorer, prompt: str, names: list[str]) -> float:

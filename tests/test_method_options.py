@@ -1,7 +1,7 @@
 """Method options declared once (each method's `Options`, probes/declare.py): `factprobe eval
 --option`, a pipeline file and the service's door refuse a bad value in one line naming the
 option (exit 2, 422) before any model loads, in the same words; `eval --help` lists every
-method's options from the declarations; `Method.defaults` is derived from them."""
+method's options from the declarations; `Method.option_defaults` is derived from them."""
 
 from __future__ import annotations
 
@@ -52,10 +52,10 @@ def probe_set(folder, kind: str):
 
 def test_defaults_are_derived_from_the_declarations():
     for name, cls in registered().items():
-        assert dict(cls.defaults) == as_dict(cls.Options()), name
-    assert dict(registered()["kdf"].defaults) == {"shots": None, "scoring": "letters", "frame": "paper"}
+        assert dict(cls.option_defaults) == as_dict(cls.Options()), name
+    assert dict(registered()["kdf"].option_defaults) == {"shots": None, "scoring": "letters", "frame": "paper"}
     with pytest.raises(TypeError):
-        registered()["kdf"].defaults["shots"] = 3  # a read-only view
+        registered()["kdf"].option_defaults["shots"] = 3  # a read-only view
     with pytest.raises(TypeError, match="declare its options as `Options`"):
         type("Guessed", (Method,), {"defaults": {"shots": 1}})
 
@@ -118,3 +118,9 @@ def test_a_pipeline_refuses_a_bad_option_before_any_step(tmp_path, unloadable, m
     result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp_path / "out")])
     assert (result.exit_code, result.stderr) == (2, f"error: {config}: evaluations[0].options: {message}\n")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_old_name_of_option_defaults_still_reads_with_a_warning():
+    kdf = registered()["kdf"]
+    with pytest.warns(DeprecationWarning, match="option_defaults"):
+        assert kdf.defaults is kdf.option_defaults

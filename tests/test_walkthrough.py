@@ -190,7 +190,7 @@ def test_the_kdf_prompt_ends_in_answer_and_asks_letters(walk):
     from factprobe.probes.methods.base import MethodContext
     from factprobe.probes.methods.kdf import KDF
 
-    method = KDF(MethodContext(options=dict(KDF.defaults)))
+    method = KDF(MethodContext(options=dict(KDF.option_defaults)))
     prompt = method.prompt(walk["germany"])
     assert prompt.endswith("The capital of Germany is ____\nA: Rabat\nB: Naypyidaw\nC: Berlin\nD: Amsterdam\nAnswer:")
     assert prompt.startswith("The official language of Norway is ____\n")

@@ -7,6 +7,7 @@ lines."""
 from __future__ import annotations
 
 import random
+import warnings
 from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -36,6 +37,15 @@ class NoOptions:
     """The options of a method that takes none."""
 
 
+class _OldName:
+    """`Method.defaults`, the name of `option_defaults` before issue 36: read with a warning for one release."""
+
+    def __get__(self, instance, owner) -> Mapping[str, Any]:
+        warnings.warn("Method.defaults is now Method.option_defaults; the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return owner.option_defaults
+
+
 class Method:
     """A probing method, declared in one class: the registry (probes/methods/__init__.py) and
     through it the runner, the aggregator, `factprobe eval`, the pipeline, the report and the
@@ -49,19 +59,20 @@ class Method:
     # bounds, choices, help, and exposure for a value naming a model, a file or a URL.
     Options: ClassVar[type] = NoOptions
     # Derived from Options when the class is made: option -> default, JSON-ready, read-only.
-    defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    option_defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     # its parts of the report's "Method measures" (probes/document `Section`), beside what every run gets
     report_sections: ClassVar[tuple[Section, ...]] = ()
+    defaults = _OldName()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        if "defaults" in vars(cls):  # options are declared once; a dict of defaults guessed their types
+        if {"defaults", "option_defaults"} & set(vars(cls)):  # options are declared once; a dict guessed their types
             raise TypeError(f"{cls.__name__}: declare its options as `Options`, a frozen dataclass of "
                             "option(...) fields (probes/declare.py), not as `defaults`")
         if not is_dataclass(cls.Options):
             raise TypeError(f"{cls.__name__}.Options: a frozen dataclass of option(...) fields (probes/declare.py)")
         option_specs(cls.Options)  # every field declared with option(): TypeError naming one that is not
-        cls.defaults = MappingProxyType(as_dict(cls.Options()))
+        cls.option_defaults = MappingProxyType(as_dict(cls.Options()))
 
     @classmethod
     def check(cls, options: Any) -> None:

@@ -21,7 +21,7 @@ from ..document import Block, Heading, ReportRun, Section, Text, table, with_int
 from ..scoring.requests import GenerateRequest
 from ..templates import load_templates, prompt_before_object
 from .base import Method, OptionError, answer_key, base_record, headline_interval, headline_number
-from .bertscore import SCORE, BertScorer, best_per_cloze
+from .bertscore import SCORE, BertScoreModel, best_per_cloze
 from .distractor import all_names, label_request, log_plausibility
 from .karr import PROBABILITIES as KARR_PROBABILITIES, KarrAsker
 from ..measures.accuracy import interval
@@ -175,7 +175,7 @@ class Baselines(Method):
         self.karr = KarrAsker(self.templates, self.context.tests, self.context.rng, self.options["clozes"],
                               self.options["karr_samples"], self.options["karr_probability"]) \
             if self.options["karr"] else None
-        self.bertscore = BertScorer(self.options["bertscore_model"], self.options["bertscore_layers"]) \
+        self.bertscore = BertScoreModel(self.options["bertscore_model"], self.options["bertscore_layers"]) \
             if self.options["bertscore_model"] else None
         self.judge = None
         if self.options["judge_model"]:

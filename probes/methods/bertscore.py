@@ -15,7 +15,7 @@ from typing import Sequence
 SCORE = "F1"
 
 
-class BertScorer:
+class BertScoreModel:
     """The `bert-score` package's scorer over a local encoder, loaded once per run."""
 
     def __init__(self, model: str, layers: int | None) -> None:
@@ -49,7 +49,7 @@ class BertScorer:
         return out
 
 
-def best_per_cloze(scorer: BertScorer, names: Sequence[Sequence[str]],
+def best_per_cloze(scorer: BertScoreModel, names: Sequence[Sequence[str]],
                    answers: Sequence[Sequence[Sequence[str]]]) -> list[float]:
     """Per item, the mean over its clozes of the best F1 over (name, answer) pairs: `names` per
     item, `answers` per item per cloze. All pairs go to the encoder in one call."""

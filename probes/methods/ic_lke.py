@@ -132,7 +132,7 @@ class ICLKE(Method):
     def __init__(self, context) -> None:
         super().__init__(context)
         # the preset's separators over the defaults; options given explicitly over the preset
-        self.options = {**self.defaults, **self.presets[self.options["preset"]], **self.given}
+        self.options = {**self.option_defaults, **self.presets[self.options["preset"]], **self.given}
         # every relation with test items, before any is asked (the runner passes them all)
         self._check_pools(context.tests)
 

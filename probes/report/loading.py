@@ -46,7 +46,7 @@ class Run:
         from ..methods import registered
 
         cls = registered().get(self.method)
-        defaults = dict(getattr(cls, "defaults", {}) or {}) if cls else {}
+        defaults = dict(getattr(cls, "option_defaults", {}) or {}) if cls else {}
         missing = object()
         return {k: v for k, v in (self.config.get("options") or {}).items() if defaults.get(k, missing) != v}
 
