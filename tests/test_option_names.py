@@ -47,6 +47,7 @@ MEANINGS = {
     "--endpoint": ("text", "a SPARQL endpoint's URL"),
     "--entity": ("text", "an entity id"),
     "--entity-aliases": ("path", "a Wikidata5M entity alias file"),
+    "--entity-prefix": ("text", "the IRI prefix of a Wikibase's entities"),
     "--es-index": ("text", "the Elasticsearch index holding a corpus"),
     "--es-url": ("text", "an Elasticsearch cluster's URL"),
     "--exact": ("flag", "ApprOpt: search until the top n is exact"),
@@ -122,6 +123,7 @@ MEANINGS = {
     "--untyped-pool": ("text", "the candidates of an object without a type"),
     "--version": ("flag", "print the version"),
     "--workers": ("number", "parsing processes"),
+    "--zh-convert": ("text", "how Chinese names and text are converted to one script before matching"),
 }
 
 # Options that do not match their name's entry yet, each waiting for its fix (then delete its line).
