@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from ..index.backend import Backend
+from ..probes.scoring.specs import SHORTCUTS
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import store_option
 from .outputs import claim_data_folder, overwrite_option
@@ -25,13 +27,13 @@ from .outputs import claim_data_folder, overwrite_option
                    "(DATA/jobs.sqlite): a restarted server answers for its jobs and resumes those it left unfinished.")
 @click.option("--es-url", envvar="FACTPROBE_ES_URL", default=None,
               help="Count /frequency in this Elasticsearch cluster instead (env FACTPROBE_ES_URL).")
-@click.option("--es-index", envvar="FACTPROBE_ES_INDEX", default="factprobe-corpus", show_default=True,
+@click.option("--es-index", envvar="FACTPROBE_ES_INDEX", default=Backend.es_index, show_default=True,
               help="The Elasticsearch index holding the corpus (env FACTPROBE_ES_INDEX).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--token-env", default="FACTPROBE_TOKEN", show_default=True,
               help="Environment variable holding the bearer token of POST endpoints (unset: they answer 503).")
-@click.option("--models", default="smollm2-135m-instruct,gemma3-270m", show_default=True,
+@click.option("--models", default=",".join(SHORTCUTS), show_default=True,
               help="Comma-separated model specs that evaluation jobs may use.")
 @click.option("--allow-model", "allow", multiple=True, metavar="NAME",
               help="A model, folder or URL (as written) a client may name in an option that loads or calls one "

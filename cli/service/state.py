@@ -13,15 +13,17 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from ...index.backend import Backend
 from ...kg.graph import KnowledgeGraph
 from .guard import ErrorCounter
 from ...probes.scoring.model_cache import ModelCache
+from ...probes.scoring.specs import SHORTCUTS
 from .jobs import JobQueue, resumed_work
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
 PROPERTY_ID = r"^P[1-9][0-9]{0,9}$"
-DEFAULT_MODELS = ("smollm2-135m-instruct", "gemma3-270m")
+DEFAULT_MODELS = tuple(SHORTCUTS)  # the two real models that install from PyPI
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class ServiceConfig:
     token: str | None = None  # None: mutating endpoints answer 503
     models: tuple[str, ...] = DEFAULT_MODELS
     es_url: str | None = None  # counts from this Elasticsearch cluster instead of the embedded index
-    es_index: str = "factprobe-corpus"
+    es_index: str = Backend.es_index
     # Models, files and URLs (as written) a client may name in an option that loads or calls one,
     # besides `models` (`serve --allow-model`); nothing else a client names is loaded.
     allow: tuple[str, ...] = ()
