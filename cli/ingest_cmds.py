@@ -75,18 +75,31 @@ def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path
                               relations=relations, rejects_path=rejects_path, console=console, overwrite=overwrite)
     except (InputError, StoreError) as exc:
         fail(str(exc), EXIT_USAGE)
-    _finish(store_path, reports, rejects_path, as_json)
+    _finish(store_path, reports, rejects_path, as_json, files=True)
 
 
-def _finish(store_path, reports: list[IngestReport], rejects_path, as_json) -> None:
-    """The JSON summary when asked; exit 3 when an input was truncated."""
+def _finish(store_path, reports: list[IngestReport], rejects_path, as_json, files: bool = False) -> None:
+    """The JSON summary when asked; exit 2 when an input file (`files`) gave nothing, 3 when an
+    input was truncated."""
     if as_json:
         rejected = sum(r.rejected + r.dropped for r in reports)
         target = rejects_path or f"{store_path}.rejects.jsonl"
         click.echo(json.dumps({"store": str(store_path), "inputs": [r.as_dict() for r in reports],
                                "rejects_file": target if rejected else None}, indent=2))
+    # An input file that read without an error and gave nothing is not what its format's
+    # reader reads (another Wikibase's IRIs, an empty or foreign file): said, exit 2.
+    empty = [r for r in reports if files and not (r.already_done or r.resumed_from or r.records or r.rejected
+                                                  or r.older_ignored or r.truncated)]
+    if empty:
+        fail("; ".join(_nothing_read(r) for r in empty), EXIT_USAGE)
     if any(not r.complete for r in reports):
         sys.exit(EXIT_PARTIAL)
+
+
+def _nothing_read(report: IngestReport) -> str:
+    hint = {"rdf": "no triple about a Wikibase entity; if its entity IRIs are not <server>/entity/Q1, "
+                   "give --entity-prefix"}.get(report.source, f"no record in it; is it {report.source} input?")
+    return f"{report.path}: nothing read from it ({hint})"
 
 
 def print_report(r: IngestReport) -> None:
@@ -149,20 +162,29 @@ def _relations(text: str | None) -> frozenset[str] | None:
               help="RDF syntax (default: from the file extension).")
 @click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
               help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
+@click.option("--entity-prefix", default=None, metavar="IRI",
+              help="The Wikibase's entity IRI prefix (its `wd:`, e.g. https://example.org/id/) when its "
+                   "entities are not <server>/entity/Q1; a Turtle file's `@prefix wd:` is used without it.")
+@click.option("--keep-external-ids", is_flag=True, help="Also keep external-id claims (skipped by default).")
 @with_options(ingest_options)
-def ingest_rdf(files, fmt, chunk_size, store, languages, workers, restart, rejects_path, quiet,
-               overwrite, as_json):
+def ingest_rdf(files, fmt, chunk_size, entity_prefix, keep_external_ids, store, languages, workers, restart,
+               rejects_path, quiet, overwrite, as_json):
     """Ingest Wikidata-style RDF: N-Triples (.nt, .nt.gz, .nt.bz2) or Turtle (.ttl, .ttl.gz),
-    truthy (wdt:) and full (p:/ps:/pq:) statements, labels, aliases, descriptions.
+    as Wikidata's dumps and Special:EntityData write it, or another Wikibase (--entity-prefix).
 
-    A statement spread over many triples is assembled whatever their order; one also in a
-    Wikidata JSON dump (same statement id) stays one fact. A malformed N-Triples line, or a
-    Turtle block that does not parse, is rejected by its (first) line number.
+    Reads what the Wikidata JSON reader reads: labels, aliases, descriptions (a `mul` name
+    holds in every language without its own), sitelink counts, truthy (wdt:) and full
+    (p:/ps:/pq:) statements with rank and P580/P582/P585 qualifiers; external-id claims are
+    skipped unless --keep-external-ids. A statement spread over many triples is assembled
+    whatever their order; one also in a Wikidata JSON dump (same statement id) stays one fact.
+    A malformed N-Triples line, or a Turtle block that does not parse, is rejected by its
+    (first) line number.
     """
     from ..kg.sources.rdf import RdfSource
 
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
-    pairs = [(RdfSource(languages=languages, format=fmt, **options), f) for f in files]
+    pairs = [(RdfSource(languages=languages, format=fmt, entity_prefix=entity_prefix,
+                        keep_external_ids=keep_external_ids, **options), f) for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 

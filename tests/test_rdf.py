@@ -253,7 +253,7 @@ def test_reingest_is_idempotent(tmp_path):
     again = load(RDF / "sample.nt", target)
     assert again.already_done
     redo = load(RDF / "sample.nt", target, restart=True)
-    assert redo.records == 128 and redo.rejected == 1
+    assert redo.records == 130 and redo.rejected == 1  # 128 + the article (line 11) and data node (116) of Q183
     load(RDF / "sample.ttl", target)  # the same graph in the other syntax changes nothing
     with KnowledgeGraph(target) as kg:
         assert kg.stats() == first
@@ -332,7 +332,7 @@ def test_cli_ingest_rdf(nt_store, tmp_path):
     assert proc.returncode == 3, proc.stderr  # done, with one rejected line
     out = json.loads(proc.stdout)
     [entry] = out["inputs"]
-    assert entry["records"] == 128 and entry["rejected"] == 1
+    assert entry["records"] == 130 and entry["rejected"] == 1
     rejects = [json.loads(line) for line in Path(out["rejects_file"]).read_text().splitlines()]
     assert [(r["line"], r["file"]) for r in rejects] == [(NT_BAD_LINE, str(RDF / "sample.nt"))]
     assert content(target) == content(store)

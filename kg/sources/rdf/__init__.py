@@ -1,7 +1,8 @@
-"""Wikidata-style RDF (N-Triples and Turtle, as in Wikidata's RDF dumps and query service) into
-the store, via rdflib: terms.py (IRIs and literals to Wikidata's ids and values), collect.py
-(triples to staged pieces), staging.py (the pieces' table), assemble.py (pieces to rows, inside
-the chunk's transaction), read.py (Turtle in blocks), source.py (`RdfSource`). The mapping and
+"""Wikidata-style RDF (N-Triples and Turtle, as in Wikidata's RDF dumps, Special:EntityData and
+query service, or another Wikibase's) into the store, via rdflib: terms.py (IRIs and literals
+to Wikidata's ids and values), collect.py (triples to staged pieces), staging.py (the pieces'
+table), assemble.py (pieces to rows, inside the chunk's transaction), read.py (Turtle in
+blocks), source.py (`RdfSource`). The mapping and
 the design of statement assembly across chunks: docs/design-notes.md, "kg/sources/rdf".
 """
 

@@ -26,8 +26,9 @@ from ...model import (
 from . import staging
 from .terms import NOVALUE, SOMEVALUE, SOURCE, entity_kind, statement_subject, wikidata_time
 
-_ENTITY_PARTS = frozenset({"entity", "label", "alias", "description", "sitelinks", "datatype"})
+_ENTITY_PARTS = frozenset({"entity", "label", "alias", "description", "sitelinks", "article", "datatype"})
 _STATEMENT_PARTS = frozenset({"link", "value", "novalue", "rank", "qual", "ref"})
+_PAGE_PARTS = frozenset({"about", "page"})  # of a data node (`data:Q42`, collect.py)
 _TYPE_RELATIONS = (INSTANCE_OF, SUBCLASS_OF)
 _UNIT_ONE = "Q199"  # Wikidata's RDF writes the unit "1" (dimensionless) as wd:Q199
 
@@ -40,16 +41,21 @@ class RdfRows(Rows):
     """A batch whose rows are assembled from staged pieces when the store writes it."""
 
     parts: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # Datatypes whose properties give no facts (the source's option; a list, as Rows' fields are)
+    skip_datatypes: list[str] = field(default_factory=list)
 
     def write_staged(self, store, conn) -> None:
         if self.parts:
-            assemble(store, conn, self.parts)
+            assemble(store, conn, self.parts, frozenset(self.skip_datatypes))
 
 
-def assemble(store, conn, parts: list[tuple[str, str, str, str]]) -> None:
-    """Stage pieces, then re-assemble and upsert every record they touch."""
+def assemble(store, conn, parts: list[tuple[str, str, str, str]],
+             skip_datatypes: frozenset[str] = frozenset()) -> None:
+    """Stage pieces, then re-assemble and upsert every record they touch. A property of a
+    datatype in `skip_datatypes` gives no facts: those assembled before its datatype was read
+    are deleted when it is."""
     staging.stage_parts(conn, parts)
-    entities, statements, truthy, nodes = set(), set(), set(), set()
+    entities, statements, truthy, nodes, pages = set(), set(), set(), set(), set()
     for owner, part, _key, _value in parts:
         if part in _STATEMENT_PARTS:
             statements.add(owner)
@@ -59,14 +65,38 @@ def assemble(store, conn, parts: list[tuple[str, str, str, str]]) -> None:
             truthy.add(owner)
         elif part == "node":
             nodes.add(owner)
+        elif part in _PAGE_PARTS:
+            pages.add(owner)
+    if pages:
+        entities |= _hand_over_pages(conn, pages)
     for node in sorted(nodes):
         statements.update(staging.staged_owners(conn, "ref", node))
     if statements:
-        _assemble_statements(store, conn, statements)
+        _assemble_statements(store, conn, statements, skip_datatypes)
     if truthy:
-        _assemble_truthy(store, conn, truthy)
+        _assemble_truthy(store, conn, truthy, skip_datatypes)
     if entities:
-        _assemble_entities(store, conn, entities)
+        _assemble_entities(store, conn, entities, skip_datatypes)
+
+
+def _hand_over_pages(conn, pages: set[str]) -> set[str]:
+    """Stage each data node's counts (`wikibase:sitelinks`) on the entity its schema:about
+    names, whichever of them was read first; returns those entities."""
+    handed, entities = [], set()
+    for pieces in staging.staged_parts(conn, pages).values():
+        for eid in (value for part, _key, value in pieces if part == "about"):
+            handed += [(eid, name, "", value) for part, name, value in pieces if part == "page"]
+            entities.add(eid)
+    staging.stage_parts(conn, handed)
+    return entities
+
+
+def _skipped(conn, relations: set[str], skip_datatypes: frozenset[str]) -> set[str]:
+    """The relations among these whose property's datatype (as staged so far) is skipped."""
+    if not skip_datatypes or not relations:
+        return set()
+    return {prop for prop, pieces in staging.staged_parts(conn, relations).items()
+            if any(part == "datatype" and value in skip_datatypes for part, _key, value in pieces)}
 
 
 def _decode(term: str):
@@ -167,7 +197,7 @@ def _statement(owner: str, parts: list[tuple[str, str, str]], nodes: dict[str, d
     return row, subject, relation, term, obj, rank
 
 
-def _assemble_statements(store, conn, owners: set[str]) -> None:
+def _assemble_statements(store, conn, owners: set[str], skip_datatypes: frozenset[str]) -> None:
     staged = staging.staged_parts(conn, owners)
     node_ids = {key for parts in staged.values() for part, key, _ in parts if part == "ref"}
     nodes: dict[str, dict[str, str]] = {}
@@ -175,15 +205,17 @@ def _assemble_statements(store, conn, owners: set[str]) -> None:
         for part, name, value in fields:
             if part == "node":
                 nodes.setdefault(node, {}).setdefault(name, value)
+    built = [b for b in (_statement(owner, staged[owner], nodes) for owner in sorted(staged)) if b is not None]
+    skipped = _skipped(conn, {b[2] for b in built}, skip_datatypes)
     facts, types, drops, spo, replaced = [], [], [], [], []
-    for owner in sorted(staged):
-        built = _statement(owner, staged[owner], nodes)
-        if built is None:
-            continue
-        row, subject, relation, term, obj, rank = built
-        facts.append(row)
+    for row, subject, relation, term, obj, rank in built:
+        owner = row[0]
         spo.append((owner, "spo", f"{subject}\t{relation}", term))
         replaced.append(derived_fact_id(SOURCE, subject, relation, term))
+        if relation in skipped:
+            replaced.append(owner)
+            continue
+        facts.append(row)
         if relation in _TYPE_RELATIONS and obj is not None:
             (types if rank > DEPRECATED else drops).append((subject, obj, relation))
     store.write(Rows(facts=facts, types=types), conn)
@@ -193,60 +225,81 @@ def _assemble_statements(store, conn, owners: set[str]) -> None:
     store.drop_unsupported_types(conn, drops)
 
 
-def _assemble_truthy(store, conn, owners: set[str]) -> None:
+def _assemble_truthy(store, conn, owners: set[str], skip_datatypes: frozenset[str]) -> None:
     staged = staging.staged_parts(conn, owners)
+    pieces = [(owner, key, term) for owner in sorted(staged) for part, key, term in staged[owner] if part == "truthy"]
+    skipped = _skipped(conn, {key.split("\t")[1] for _, key, _ in pieces}, skip_datatypes)
     facts, types, drops, suppressed = [], [], [], []
-    for owner in sorted(staged):
-        for part, key, term in staged[owner]:
-            if part != "truthy":
-                continue
-            subject, relation = key.split("\t")
-            obj, vtype, value, extra = _value(term, None)
-            full = staging.staged_owners(conn, "spo", key, term) or (
-                obj is not None and store.has_statement(conn, subject, relation, obj))
-            if full:
-                suppressed.append(owner)
-                if relation in _TYPE_RELATIONS and obj is not None:
-                    drops.append((subject, obj, relation))
-                continue
-            facts.append(fact_row(owner, subject, relation, obj, vtype, value, extra, NORMAL,
-                                  source=SOURCE))
+    for owner, key, term in pieces:
+        subject, relation = key.split("\t")
+        if relation in skipped:
+            suppressed.append(owner)
+            continue
+        obj, vtype, value, extra = _value(term, None)
+        full = staging.staged_owners(conn, "spo", key, term) or (
+            obj is not None and store.has_statement(conn, subject, relation, obj))
+        if full:
+            suppressed.append(owner)
             if relation in _TYPE_RELATIONS and obj is not None:
-                types.append((subject, obj, relation))
+                drops.append((subject, obj, relation))
+            continue
+        facts.append(fact_row(owner, subject, relation, obj, vtype, value, extra, NORMAL, source=SOURCE))
+        if relation in _TYPE_RELATIONS and obj is not None:
+            types.append((subject, obj, relation))
     store.delete_facts(conn, suppressed)
     store.write(Rows(facts=facts, types=types), conn)
     store.drop_unsupported_types(conn, drops)
 
 
-def _assemble_entities(store, conn, owners: set[str]) -> None:
+def _assemble_entities(store, conn, owners: set[str], skip_datatypes: frozenset[str]) -> None:
     languages = store.languages
     staged = staging.staged_parts(conn, owners)
     entities, names = [], []
     for eid in sorted(staged):
-        labels: dict[str, list[str]] = {}
-        aliases: dict[str, list[str]] = {}
-        descriptions: dict[str, list[str]] = {}
-        sitelinks: int | None = None
-        datatype: str | None = None
-        for part, key, value in staged[eid]:
-            if part == "label":
-                labels.setdefault(key, []).append(value)
-            elif part == "alias":
-                aliases.setdefault(key, []).append(value)
-            elif part == "description":
-                descriptions.setdefault(key, []).append(value)
-            elif part == "sitelinks":
-                sitelinks = max(sitelinks or 0, int(value))
-            elif part == "datatype" and datatype is None:
-                datatype = value
-        order = [lang.lower() for lang in (*languages, "mul")]  # pieces carry lower-case tags
-        label = next((min(labels[lang]) for lang in order if labels.get(lang)), None)
-        description = next((min(descriptions[lang]) for lang in order if descriptions.get(lang)), None)
-        entities.append((eid, entity_kind(eid), label, description, sitelinks, datatype))
-        for lang in languages:
-            own = set(labels.get(lang.lower(), ()))
-            names.extend((eid, lang, text, 0) for text in sorted(own))
-            names.extend((eid, lang, text, 1)
-                         for text in sorted(set(aliases.get(lang.lower(), ())) - own))
+        row, entity_names = _entity(eid, staged[eid], languages)
+        entities.append(row)
+        names.extend(entity_names)
     store.merge_entities(conn, entities)
     store.write(Rows(names=names), conn)
+    # A property of a skipped datatype read after its statements: they go now.
+    for eid, *_, datatype in entities:
+        if datatype in skip_datatypes:
+            store.delete_facts(conn, [r[0] for r in conn.execute(
+                "SELECT id FROM facts WHERE relation=? AND source=?", (eid, SOURCE))])
+
+
+def _entity(eid: str, pieces: list[tuple[str, str, str]], languages) -> tuple[tuple, list[tuple]]:
+    """An entity's row and names from its pieces, as the JSON reader reads its record: the
+    display label and description in the first language that has one, then `mul`; in every
+    language, its own label or else the `mul` one, and its own and the `mul` aliases."""
+    labels: dict[str, list[str]] = {}
+    aliases: dict[str, list[str]] = {}
+    descriptions: dict[str, list[str]] = {}
+    declared: int | None = None
+    articles = 0
+    datatype: str | None = None
+    for part, key, value in pieces:
+        if part == "label":
+            labels.setdefault(key, []).append(value)
+        elif part == "alias":
+            aliases.setdefault(key, []).append(value)
+        elif part == "description":
+            descriptions.setdefault(key, []).append(value)
+        elif part == "sitelinks":
+            declared = max(declared or 0, int(value))
+        elif part == "article":
+            articles += 1
+        elif part == "datatype" and datatype is None:
+            datatype = value
+    # The count Wikibase declares on the data node, or the sitelinks' articles where it has none
+    sitelinks = max(declared or 0, articles) if declared is not None or articles else None
+    order = [lang.lower() for lang in (*languages, "mul")]  # pieces carry lower-case tags
+    label = next((min(labels[lang]) for lang in order if labels.get(lang)), None)
+    description = next((min(descriptions[lang]) for lang in order if descriptions.get(lang)), None)
+    names = []
+    for lang in languages:
+        own = set(labels.get(lang.lower()) or labels.get("mul", ()))
+        names.extend((eid, lang, text, 0) for text in sorted(own))
+        others = {*aliases.get(lang.lower(), ()), *aliases.get("mul", ())}
+        names.extend((eid, lang, text, 1) for text in sorted(others - own))
+    return (eid, entity_kind(eid), label, description, sitelinks, datatype), names

@@ -37,6 +37,12 @@ def collect_directives(directives: dict[bytes, bytes], data: bytes) -> None:
         directives[m.group(1) or b"@base"] = m.group(0).rstrip(b"\r") + b"\n"
 
 
+def declared_prefix(header: bytes, name: bytes) -> str | None:
+    """The IRI a Turtle header declares for prefix `name` (b"wd:"), or None."""
+    m = re.search(rb"^[ \t]*@?prefix[ \t]+" + re.escape(name) + rb"[ \t]*<([^>]*)>", header, re.M | re.I)
+    return m.group(1).decode("utf-8", "replace") if m else None
+
+
 def _last_blank_line(buf: bytes) -> int:
     """Offset just after the last blank line of buf, or 0 if it has none."""
     size = 1 << 16

@@ -22,8 +22,8 @@ from ...model import LANGUAGES
 from ...readers import CHUNK_BYTES, Chunk, InputError, excerpt, line_chunks, split_lines
 
 from .collect import TripleCollector
-from .read import TurtleChunk, collect_directives, turtle_chunks
-from .terms import SOURCE
+from .read import TurtleChunk, collect_directives, declared_prefix, turtle_chunks
+from .terms import SOURCE, classify
 
 # -- the source -------------------------------------------------------------------------------
 
@@ -62,11 +62,22 @@ def _one_line(exc: BaseException, limit: int = 120) -> str:
 _FORMATS = {"nt": "nt", "ntriples": "nt", "n-triples": "nt", "ttl": "ttl", "turtle": "ttl"}
 
 
+_SKIPPED_DATATYPES = ("external-id",)  # as the Wikidata JSON reader's default
+
+
 @dataclass(frozen=True)
 class RdfSource:
+    """`entity_prefix`: the Wikibase's concept URI (`wd:`, e.g. `https://example.org/entity/`),
+    for one whose IRIs are not `<server>/entity/Q1`; a Turtle file that declares `wd:` as such a
+    prefix is read by it without the option. `keep_external_ids`: as the JSON reader's option
+    (without it, statements of external-id properties are skipped once the property's
+    `wikibase:propertyType` is read; the Turtle of Special:EntityData and the dumps carry it)."""
+
     languages: tuple[str, ...] = LANGUAGES
     format: str | None = None  # "nt" | "ttl"; None: from the file extension
     chunk_bytes: int = CHUNK_BYTES
+    entity_prefix: str | None = None
+    keep_external_ids: bool = False
     name: str = SOURCE
 
     def syntax(self, path: str | Path) -> str:
@@ -91,8 +102,17 @@ class RdfSource:
         return line_chunks(path, start_line=start, start_position=position,
                            chunk_bytes=self.chunk_bytes, digest=digest)
 
+    def collector(self, chunk: Chunk) -> TripleCollector:
+        prefix = self.entity_prefix
+        if prefix is None and isinstance(chunk, TurtleChunk):
+            declared = declared_prefix(chunk.header, b"wd:") or declared_prefix(chunk.data, b"wd:")
+            # Only a `wd:` that Wikidata's layout does not already read (another Wikibase's)
+            if declared and classify(declared + "Q1") != ("entity", "Q1"):
+                prefix = declared
+        return TripleCollector(self.languages, prefix, () if self.keep_external_ids else _SKIPPED_DATATYPES)
+
     def parse(self, chunk: Chunk) -> ParseResult:
-        collector = TripleCollector(self.languages)
+        collector = self.collector(chunk)
         rejects: list[tuple[int, str, str]] = []
         with quiet_rdflib():
             if isinstance(chunk, TurtleChunk):
@@ -131,13 +151,12 @@ class RdfSource:
                     collector.triple(s, p, o)
                 return
             except (ValueError, TypeError):
-                collector.parts.clear()
-                collector.used = 0
+                collector.clear()
         header = chunk.header
         for first, block in _blocks(chunk):
             data = b"\n".join(block) + b"\n"
             try:
-                sub = TripleCollector(collector.names)
+                sub = TripleCollector(collector.names, collector.prefix, collector.skip_datatypes)
                 for s, p, o in Graph().parse(data=(header + data).decode("utf-8"), format="turtle"):
                     sub.triple(s, p, o)
             except UnicodeDecodeError:
@@ -147,8 +166,7 @@ class RdfSource:
             except Exception as exc:  # noqa: BLE001 - rdflib raises several syntax error types
                 rejects.append((first, f"malformed Turtle: {_one_line(exc)}", excerpt(block[0])))
             else:
-                collector.parts |= sub.parts
-                collector.used += sub.used
+                collector.merge(sub)
             directives: dict[bytes, bytes] = {}
             collect_directives(directives, data)
             header += b"".join(directives.values())

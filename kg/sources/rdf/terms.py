@@ -47,8 +47,14 @@ _NAMESPACES = {
 }
 ENTITY_ID = re.compile(r"^(?:[QPL][1-9][0-9]*|L[1-9][0-9]*-[FS][1-9][0-9]*)$")
 PROPERTY_ID = re.compile(r"^P[1-9][0-9]*$")
-_STATEMENT_ID = re.compile(r"^([QPLqpl][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)-(.+)$")
-_STATEMENT_SUBJECT = re.compile(r"^([QPLqpl][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)\$")
+# A statement's local name is its GUID with `-` for `$`: `Q42-F9192141-ED87-...` is Q42's
+# statement F9192141-ED87-..., not one of a form `Q42-F9192141` (only lexemes have forms and
+# senses, `L1-F2-<uuid>`). The UUID at the end tells where the entity ends; a GUID not ending
+# in one is read by the entity id's own shape.
+_GUID_UUID = re.compile(r"^(.+?)-([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})$")
+_STATEMENT_ENTITY = re.compile(r"^(?:[QPqp][1-9][0-9]*|[Ll][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)$")
+_STATEMENT_ID = re.compile(r"^([QPqp][1-9][0-9]*|[Ll][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)-(.+)$")
+_STATEMENT_SUBJECT = re.compile(r"^([QPqp][1-9][0-9]*|[Ll][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)\$")
 _RDF_TIME = re.compile(r"^\s*([+-]?)(\d{1,16})-(\d{2})-(\d{2})")
 _WKT_POINT = re.compile(
     r"^\s*(?:<([^>]*)>\s*)?Point\s*\(\s*([-+0-9.eE]+)\s+([-+0-9.eE]+)\s*\)\s*$", re.I)
@@ -61,13 +67,33 @@ _dumps = orjson.dumps
 # -- terms ------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=64)
+def _scheme(prefix: str | None) -> tuple[re.Pattern, dict[str, str]]:
+    """The pattern of a Wikibase's IRIs and the kind of each namespace it matches. None: any
+    host's `/entity/`, `/prop/...` and `/value/` (Wikidata, and every Wikibase whose concept
+    URI is `<server>/entity/`). A concept URI (`wd:`) names one Wikibase's as Wikibase writes
+    them: statements under `<concept>statement/`, properties and values under the concept URI
+    less a final `entity/` (`.../id/` gives `.../id/prop/direct/P31`, `.../id/value/...`)."""
+    if prefix is None:
+        return _WB_IRI, _NAMESPACES
+    top = prefix[:-len("entity/")] if prefix.endswith("entity/") else prefix
+    kinds = {prefix + "statement/": "statement", prefix: "entity"}
+    for path, kind in _NAMESPACES.items():
+        if not path.startswith("entity/"):
+            kinds[top + path] = kind
+    alternatives = "|".join(re.escape(ns) for ns in sorted(kinds, key=len, reverse=True))
+    return re.compile(f"^({alternatives})([^/#?]+)$"), kinds
+
+
 @lru_cache(maxsize=65536)
-def classify(iri: str) -> tuple[str, str] | None:
-    """(namespace kind, local name) of a Wikibase IRI, or None."""
-    m = _WB_IRI.match(iri)
+def classify(iri: str, prefix: str | None = None) -> tuple[str, str] | None:
+    """(namespace kind, local name) of a Wikibase IRI, or None; `prefix`: the Wikibase's
+    concept URI (None: Wikidata's layout on any host, see _scheme)."""
+    pattern, kinds = _scheme(prefix)
+    m = pattern.match(iri)
     if not m:
         return None
-    return _NAMESPACES[m.group(1)], m.group(2)
+    return kinds[m.group(1)], m.group(2)
 
 
 def wikibase_name(iri: str) -> str | None:
@@ -77,8 +103,8 @@ def wikibase_name(iri: str) -> str | None:
     return None
 
 
-def entity_of(iri: str) -> str | None:
-    c = classify(iri)
+def entity_of(iri: str, prefix: str | None = None) -> str | None:
+    c = classify(iri, prefix)
     if c and c[0] == "entity" and ENTITY_ID.match(c[1]):
         return c[1]
     return None
@@ -100,7 +126,9 @@ def entity_kind(entity_id: str) -> str:
 
 def statement_id(local: str) -> tuple[str, str | None]:
     """Wikidata's id of a `wds:` statement (`Q42-ABC` -> `Q42$ABC`) and its subject."""
-    m = _STATEMENT_ID.match(local)
+    m = _GUID_UUID.match(local)
+    if not (m and _STATEMENT_ENTITY.match(m.group(1))):
+        m = _STATEMENT_ID.match(local)
     if not m:
         return local, None
     return f"{m.group(1)}${m.group(2)}", m.group(1).upper()
@@ -147,12 +175,19 @@ def _amount(lexical: str) -> str:
     return text if text.startswith("-") else "+" + text
 
 
-def term_key(o) -> str:
+def _last_segment(iri: str) -> str:
+    """What Wikidata's JSON keeps of a calendar, unit or globe IRI: its last segment (`Q1985727`).
+    Not read by the entity prefix: every Wikibase writes calendars and the unit 1 as Wikidata's
+    IRIs (`http://www.wikidata.org/entity/Q199`), beside its own units and globes."""
+    return iri.rsplit("/", 1)[-1]
+
+
+def term_key(o, prefix: str | None = None) -> str:
     """A compact, source-independent encoding of an RDF object: an entity id, `~somevalue`,
-    or a JSON array [kind, value, ...] of a normalized literal."""
+    or a JSON array [kind, value, ...] of a normalized literal. `prefix`: as for classify."""
     if isinstance(o, URIRef):
         iri = str(o)
-        eid = entity_of(iri)
+        eid = entity_of(iri, prefix)
         if eid:
             return eid
         if _GENID in iri:
@@ -176,7 +211,7 @@ def term_key(o) -> str:
             m = _WKT_POINT.match(lexical)
             if not m:
                 raise ValueError(f"unsupported WKT literal {lexical!r}")
-            globe = entity_of(m.group(1)) if m.group(1) else None
+            globe = _last_segment(m.group(1)) if m.group(1) else None
             lon, lat = float(m.group(2)), float(m.group(3))
             return _dumps(["globecoordinate", lat, lon, globe or "Q2"]).decode()
         return _dumps(["string", lexical]).decode()
@@ -194,6 +229,5 @@ def node_value(name: str, o) -> str:
     if name == "geoPrecision":
         return repr(float(str(o)))
     if isinstance(o, URIRef):
-        eid = entity_of(str(o))
-        return eid if eid else str(o)
+        return _last_segment(str(o))
     return str(o)
