@@ -125,14 +125,16 @@ def ingest_relations(
     report.digest = staged.digest
     report.rejects = store.rejects(key)
     report.rejected = len(report.rejects)
+    report.drops = store.dropped(key)
+    report.dropped = len(report.drops)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: str) -> int:
     """One transaction: the staging store's facts, and the entities, names and types they
-    need, into `store`; its rejects under `key`, with the position reached. A record older than
-    the store's is not copied; returns how many."""
+    need, into `store`; its rejects and drops under `key`, with the position reached. A record
+    older than the store's is not copied; returns how many."""
     conn = store.conn
     conn.execute("ATTACH DATABASE ? AS s", (str(stage_file),))
     try:
@@ -163,6 +165,8 @@ def copy_needed(store: Store, stage_file: Path, relations: frozenset[str], key: 
                 conn.execute(statement)
             conn.execute("DELETE FROM rejects WHERE key=?", (key,))
             conn.execute("INSERT INTO rejects SELECT ?, line, reason, excerpt FROM s.rejects", (key,))
+            conn.execute("DELETE FROM dropped WHERE key=?", (key,))
+            conn.execute("INSERT INTO dropped SELECT ?, line, record, path, reason, excerpt FROM s.dropped", (key,))
             conn.execute("DELETE FROM input_digests WHERE key=?", (key,))
             conn.execute("INSERT INTO input_digests SELECT ?, bytes, digest FROM s.input_digests", (key,))
             conn.execute("""

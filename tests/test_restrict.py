@@ -31,6 +31,7 @@ def rows(store: Path) -> dict[str, set[tuple]]:
     try:
         out = {t: set(conn.execute(f"SELECT * FROM {t}")) for t in CONTENT}
         out["rejects"] = set(conn.execute("SELECT line, reason, excerpt FROM rejects"))
+        out["dropped"] = set(conn.execute("SELECT line, record, path, reason, excerpt FROM dropped"))
         for t in ("documents", "annotations", "provenance", "fact_frequencies"):
             assert conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 0
         return out
@@ -48,6 +49,7 @@ def restricted(full: dict[str, set[tuple]], relations: set[str]) -> dict[str, se
         "types": {t for t in full["types"] if t[0] in needed},
         "facts": facts,
         "rejects": full["rejects"],
+        "dropped": full["dropped"],
     }
 
 
@@ -155,4 +157,5 @@ def test_bad_records_are_rejected_alike(tmp_path):
     with Store(tmp_path / "f.sqlite") as st:
         report = ingest_relations(st, WikidataJsonSource(), bad, frozenset({"P31"}), workers=0)
     assert full["rejects"] and report.rejected == len(full["rejects"])
+    assert full["dropped"] and report.dropped == len(full["dropped"])  # the same units dropped, named
     assert rows(tmp_path / "f.sqlite") == restricted(full, {"P31"})
