@@ -29,12 +29,13 @@ def test_partial_ingest_exit_code_and_rejects_file(tmp_path):
     store = tmp_path / "s.sqlite"
     proc = run_cli("ingest", "wikidata", str(FIXTURES / "wikidata" / "bad.json"), "--store", str(store), "--quiet")
     assert proc.returncode == 3
-    assert f"5 rejected record(s) written to {store}.rejects.jsonl" in proc.stderr
+    assert f"4 rejected record(s) and 1 dropped part(s) of stored records written to {store}.rejects.jsonl" in proc.stderr
     rejects = [json.loads(line) for line in open(f"{store}.rejects.jsonl")]
     assert [(r["line"], r["reason"]) for r in rejects][:2] == [
         (3, rejects[0]["reason"]), (4, "invalid UTF-8")]
     assert {r["file"] for r in rejects} == {str(FIXTURES / "wikidata" / "bad.json")}
-    assert [r["line"] for r in rejects] == [3, 4, 5, 6, 7]
+    assert [r["line"] for r in rejects] == [3, 4, 5, 7, 6]  # line 6's entity is stored, one statement dropped
+    assert (rejects[-1]["record"], rejects[-1]["path"], rejects[-1]["dropped"]) == ("Q11", "claims.P999[0]", True)
 
 
 @pytest.mark.parametrize("args", [

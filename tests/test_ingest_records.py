@@ -57,10 +57,12 @@ def test_another_entitys_statement_id_is_a_named_reject_and_takes_nothing_over(t
     berlin["lastrevid"] = 2  # a newer record of Berlin, read after Germany's
     dump = write(tmp_path / "dump.json", [*RECORDS.values(), berlin])
     result, rejects = cli(dump, tmp_path / "s.sqlite")
-    assert result.exit_code == 3 and "Traceback" not in result.output
+    assert result.exit_code == 0 and "Traceback" not in result.output  # the statement is dropped, Berlin stored
     line = len(RECORDS) + 2
-    assert rejects == [{"file": str(dump), "line": line, "excerpt": "Q183$B2",
-                        "reason": "Q64 claims.P36[0].id: statement id 'Q183$B2' names 'Q183', not Q64; statement skipped"}]
+    assert [{k: v for k, v in r.items() if k != "excerpt"} for r in rejects] == [
+        {"file": str(dump), "line": line, "record": "Q64", "path": "claims.P36[0]", "dropped": True,
+         "reason": "id: statement id 'Q183$B2' names 'Q183', not Q64"}]
+    assert rejects[0]["excerpt"].startswith('{"mainsnak":{"snaktype":"value","property":"P36"')
     assert statement_ids(tmp_path / "s.sqlite", "Q183", "P36") == [("Q183$B1", "Q64"), ("Q183$B2", "Q586")]
     assert statement_ids(tmp_path / "s.sqlite", "Q64", "P36") == []
     assert statement_ids(tmp_path / "s.sqlite", "Q64", "P17") == [("Q64$A2", "Q183")]  # the rest of the record
@@ -78,10 +80,10 @@ def test_statement_ids_are_checked_as_wikidata_writes_them(tmp_path):
     dump = write(tmp_path / "dump.json", [germany, lexeme])
     with Store(tmp_path / "s.sqlite") as st:
         report = ingest(st, WikidataJsonSource(), dump, workers=0)
-    assert sorted(report.rejects) == [
-        (2, "Q183 claims.P31[0].id: statement id 'A1' names no entity, not Q183; statement skipped", "A1"),
-        (2, "Q183 claims.P36[1].id: statement id 'Q1830$B2' names 'Q1830', not Q183; statement skipped", "Q1830$B2"),
-        (3, "L7 claims.P5185[2].id: statement id 'L8-F1$X3' names 'L8-F1', not L7; statement skipped", "L8-F1$X3")]
+    assert report.rejects == [] and sorted(d[:4] for d in report.drops) == [
+        (2, "Q183", "claims.P31[0]", "id: statement id 'A1' names no entity, not Q183"),
+        (2, "Q183", "claims.P36[1]", "id: statement id 'Q1830$B2' names 'Q1830', not Q183"),
+        (3, "L7", "claims.P5185[2]", "id: statement id 'L8-F1$X3' names 'L8-F1', not L7")]
     assert statement_ids(tmp_path / "s.sqlite", "Q183", "P36") == [("q183$B1", "Q64")]
     assert statement_ids(tmp_path / "s.sqlite", "L7", "P5185") == [("L7$X1", "Q1084"), ("L7-F1$X2", "Q1084")]
 

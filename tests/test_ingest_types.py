@@ -1,10 +1,14 @@
-"""A Wikidata record that cannot be stored as written is rejected at parse time, by file, line and
-field; the good records of its chunk are kept exactly as a clean ingest keeps them.
+"""A Wikidata record whose value cannot be stored as written is named at parse time, by file, line
+and field: a value inside a unit of the record (a statement, a validity qualifier, a label,
+description or alias) costs that unit alone, dropped while the rest of the record is stored
+(issue 37 item 1); a record whose id, revision or structure cannot be read is rejected whole. The
+good records of its chunk are kept exactly as a clean ingest keeps them.
 
-The property test mutates the fields the ingest reads in the real records of
+The property test mutates the fields the ingest reads in the real-shaped records of
 tests/fixtures/wikidata/dump.json (a value replaced by one of another JSON type, a huge number,
 a NUL string or an impossible date; a required key dropped), mixes them with the good records
-and ingests through the CLI in-process.
+and ingests through the CLI in-process; the store must equal a clean ingest of the same records
+with each mutated unit removed (or each rejected record left out).
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def content(store: Path, drop: set[str] = frozenset()) -> dict[str, list]:
     """The store's tables without the per-input bookkeeping and without the rows of `drop`."""
     tables = dump_tables(store)
     return {t: [r for r in rows if t not in OWNER or r[OWNER[t]] not in drop]
-            for t, rows in tables.items() if t not in ("ingests", "input_digests", "rejects") and not t.startswith("sqlite_stat")}
+            for t, rows in tables.items()
+            if t not in ("ingests", "input_digests", "rejects", "dropped") and not t.startswith("sqlite_stat")}
 
 
 # -- which fields the ingest reads, and how to break each -------------------------------------
@@ -132,6 +137,36 @@ def get(e, path):
     return e
 
 
+def unit_of(path: tuple, how: object) -> tuple | None:
+    """The path of the unit a mutation at `path` costs: None for the whole record. A list put
+    where a list of units stands holds one bad unit, its first."""
+    head, n = path[0], len(path)
+    listed = how != "drop" and isinstance(how, list)
+    if n == 1:
+        return None
+    if head in ("labels", "descriptions"):
+        return path[:2]
+    if head == "aliases":
+        return path[:3] if n >= 3 else path + (0,) * listed
+    if n == 2:  # claims.P
+        return path + (0,) * listed
+    if n >= 5 and path[3] == "qualifiers":
+        return path[:6] if n >= 6 else path + (0,) * listed
+    return path[:3]
+
+
+def removed(e: dict, unit: tuple) -> dict:
+    """The record without the unit at `unit` (a key of an object or an item of an array)."""
+    e = copy.deepcopy(e)
+    del get(e, unit[:-1])[unit[-1]]
+    return e
+
+
+def unit_path(unit: tuple) -> str:
+    """A unit's path as the reader names it: claims.P36[0].qualifiers.P580[0]."""
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in unit).lstrip(".")
+
+
 def renamed(record: dict, new_id: str) -> dict:
     """A copy with its own entity and statement ids, so that its rows never touch the original's."""
     e = copy.deepcopy(record)
@@ -141,18 +176,25 @@ def renamed(record: dict, new_id: str) -> dict:
     return e
 
 
-@st.composite
-def bad_record(draw, serial: int) -> str:
-    e = renamed(draw(st.sampled_from(RECORDS)), f"Q{BAD_ID + serial}")
-    path, required = draw(st.sampled_from(list(read_fields(e))))
+def mutated(e: dict, path: tuple, how: object) -> dict:
+    e = copy.deepcopy(e)
     parent = get(e, path[:-1])
-    choices = broken(parent[path[-1]]) + (["drop"] if required else [])
-    how = draw(st.sampled_from(choices))
     if how == "drop":
         del parent[path[-1]]
     else:
         parent[path[-1]] = how
-    return json.dumps(e, ensure_ascii=False)
+    return e
+
+
+@st.composite
+def bad_record(draw, serial: int) -> tuple[str, dict | None]:
+    """A mutated record's line, and the record as a clean ingest should store it (None: not at all)."""
+    e = renamed(draw(st.sampled_from(RECORDS)), f"Q{BAD_ID + serial}")
+    path, required = draw(st.sampled_from(list(read_fields(e))))
+    how = draw(st.sampled_from(broken(get(e, path)) + (["drop"] if required else [])))
+    bad = mutated(e, path, how)
+    unit = unit_of(path, how)
+    return json.dumps(bad, ensure_ascii=False), None if unit is None else removed(bad, unit)
 
 
 @pytest.fixture(scope="module")
@@ -173,51 +215,54 @@ class Lines(list):
 
 
 @st.composite
-def mixed_dump(draw) -> tuple[list[str], set[int]]:
+def mixed_dump(draw) -> tuple[list[str], set[int], list[dict]]:
     n_bad = draw(st.integers(0, 5))
     bad = [draw(bad_record(k)) for k in range(n_bad)]
     lines = Lines(json.dumps(e) for e in RECORDS)
     places = sorted(draw(st.lists(st.integers(0, len(RECORDS)), min_size=n_bad, max_size=n_bad)))
     bad_lines = set()
-    for k, (place, text) in enumerate(zip(places, bad)):
+    for k, (place, (text, _)) in enumerate(zip(places, bad)):
         lines.insert(place + k, text)
         bad_lines.add(place + k + 2)  # line 1 is the opening bracket
     lines.bad = bad_lines
-    return lines, bad_lines
+    return lines, bad_lines, [e for _, e in bad if e is not None]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(dump=mixed_dump())
-def test_mutated_records_are_rejected_once_and_good_ones_kept(tmp_path_factory, clean, dump):
-    lines, bad_lines = dump
+def test_mutated_records_are_named_once_and_the_rest_kept(tmp_path_factory, dump):
+    lines, bad_lines, repaired = dump
     folder = tmp_path_factory.mktemp("mixed")
     result, rejects = ingest_cli(write(folder / "mixed.json", lines), folder / "s.sqlite")
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output
-    assert result.exit_code == (3 if bad_lines else 0), result.output
+    whole = [r for r in rejects if not r.get("dropped")]
+    assert result.exit_code == (3 if whole else 0), result.output
     named = sorted(r["line"] for r in rejects)
     assert named == sorted(bad_lines), (rejects, [lines[n - 2] for n in bad_lines])
-    drop = {f"Q{BAD_ID + k}" for k in range(len(bad_lines))}
-    assert content(folder / "s.sqlite", drop) == clean
+    # the store holds what a clean ingest of the good records and the repaired ones holds
+    result, rejects = ingest_cli(write(folder / "clean.json", [json.dumps(e) for e in RECORDS + repaired]),
+                                 folder / "clean.sqlite")
+    assert result.exit_code == 0 and rejects == []
+    assert content(folder / "s.sqlite") == content(folder / "clean.sqlite")
 
 
-def test_every_mutation_of_every_read_field_is_one_reject():
-    """The property test's whole mutation space, through the parser alone: each is named once."""
+def test_every_mutation_of_every_read_field_is_named_once():
+    """The property test's whole mutation space, through the parser alone: each is named once,
+    as a rejected record or as the one unit dropped (its path as the reader names it)."""
     source, count, wrong = WikidataJsonSource(), 0, []
     for record in RECORDS:
         base = renamed(record, f"Q{BAD_ID}")
         for path, required in read_fields(base):
             for how in broken(get(base, path)) + (["drop"] if required else []):
-                e = copy.deepcopy(base)
-                parent = get(e, path[:-1])
-                if how == "drop":
-                    del parent[path[-1]]
-                else:
-                    parent[path[-1]] = how
+                e = mutated(base, path, how)
                 result = source.parse(Chunk(1, 1, json.dumps(e, ensure_ascii=False).encode(), 0, 0))
                 count += 1
-                if len(result.rejects) != 1:
-                    wrong.append((record["id"], path, how, result.rejects))
+                unit = unit_of(path, how)
+                named = [r[0] for r in result.rejects] if unit is None else [d[:3] for d in result.dropped]
+                want = [1] if unit is None else [(1, f"Q{BAD_ID}", unit_path(unit))]
+                if named != want or len(result.rejects) + len(result.dropped) != 1:
+                    wrong.append((record["id"], path, how, result.rejects, result.dropped))
     assert wrong == [] and count == 2452
 
 
@@ -233,51 +278,56 @@ def changed(record: dict, path: tuple, value: object) -> str:
     return json.dumps(e, ensure_ascii=False)
 
 
+# (record, field, value, the unit dropped or None for the record, reason)
 CASES = [
-    (Q183, ("descriptions", "en", "value"), ["a", "b"], "Q183: descriptions.en.value: expected a string, got an array"),
-    (Q183, ("claims", "P1813", 0, "mainsnak", "datavalue", "value"), {"x": 1},
-     "Q183: claims.P1813[0].mainsnak.datavalue.value: expected a string, got an object"),
-    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "time"), {"t": 1},
-     "Q937: claims.P569[0].mainsnak.datavalue.value.time: expected a string, got an object"),
-    (Q183, ("claims", "P1082", 0, "mainsnak", "datavalue", "value", "amount"), ["+1"],
-     "Q183: claims.P1082[0].mainsnak.datavalue.value.amount: expected a string, got an array"),
-    (Q183, ("claims", "P36", 0, "mainsnak", "datavalue", "value", "entity-type"), ["item"],
-     "Q183: claims.P36[0].mainsnak.datavalue.value.entity-type: expected a string, got an array"),
-    (Q183, ("claims", "P36", 0, "id"), {"id": 1}, "Q183: claims.P36[0].id: expected a string, got an object"),
+    (Q183, ("descriptions", "en", "value"), ["a", "b"], "descriptions.en", "value: expected a string, got an array"),
+    (Q183, ("claims", "P1813", 0, "mainsnak", "datavalue", "value"), {"x": 1}, "claims.P1813[0]",
+     "mainsnak.datavalue.value: expected a string, got an object"),
+    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "time"), {"t": 1}, "claims.P569[0]",
+     "mainsnak.datavalue.value.time: expected a string, got an object"),
+    (Q183, ("claims", "P1082", 0, "mainsnak", "datavalue", "value", "amount"), ["+1"], "claims.P1082[0]",
+     "mainsnak.datavalue.value.amount: expected a string, got an array"),
+    (Q183, ("claims", "P36", 0, "mainsnak", "datavalue", "value", "entity-type"), ["item"], "claims.P36[0]",
+     "mainsnak.datavalue.value.entity-type: expected a string, got an array"),
+    (Q183, ("claims", "P36", 0, "id"), {"id": 1}, "claims.P36[0]", "id: expected a string, got an object"),
     (Q183, ("claims", "P36", 0, "qualifiers", "P580", 0, "datavalue", "value", "time"), "+9999999999999999-01-01T00:00:00Z",
-     "Q183: claims.P36[0].qualifiers.P580[0].datavalue.value.time: year too large for a time key (at most 14 digits): "
-     "'+9999999999999999-01-01T00:00:00Z'"),
-    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "time"), BAD_DATE,
-     "Q937: claims.P569[0].mainsnak.datavalue.value.time: no such date: '+1990-13-45T00:00:00Z'"),
-    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "time"), "+1990-02-30T00:00:00Z",
-     "Q937: claims.P569[0].mainsnak.datavalue.value.time: no such date: '+1990-02-30T00:00:00Z'"),
-    (Q183, ("claims", "P36", 0, "mainsnak", "datavalue"), {"type": "string", "value": "Berlin"},
-     "Q183: claims.P36[0].mainsnak.datavalue.type: 'string' where the property's datatype 'wikibase-item' holds "
-     "'wikibase-entityid'"),
-    (Q183, ("labels", "en", "value"), "Ger\x00many", "Q183: labels.en.value: contains a NUL character"),
-    (Q183, ("aliases", "en", 0, "value"), "F\x00RG", "Q183: aliases.en[0].value: contains a NUL character"),
-    (Q183, ("descriptions", "en", "value"), "x\x00", "Q183: descriptions.en.value: contains a NUL character"),
-    (Q183, ("claims", "P36", 0, "rank"), "best", "Q183: claims.P36[0].rank: unknown rank 'best'"),
-    (Q183, ("claims", "P625", 0, "mainsnak", "datavalue", "value", "latitude"), 91.5,
-     "Q183: claims.P625[0].mainsnak.datavalue.value.latitude: 91.5 is out of range (-90 to 90)"),
-    (Q183, ("sitelinks",), "enwiki", "Q183: sitelinks: expected an object, got a string"),
-    (Q183, ("lastrevid",), 1 << 63, f"Q183: lastrevid: {1 << 63} is out of range (0 to {(1 << 63) - 1})"),
-    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "precision"), True,
-     "Q937: claims.P569[0].mainsnak.datavalue.value.precision: expected an integer, got a boolean"),
+     "claims.P36[0].qualifiers.P580[0]",
+     "datavalue.value.time: year too large for a time key (at most 14 digits): '+9999999999999999-01-01T00:00:00Z'"),
+    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "time"), BAD_DATE, "claims.P569[0]",
+     "mainsnak.datavalue.value.time: no such date: '+1990-13-45T00:00:00Z'"),
+    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "time"), "+1990-02-30T00:00:00Z", "claims.P569[0]",
+     "mainsnak.datavalue.value.time: no such date: '+1990-02-30T00:00:00Z'"),
+    (Q183, ("claims", "P36", 0, "mainsnak", "datavalue"), {"type": "string", "value": "Berlin"}, "claims.P36[0]",
+     "mainsnak.datavalue.type: 'string' where the property's datatype 'wikibase-item' holds 'wikibase-entityid'"),
+    (Q183, ("labels", "en", "value"), "Ger\x00many", "labels.en", "value: contains a NUL character"),
+    (Q183, ("aliases", "en", 0, "value"), "F\x00RG", "aliases.en[0]", "value: contains a NUL character"),
+    (Q183, ("descriptions", "en", "value"), "x\x00", "descriptions.en", "value: contains a NUL character"),
+    (Q183, ("claims", "P36", 0, "rank"), "best", "claims.P36[0]", "rank: unknown rank 'best'"),
+    (Q183, ("claims", "P625", 0, "mainsnak", "datavalue", "value", "latitude"), 91.5, "claims.P625[0]",
+     "mainsnak.datavalue.value.latitude: 91.5 is out of range (-90 to 90)"),
+    (Q183, ("sitelinks",), "enwiki", None, "Q183: sitelinks: expected an object, got a string"),
+    (Q183, ("lastrevid",), 1 << 63, None, f"Q183: lastrevid: {1 << 63} is out of range (0 to {(1 << 63) - 1})"),
+    (Q937, ("claims", "P569", 0, "mainsnak", "datavalue", "value", "precision"), True, "claims.P569[0]",
+     "mainsnak.datavalue.value.precision: expected an integer, got a boolean"),
 ]
 
 
-@pytest.mark.parametrize("record,path,value,reason", CASES, ids=[c[3].split(": ")[1] for c in CASES])
-def test_each_case_is_rejected_by_field_and_its_chunk_kept(tmp_path, record, path, value, reason):
+@pytest.mark.parametrize("record,path,value,unit,reason", CASES, ids=[c[3] or c[4].split(": ")[1] for c in CASES])
+def test_each_case_is_named_by_field_and_the_rest_kept(tmp_path, record, path, value, unit, reason):
     others = [json.dumps(e) for e in RECORDS if e is not record]
     lines = others[:5] + [changed(record, path, value)] + others[5:]
     result, rejects = ingest_cli(write(tmp_path / "d.json", lines), tmp_path / "s.sqlite")
-    assert result.exit_code == 3, result.output
-    assert [(r["file"], r["line"], r["reason"]) for r in rejects] == [(str(tmp_path / "d.json"), 7, reason)]
+    assert result.exit_code == (3 if unit is None else 0), result.output
+    named = [{k: v for k, v in r.items() if k != "excerpt"} for r in rejects]
+    if unit is None:  # the record cannot be stored at all
+        assert named == [{"file": str(tmp_path / "d.json"), "line": 7, "reason": reason}]
+    else:
+        assert named == [{"file": str(tmp_path / "d.json"), "line": 7, "record": record["id"], "path": unit,
+                          "reason": reason, "dropped": True}]
     conn = sqlite3.connect(tmp_path / "s.sqlite")
     kept = sorted(r[0] for r in conn.execute("SELECT id FROM entities"))
     conn.close()
-    assert kept == sorted(e["id"] for e in RECORDS if e is not record)
+    assert kept == sorted(e["id"] for e in RECORDS if e is not record or unit is not None)
 
 
 def test_wikidata_low_precision_and_far_dates_still_load(tmp_path):

@@ -192,12 +192,14 @@ def test_bad_lines_are_counted_skipped_and_located(tmp_path):
     report, kg = load(FIXTURES / "wikidata" / "bad.json", tmp_path / "bad.sqlite")
     assert report.records == 3 and not report.complete and not report.truncated
     reasons = {line: reason for line, reason, _ in report.rejects}
-    assert sorted(reasons) == [3, 4, 5, 6, 7]
+    assert sorted(reasons) == [3, 4, 5, 7]
     assert reasons[3].startswith("malformed JSON")
     assert reasons[4] == "invalid UTF-8"
     assert reasons[5] == "entity without id"
-    assert reasons[6] == "Q11 P999 statement skipped: unknown datavalue type 'tabular-blob'"
     assert reasons[7] == "not a JSON object"
+    # a statement whose value cannot be read is dropped alone: its entity is stored
+    assert [d[:4] for d in report.drops] == [
+        (6, "Q11", "claims.P999[0]", "mainsnak.datavalue.type: unknown datavalue type 'tabular-blob'")]
     # Good entities before and after the bad lines are in, and so is the good part of line 6.
     assert [kg.entity(q).label for q in ("Q515", "Q586", "Q11")] == ["city", "Bonn", "odd value"]
     assert kg.objects("Q11", "P31") == ["Q5"]
