@@ -13,7 +13,7 @@ from .outputs import overwrite_option
 # The choices are spelled out here so that `--help` works without importing the report module;
 # probes/measures/overlap.py `Definitions` checks them too. The first of each is the paper's (known:
 # IC-LKE's comparison; sharing: BELIEF's rate).
-_KNOWN = ("per-template", "all-prompts")
+_KNOWN = ("per-template", "per-prompt", "all-prompts")
 _SHARING = ("asymmetric", "probed", "jaccard")
 
 
@@ -24,9 +24,10 @@ def _definition_options(command):
              "probed: units both know / units both scored; jaccard: known by both / known by either.")(command)
     return click.option(
         "--known", type=click.Choice(_KNOWN), default=_KNOWN[0], show_default=True,
-        help="per-template: a unit is one fact under one prompt / template and ICL setting, rates averaged "
-             "per relation (IC-LKE); all-prompts: an item is known only when its `correct` is 1.0 "
-             "(right on every prompt and setting), rates pooled over items.")(command)
+        help="per-template: a unit is one fact under one template (and ICL setting), covered when one of its "
+             "subject names is right (BELIEF's covered facts), rates averaged per relation (IC-LKE); per-prompt: "
+             "each prompt (template and subject name) a unit; all-prompts: an item is known only when its "
+             "`correct` is 1.0 (right on every prompt and setting), rates pooled over items.")(command)
 
 
 def _definitions(known: str, sharing: str):

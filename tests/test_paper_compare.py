@@ -98,21 +98,68 @@ def belief_records(side: int) -> list[dict]:
     return out
 
 
-def test_belief_prompts_are_units_and_relations_weigh_alike():
-    # P36 units (g1,t1,0) (g1,t1,1) (g1,t2,0) (g2,t1,0) (g2,t2,0): A knows g1t1#0, g1t2, g2t2; B
-    # knows g1t1#0, g1t1#1, g2t2; both 2. P19: A knows g3, B nothing.
+def test_belief_covered_facts_are_per_template_any_subject_expression():
+    """Issue 38 item 6. BELIEF's sharing counts "the correctly predicted facts for each template"
+    (000:271): the unit is (fact, template), and a fact counts as predicted under a template when
+    one of its subject expressions gets it right, as BELIEF reads a fact under a template
+    everywhere else (000:286, footnote 16: "We select the prompt with the best subject expression
+    among prompts for each fact"; the oracle: "at least one prompt of this fact").
+
+    Units (g1,t1) (g1,t2) (g2,t1) (g2,t2) of P36 and (g3,t1) of P19. A covers (g1,t1) (one of its
+    two subject names is right), (g1,t2), (g2,t2), (g3,t1): 4. B covers (g1,t1), (g2,t2): 2.
+    Both: 2.
+      sharing (asymmetric, pooled): 2 of A's 4 -> 0.5, 2 of B's 2 -> 1.0
+      subsumption A->B: P36 2/3, P19 0/1 -> 1/3; B->A: P36 2/2, P19 left out (B covers none) -> 1.0
+      probed: P36 2/4, P19 0/1 -> 0.25
+    Counting prompts (id, template, k-th name), as factprobe did: 0.5 and 2/3 (now --known per-prompt)."""
+    o = overlap(belief_records(0), belief_records(1))
+    assert (o.sharing_a, o.sharing_b) == (0.5, 1.0)
+    assert (o.subsumption_ab, o.subsumption_ba) == (pytest.approx(1 / 3), 1.0)
+    assert overlap(belief_records(0), belief_records(1), Definitions(sharing="probed")).sharing == 0.25
+    assert (o.shared, o.shared_items, o.both, o.only_a, o.only_b, o.neither) == (5, 3, 2, 2, 0, 1)
+
+
+def test_belief_prompts_are_units_under_per_prompt():
+    # The unit before issue 38 (--known per-prompt): P36 units (g1,t1,0) (g1,t1,1) (g1,t2,0)
+    # (g2,t1,0) (g2,t2,0): A knows g1t1#0, g1t2, g2t2; B knows g1t1#0, g1t1#1, g2t2; both 2.
+    # P19: A knows g3, B nothing.
     #   A->B: P36 2/3, P19 0/1 -> 1/3.  B->A: P36 2/3, P19 left out (B knows none) -> 2/3.
     #   probed: P36 2/5, P19 0/1 -> 0.2.
     #   asymmetric (pooled over relations): both 2 of A's 4 -> 0.5, of B's 3 -> 2/3; pooled, so
     #   A's rate is not the per-relation subsumption 1/3.
     # Old: A knows g3 alone (share 1.0), B nothing: A->B = 0, B->A n/a, Jaccard 0.
-    o = overlap(belief_records(0), belief_records(1))
+    per_prompt = Definitions(known="per-prompt")
+    o = overlap(belief_records(0), belief_records(1), per_prompt)
     assert (o.subsumption_ab, o.subsumption_ba) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
     assert (o.sharing_a, o.sharing_b) == (pytest.approx(0.5), pytest.approx(2 / 3))
-    assert overlap(belief_records(0), belief_records(1), Definitions(sharing="probed")).sharing == pytest.approx(0.2)
+    assert overlap(belief_records(0), belief_records(1),
+                   Definitions(known="per-prompt", sharing="probed")).sharing == pytest.approx(0.2)
     assert (o.shared, o.both, o.only_a, o.only_b, o.neither) == (6, 2, 2, 1, 1)
+    assert o.as_dict()["definitions"] == {"known": "per-prompt", "sharing": "asymmetric"}
     old = overlap(belief_records(0), belief_records(1), OLD)
     assert (old.subsumption_ab, old.subsumption_ba, old.sharing) == (0.0, None, 0.0)
+
+
+def belief_icl_records(side: int) -> list[dict]:
+    """BELIEF-ICL as built (probes/kinds/belief_icl_kind.py): one record per (pair, template,
+    subject name), `fact` the pair, `template_id` the template, a verdict per setting."""
+    rows = [("p1:0", "p1", 0, "label", {"zero-shot": (True, False)}),
+            ("p1:0:1", "p1", 0, "alias", {"zero-shot": (False, True)}),
+            ("p1:1", "p1", 1, "label", {"zero-shot": (False, False)}),
+            ("p2:0", "p2", 0, "label", {"zero-shot": (True, True)})]
+    return [{"id": i, "fact": fact, "relation": "P36", "template_id": t, "subject_name": name,
+             "by_setting": {s: {"correct": v[side]} for s, v in settings.items()},
+             "correct": float(settings["zero-shot"][side])} for i, fact, t, name, settings in rows]
+
+
+def test_belief_icl_covered_facts_are_per_template_and_setting():
+    # (pair, template, setting) units: (p1,0,zs) (p1,1,zs) (p2,0,zs). A covers (p1,0) by its label
+    # and p2; B covers (p1,0) by the alias and p2; both 2 of 2 each -> 1.0, 1.0. Per prompt: A's
+    # label item and B's alias item are different units: both 1 (p2) of 2 each -> 0.5, 0.5.
+    o = overlap(belief_icl_records(0), belief_icl_records(1))
+    assert (o.shared, o.both, o.sharing_a, o.sharing_b) == (3, 2, 1.0, 1.0)
+    old = overlap(belief_icl_records(0), belief_icl_records(1), Definitions(known="per-prompt"))
+    assert (old.shared, old.both, old.sharing_a, old.sharing_b) == (4, 1, 0.5, 0.5)
 
 
 def test_belief_sharing_rates_the_issue_worked_case():

@@ -1,5 +1,5 @@
 """What two runs know in common: which units count as known under the chosen `Definitions`
-(IC-LKE's per-template comparison or whole items), subsumption, sharing (BELIEF's asymmetric
+(IC-LKE's per-template comparison with BELIEF's covered facts, each prompt, or whole items), subsumption, sharing (BELIEF's asymmetric
 rate by default) and the correlations of per-relation accuracies, as the pure `overlap` of two
 runs' records. probes/report/comparison.py applies it to loaded runs."""
 
@@ -23,8 +23,8 @@ def is_known(correct) -> bool:
 
 # How `compare` and `report` decide what a run knows and how much two runs share (see
 # `Definitions`): the first value of each is the paper's and the default (known: IC-LKE's
-# comparison, Wu et al. 2024; sharing: BELIEF's rate, Zhao et al.).
-KNOWN_DEFINITIONS = ("per-template", "all-prompts")
+# comparison, Wu et al. 2024, with BELIEF's covered facts; sharing: BELIEF's rate, Zhao et al.).
+KNOWN_DEFINITIONS = ("per-template", "per-prompt", "all-prompts")
 SHARING_DEFINITIONS = ("asymmetric", "probed", "jaccard")
 
 
@@ -33,11 +33,14 @@ class Definitions:
     """What a model "knows" when two runs are compared, and which sharing rate is reported.
 
     known:
-      - "per-template" (IC-LKE's comparison, the default): the unit is one probe, i.e. one fact
-        under one prompt (BELIEF: each template and subject alias), one fact under one template
-        in one ICL setting (BELIEF-ICL), or one item where a method has one verdict per item;
-        subsumption and sharing are computed per relation and averaged over relations with
-        equal weight;
+      - "per-template" (IC-LKE's comparison, the default): the unit is one fact under one
+        template (BELIEF: "the correctly predicted facts for each template", 000:271), in one ICL
+        setting (BELIEF-ICL), or one item where a method has one verdict per item; a fact is
+        covered under a template when one of its subject expressions gets it right (BELIEF reads
+        a fact under a template by its best subject expression, 000:286 footnote 16); subsumption
+        and sharing are computed per relation and averaged over relations with equal weight;
+      - "per-prompt" (factprobe before issue 38): as per-template, but every prompt is a unit of
+        its own, a template's subject names apart;
       - "all-prompts" (factprobe before issue 20): the unit is the item, known only when its
         `correct` is true or 1.0 (a BELIEF fact right on every prompt, a BELIEF-ICL fact right in
         every setting), and the rates are pooled over all items.
@@ -62,10 +65,15 @@ class Definitions:
 
     def describe(self) -> str:
         if self.known == "per-template":
-            known = ("Known (--known per-template, IC-LKE's comparison): the unit is one probe, i.e. a fact under "
-                     "one prompt (BELIEF), under one template in one ICL setting (BELIEF-ICL), or the item where a "
-                     "method has one verdict per item (known when `correct` is true or 1.0); rates are computed per "
-                     "relation over the units both runs scored and averaged over relations.")
+            known = ("Known (--known per-template, IC-LKE's comparison with BELIEF's covered facts): the unit is a "
+                     "fact under one template (BELIEF), in one ICL setting (BELIEF-ICL), or the item where a method "
+                     "has one verdict per item (known when `correct` is true or 1.0); a fact is covered under a "
+                     "template when one of its subject expressions gets it right; rates are computed per relation "
+                     "over the units both runs scored and averaged over relations.")
+        elif self.known == "per-prompt":
+            known = ("Known (--known per-prompt): the unit is one prompt (a template with one subject expression), "
+                     "in one ICL setting (BELIEF-ICL), or the item where a method has one verdict per item; rates "
+                     "are computed per relation and averaged over relations.")
         else:
             known = f"Known (--known all-prompts): {KNOWN_RULE} Rates are pooled over all items."
         sharing = {"asymmetric": "Sharing (--sharing asymmetric, BELIEF's): units both know / units A knows, and "
@@ -127,41 +135,59 @@ def known_units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, boo
     """unit -> (relation, known) for every unit that has a verdict, under the `known` definition.
 
     Units are keyed so that two runs over one probe set name the same probe alike: (id,) for an
-    item, (id, template, k) for the k-th prompt of a template (BELIEF: one per subject alias),
-    (id, setting) for a BELIEF-ICL setting. An item without a verdict (a multi-strategy
-    distractor item, correct None) has no unit: counting it as "not known" would invent agreement.
+    item; under per-template (id, template) for a BELIEF item's template, covered when one of its
+    prompts (subject names) is right, and (fact, template, setting) for a BELIEF-ICL setting,
+    covered when one of the items of that fact and template (one per subject name) is right;
+    under per-prompt (id, template, k) for the k-th prompt of a template and (id, setting). An
+    item without a verdict (a multi-strategy distractor item, correct None) has no unit: counting
+    it as "not known" would invent agreement.
     """
-    out: dict[tuple, tuple[str, bool]] = {}
+    return {unit: (relation, known) for unit, (relation, known, _) in _units(items, known).items()}
+
+
+def _units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool, tuple]]:
+    """unit -> (relation, known, ids of the items it is read from): `known_units` with the items
+    behind each unit, which the per-relation accuracies of `overlap` are computed over."""
+    out: dict[tuple, tuple[str, bool, tuple]] = {}
+
+    def put(unit: tuple, relation: str, correct: bool, item_id) -> None:
+        _, before, ids = out.get(unit, (relation, False, ()))
+        out[unit] = (relation, before or correct, (*ids, item_id))  # covered by any of its prompts
+
     for r in items:
         relation = str(r.get("relation"))
-        if known == "per-template":
+        if known != "all-prompts":
             prompts = r.get("prompt_correct")
             if isinstance(prompts, list):
-                templates = r.get("template_ids") or [None] * len(prompts)
+                # Without template ids (records older than them) each prompt is a template of its own.
+                templates = r.get("template_ids") or list(range(len(prompts)))
                 seen: dict = {}
                 for template, correct in zip(templates, prompts):
                     k = seen[template] = seen.get(template, -1) + 1
-                    out[(r["id"], template, k)] = (relation, bool(correct))
+                    put((r["id"], template) if known == "per-template" else (r["id"], template, k),
+                        relation, bool(correct), r["id"])
                 continue
             settings = r.get("by_setting")
             if isinstance(settings, dict):
+                per_fact = known == "per-template" and r.get("template_id") is not None and r.get("fact") is not None
                 for setting, entry in settings.items():
                     if isinstance(entry, dict) and entry.get("correct") is not None:
-                        out[(r["id"], setting)] = (relation, bool(entry["correct"]))
+                        unit = (r["fact"], r["template_id"], setting) if per_fact else (r["id"], setting)
+                        put(unit, relation, bool(entry["correct"]), r["id"])
                 continue
         if r.get("correct") is not None:
-            out[(r["id"],)] = (relation, is_known(r["correct"]))
+            put((r["id"],), relation, is_known(r["correct"]), r["id"])
     return out
 
 
 def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions()) -> Overlap:
-    units_a, units_b = known_units(items_a, definitions.known), known_units(items_b, definitions.known)
+    units_a, units_b = _units(items_a, definitions.known), _units(items_b, definitions.known)
     shared = set(units_a) & set(units_b)
     known_a = {u for u in shared if units_a[u][1]}
     known_b = {u for u in shared if units_b[u][1]}
     both = len(known_a & known_b)
     relation_of = {u: units_a[u][0] for u in shared}
-    if definitions.known == "per-template":
+    if definitions.known != "all-prompts":
         subsumption_ab = number(iclke.subsumption_rate_by_relation(known_a, known_b, relation_of))
         subsumption_ba = number(iclke.subsumption_rate_by_relation(known_b, known_a, relation_of))
     else:
@@ -175,7 +201,9 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
         sharing_a = sharing_b = _symmetric_sharing(known_a, known_b, relation_of, definitions)
     by_id_a = {r["id"]: r for r in items_a}
     by_id_b = {r["id"]: r for r in items_b}
-    shared_ids = sorted({u[0] for u in shared}, key=str)
+    # The items behind the shared units, in both runs (a BELIEF-ICL unit stands for several).
+    shared_ids = sorted({i for u in shared for i in units_a[u][2]} & {i for u in shared for i in units_b[u][2]},
+                        key=str)
     acc_a = relation_means([by_id_a[i] for i in shared_ids])
     acc_b = relation_means([by_id_b[i] for i in shared_ids])
     relations = sorted(set(acc_a) & set(acc_b), key=natural_key)
@@ -191,9 +219,9 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
 
 
 def _symmetric_sharing(known_a: set, known_b: set, relation_of: dict, definitions: Definitions) -> float | None:
-    """The "probed" or "jaccard" rate: per relation and averaged under known=per-template, pooled
-    under all-prompts; None where it is undefined."""
-    if definitions.known == "per-template":
+    """The "probed" or "jaccard" rate: per relation and averaged under known=per-template or
+    per-prompt, pooled under all-prompts; None where it is undefined."""
+    if definitions.known != "all-prompts":
         return number(iclke.mean_over_relations(relation_of, lambda units: _sharing(
             known_a & units, known_b & units, units, definitions.sharing)))
     return number(_sharing(known_a, known_b, set(relation_of), definitions.sharing))
