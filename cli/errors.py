@@ -18,6 +18,10 @@ EXIT_USAGE = 2  # bad usage or unreadable input: click's own code for a usage er
 # rejected (each reported on stderr or in the rejects file by file and line) or an input was
 # truncated; the output holds everything else. A rerun after fixing the input completes it.
 EXIT_PARTIAL = 3
+# A reader that stops early (`factprobe kg facts ... | head`) closed our stdout. That is the
+# reader's choice, not a failure: the status a shell gives a program a closed pipe ends
+# (128 + SIGPIPE), as `seq 1 100000 | head -1` has, not click's 1.
+EXIT_CLOSED_PIPE = 141
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:

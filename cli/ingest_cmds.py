@@ -57,7 +57,9 @@ def ingest_group() -> None:
 
     Every source streams its input, upserts by stable ids (ingesting twice changes nothing),
     checkpoints as it goes (rerun the same command after a crash to resume), and never stops
-    on a bad record: it is counted, skipped, and written to the rejects file with its line.
+    on a bad record: it is counted, skipped, and written to the rejects file with its line. A
+    value that cannot be read inside a readable record (an impossible date, a mention naming
+    nothing) drops only its unit (a qualifier, a statement, a mention), named in the same file.
     """
 
 

@@ -20,14 +20,8 @@ from ..kg.graph import KnowledgeGraph
 from ..kg.outputs import OutputError
 from ..kg.readers import InputError
 from ..kg.store import StoreError
-from .errors import EXIT_FAILURE, EXIT_USAGE, fail
+from .errors import EXIT_CLOSED_PIPE, EXIT_FAILURE, EXIT_USAGE, fail
 from .outputs import overwrite_option
-
-
-# A reader that stops early (`factprobe kg facts ... | head`) closes our stdout. That is the
-# reader's choice, not a failure: the command ends quietly with the status a shell gives a
-# program a closed pipe ends (128 + SIGPIPE), as `seq 1 100000 | head -1` does, not click's 1.
-EXIT_CLOSED_PIPE = 141
 
 
 def _closed_pipe() -> NoReturn:
