@@ -224,7 +224,8 @@ def _belief_by_hand(record: dict) -> dict:
     """Ovconf with one bin per prompt (fewer than 10 prompts), its bins, and Consist over the
     record's pairs of answers, as BELIEF defines them."""
     n = len(record["confidence"])
-    ordered = sorted(zip(record["confidence"], record["prompt_correct"]), key=lambda pair: pair[0])
+    # in descending order of confidence, as BELIEF arranges the prompts (000:76)
+    ordered = sorted(zip(record["confidence"], record["prompt_correct"]), key=lambda pair: -pair[0])
     pairs = [(a, b) for k, a in enumerate(record["predictions"]) for b in record["predictions"][k + 1:]]
     return {"overconfidence": math.fsum(c - ok for c, ok in ordered) / n,
             "reliability": [{"confidence": c, "accuracy": float(ok), "count": 1} for c, ok in ordered],

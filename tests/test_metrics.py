@@ -99,16 +99,18 @@ def test_consistency_needs_a_fact_with_two_prompts():
 
 
 def test_overconfidence_by_hand_with_a_remainder_bin():
-    # Sorted by confidence: 0.1 F, 0.3 F, 0.7 T | 0.8 F, 0.9 T  (5 items, 2 bins: sizes 3 and 2).
+    # Sorted ascending (factprobe's order before issue 38; the paper's descending one is in
+    # tests/test_paper_round3.py): 0.1 F, 0.3 F, 0.7 T | 0.8 F, 0.9 T  (5 items, 2 bins: 3 and 2).
     # Bin 1: confidence (0.1+0.3+0.7)/3 = 11/30, accuracy 1/3 -> 11/30 - 10/30 = 1/30.
     # Bin 2: confidence 0.85, accuracy 1/2 -> 0.35 = 21/60.
     # Ovconf = (1/30 + 21/60) / 2 = (2/60 + 21/60) / 2 = 23/120.
     conf = [0.9, 0.1, 0.8, 0.3, 0.7]
     hits = [True, False, False, False, True]
-    assert reliability_bins(conf, hits, bins=2) == [Bin(approx(11 / 30), approx(1 / 3), 3), Bin(approx(0.85), 0.5, 2)]
-    assert overconfidence(conf, hits, bins=2) == approx(23 / 120)
+    assert reliability_bins(conf, hits, 2, "ascending") == [Bin(approx(11 / 30), approx(1 / 3), 3),
+                                                            Bin(approx(0.85), 0.5, 2)]
+    assert overconfidence(conf, hits, 2, "ascending") == approx(23 / 120)
     # Not the same as the unbinned mean(conf) - accuracy = 2.8/5 - 2/5 = 0.16: the remainder matters.
-    assert overconfidence(conf, hits, bins=2) != approx(0.16)
+    assert overconfidence(conf, hits, 2, "ascending") != approx(0.16)
 
 
 def test_reliability_bins_keep_input_order_among_tied_confidences():

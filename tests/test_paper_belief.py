@@ -464,8 +464,11 @@ def test_belief_icl_names_its_bias_and_draws():
     result = aggregate("belief-icl", [record], {"acc_draws": 7})
     assert result["by_setting"]["zero-shot"]["acc_at_1"]["draws"] == 7
     # a record without a unit comes from a set built before items said so: per fact
-    assert result["definitions"] == {"unit": "fact", "acc_draws": 7, "bias": "top1", "coverage_maximum": None,
-                                     "max_tokens": None}
+    # (BELIEF-ICL's own sampling definitions are tested in tests/test_belief_icl.py)
+    named = ("unit", "acc_draws", "bias", "coverage_maximum", "max_tokens", "ovconf_bins")
+    assert {k: result["definitions"][k] for k in named} == {
+        "unit": "fact", "acc_draws": 7, "bias": "top1", "coverage_maximum": None, "max_tokens": None,
+        "ovconf_bins": "descending"}
     assert aggregate("belief-icl", [{**record, "unit": "pair"}])["definitions"]["unit"] == "pair"
 
 

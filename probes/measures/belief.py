@@ -116,14 +116,21 @@ class Bin:
     count: int
 
 
-def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[Bin]:
-    """Equal-size confidence bins, as BELIEF's Ovconf uses them.
+# BELIEF arranges the prompts "in descending order based on confidence" before it cuts the bins
+# (000:76); factprobe sorted them ascending before issue 38.
+BIN_ORDERS = ("descending", "ascending")
 
-    Items are sorted by confidence, ascending, with a stable sort (tied confidences keep their
-    input order), then cut into `bins` consecutive bins with numpy.array_split semantics: when
-    the count does not divide evenly, the first (len % bins) bins, the least confident ones,
-    hold one item more. Confidences must lie in [0, 1]. Raises ValueError on empty or
-    mismatched input, bins < 1, or fewer items than bins (a bin would be empty).
+
+def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10,
+                     order: str = "descending") -> list[Bin]:
+    """Equal-size confidence bins, as BELIEF's Ovconf uses them (000:76).
+
+    Items are sorted by confidence, descending as the paper arranges them (`order="ascending"`:
+    factprobe's before issue 38), with a stable sort (tied confidences keep their input order),
+    then cut into `bins` consecutive bins with numpy.array_split semantics: when the count does
+    not divide evenly, the first (len % bins) bins hold one item more, the most confident ones
+    (ascending: the least confident). Confidences must lie in [0, 1]. Raises ValueError on empty
+    or mismatched input, bins < 1, fewer items than bins (a bin would be empty), or another order.
     """
     _require_items(confidence, "confidence")
     _require_same_length(confidence, correct, "confidence", "correct")
@@ -131,23 +138,29 @@ def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], bins:
         raise ValueError(f"bins must be >= 1, got {bins}")
     if len(confidence) < bins:
         raise ValueError(f"{len(confidence)} items cannot fill {bins} bins")
+    if order not in BIN_ORDERS:
+        raise ValueError(f"order must be one of {', '.join(BIN_ORDERS)}, not {order!r}")
     conf = np.asarray(confidence, dtype=float)
     if not np.all((conf >= 0.0) & (conf <= 1.0)):
         raise ValueError("confidence values must lie in [0, 1]")
     hits = np.fromiter(map(bool, correct), dtype=bool, count=len(correct))
-    order = np.argsort(conf, kind="stable")
+    ranked = np.argsort(-conf if order == "descending" else conf, kind="stable")
     return [Bin(confidence=float(conf[idx].mean()), accuracy=float(hits[idx].mean()), count=len(idx))
-            for idx in np.array_split(order, bins)]
+            for idx in np.array_split(ranked, bins)]
 
 
-def overconfidence(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> float:
+def overconfidence(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10,
+                   order: str = "descending") -> float:
     """BELIEF's Ovconf: the mean over the `reliability_bins` of (mean confidence - accuracy).
 
-    Positive means over-confident, negative under-confident. Every bin has the same weight; when
-    the item count divides evenly by `bins` this equals mean(confidence) - accuracy over all
-    items, and the binning only matters through the remainder. Same errors as `reliability_bins`.
+    Positive means over-confident, negative under-confident. Every bin has the same weight (the
+    paper's |P(i)|/M, 000:76, with bins of one size). When the item count divides evenly by
+    `bins` this equals mean(confidence) - accuracy over all items, whatever the order; otherwise
+    the order decides which bins hold the extra items, and so the value: confidences 0.1, 0.5,
+    0.9 with answers wrong, right, right in 2 bins give -0.1 descending, -0.15 ascending. Same
+    errors as `reliability_bins`.
     """
-    cells = reliability_bins(confidence, correct, bins)
+    cells = reliability_bins(confidence, correct, bins, order)
     return math.fsum(b.confidence - b.accuracy for b in cells) / len(cells)
 
 

@@ -17,6 +17,7 @@ from ..measures import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAP
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
 from .base import Method, OptionError, answer_key, base_record
+from ..measures.belief import BIN_ORDERS
 from ..measures.belief_records import belief_measures
 from .belief_sections import BELIEF_DEFINITIONS, BELIEF_MEASURES
 
@@ -41,6 +42,9 @@ class BeliefOptions:
                             http_limit=1_000_000)
     coverage_maximum: str = option("best-subject", "coverage per template: the best subject expression (the "
                                                    "paper's) or the mean over them.", choices=COVERAGE_MAXIMUM)
+    ovconf_bins: str = option("descending", "Ovconf's bins cut from the prompts sorted by confidence, descending "
+                                            "(the paper's) or ascending (factprobe's before issue 38): with a "
+                                            "remainder the first bins hold one prompt more.", choices=BIN_ORDERS)
 
 
 class Belief(Method):
