@@ -1,33 +1,24 @@
-"""The report's HTML in a real browser (issue 19.4): headless Chromium (Debian's `chromium`
-package) loads the page from a folder that holds nothing else, every image decodes, and the
-screenshot shows the plots. Skipped where no Chromium is installed (`apt-get install chromium`)."""
+"""The report's HTML in a real browser (issues 19.4, 39.4): headless Chromium (Debian's `chromium`
+package, driven by Playwright: tests/browser.py) loads the page from a folder that holds nothing
+else, with the network cut; every image decodes, the page asks for nothing outside itself, runs no
+failing script, and its screenshot shows the plots. Skipped, with the reason, where no Chromium or
+no Playwright is installed."""
 
 from __future__ import annotations
 
 import json
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from browser import browser, new_page  # noqa: F401  (the session's browser fixture)
 from factprobe.probes.report import write_report
 from factprobe.probes.report.loading import load_runs
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
 # matplotlib's first colour (tab:blue), the bars and lines of the first run
 TAB_BLUE = (31, 119, 180)
-# Reports the images that did not decode in the page's title, once everything has loaded.
-PROBE = ("<script>window.addEventListener('load', () => { const all = [...document.images]; document.title = "
-         "'images ' + all.length + ' broken ' + all.filter(i => !i.complete || i.naturalWidth === 0).length; });"
-         "</script>")
-
-
-def _chromium(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--virtual-time-budget=10000", *args], capture_output=True, text=True, timeout=120)
+# What the page's images are once it has loaded: how many, and how many did not decode.
+IMAGES = "() => { const all = [...document.images]; return [all.length, all.filter(i => !i.complete || i.naturalWidth === 0).length]; }"
 
 
 @pytest.fixture(scope="module")
@@ -50,23 +41,29 @@ def page(tmp_path_factory) -> Path:
     # The page alone, without the PNGs beside it: it must carry its plots itself.
     alone = base / "alone"
     alone.mkdir()
-    (alone / "report.html").write_text(report.html.read_text().replace("</body>", PROBE + "</body>"))
+    (alone / "report.html").write_text(report.html.read_text())
     return alone / "report.html"
 
 
-def test_every_image_decodes(page):
-    dom = _chromium("--dump-dom", page.as_uri()).stdout
-    found = re.search(r"<title>images (\d+) broken (\d+)</title>", dom)
-    assert found, dom[:500]
-    assert (int(found[1]), int(found[2])) == (4, 0)  # buckets, reliability, positions, relations
+def test_every_image_decodes_and_nothing_is_fetched(browser, page):  # noqa: F811
+    asked: list[str] = []
+    with new_page(browser, offline=True) as tab:
+        tab.on("request", lambda request: asked.append(request.url))
+        tab.goto(page.as_uri(), wait_until="load")
+        assert tab.evaluate(IMAGES) == [4, 0]  # buckets, reliability, positions, relations
+        assert tab.errors == []
+    # Only the page itself: its images are data: URIs, no script or font comes from elsewhere.
+    assert [url for url in asked if not url.startswith("data:")] == [page.as_uri()]
 
 
-def test_the_screenshot_shows_the_plots(page, tmp_path):
+def test_the_screenshot_shows_the_plots(browser, page, tmp_path):  # noqa: F811
     import numpy as np
     from PIL import Image
 
     shot = tmp_path / "shot.png"
-    _chromium("--window-size=1200,4000", f"--screenshot={shot}", page.as_uri())
+    with new_page(browser, offline=True, viewport={"width": 1200, "height": 900}) as tab:
+        tab.goto(page.as_uri(), wait_until="load")
+        tab.screenshot(path=str(shot), full_page=True)
     pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=int)
     blue = int((np.abs(pixels - np.array(TAB_BLUE)).max(axis=-1) <= 8).sum())
     assert blue > 2000  # the first run's bars and curves, drawn in the page
