@@ -136,11 +136,13 @@ class DistractorMeasure(Method):
         by_strategy = {strategy: {"min_at_n": _mean(scores[strategy]["min_at_n"]),
                                   "avg_at_n": _mean(scores[strategy]["avg_at_n"]),
                                   "compared": compared.get(strategy, 0),
-                                  "skipped": [d["entity"] for d in found if d["entity"] not in named]}
+                                  "skipped": [d["entity"] for d in found if d["entity"] not in named],
+                                  # in the strategy's order: `factprobe assess` recomputes Min@n for any n
+                                  "distractors": [d["entity"] for d in found]}
                        for strategy, found in item["distractors"].items()}
         only = next(iter(by_strategy.values())) if len(by_strategy) == 1 else None
-        return base_record(item, by_strategy=by_strategy, correct=only["min_at_n"] if only else None,
-                           per_cloze=per_cloze)
+        return base_record(item, object=item["object"], by_strategy=by_strategy,
+                           correct=only["min_at_n"] if only else None, per_cloze=per_cloze)
 
     def _first_named(self, found: list[dict], plausibility: dict[str, float]) -> list[dict]:
         """The first n distractors that have a name (n: the option, default all of them)."""
