@@ -129,6 +129,7 @@ from .run_cmd import run_command  # noqa: E402
 from .report_cmds import compare_command, report_command  # noqa: E402
 from .serve_cmd import serve_command  # noqa: E402
 from .export_cmd import export_group  # noqa: E402
+from .assess_cmd import assess_command  # noqa: E402
 
 main.add_command(ingest_group)
 main.add_command(kg_group)
@@ -145,6 +146,7 @@ main.add_command(report_command)
 main.add_command(compare_command)
 main.add_command(serve_command)
 main.add_command(export_group)
+main.add_command(assess_command)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,18 @@ def claim_report_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) 
                         what="a factprobe report (no report.html it wrote)")
 
 
+ASSESS_FILES = ("assess.json", "assess.md")
+
+
+def claim_assess_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
+    """`assess --out`: empty, or holding the assess.json an assessment wrote (its format)."""
+    def ours(folder: Path) -> bool:
+        return str((_json_object(folder / "assess.json") or {}).get("format", "")).startswith("factprobe-assess/")
+
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=ASSESS_FILES,
+                        what="a factprobe assessment (no assess.json it wrote)")
+
+
 def claim_semantic_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
     """`distractors build --out`: empty, or a semantic index (its meta.json with a format)."""
     def ours(folder: Path) -> bool:

@@ -131,6 +131,25 @@ def _own_export(ws, tmp):
              "mine"], folder / "mine.jsonl")
 
 
+def _assess(ws, out):
+    """A baselines run of three facts and judgements of them, written once."""
+    run, judgements = ws["base"] / "assess-run", ws["base"] / "human.jsonl"
+    if not run.exists():
+        run.mkdir()
+        (run / "run.json").write_text(json.dumps({"model": "hf:m", "method": "baselines", "options": {"beams": 2},
+                                                  "seed": 0, "probes": "d.jsonl", "probes_sha256": None}))
+        (run / "items.jsonl").write_text("".join(json.dumps({"id": f, "fact": f, "probability": p}) + "\n"
+                                                 for f, p in (("a", 0.1), ("b", 0.5), ("c", 0.2))))
+        (run / "aggregate.json").write_text(json.dumps({"method": "baselines", "items": 3}))
+        judgements.write_text("".join(json.dumps({"fact": f, "knows": k}) + "\n" for f, k in (("a", 0), ("b", 1), ("c", 1))))
+    return ["assess", run, "--judgements", judgements, "--out", out]
+
+
+def _own_assess(ws, tmp):
+    argv = _assess(ws, tmp / "unused")
+    return [*argv[:-1], argv[1]], argv[1]
+
+
 W5M = FIXTURES / "wikidata5m"
 CASES = [
     Case("ingest wikidata", lambda ws, out: ["ingest", "wikidata", DUMP, "--store", out, "--quiet"],
@@ -179,6 +198,7 @@ CASES = [
                                             out], folder=True, link="utils.py", own=_own_export),
     Case("report", lambda ws, out: ["report", ws["run"], "--out", out], folder=True, link="report.html",
          own=lambda ws, tmp: (["report", _copytree(ws["run"], tmp), "--out", tmp / "run"], tmp / "run")),
+    Case("assess", _assess, folder=True, link="assess.json", own=_own_assess),
     Case("sample", lambda ws, out: ["sample", "--out", out, "--quiet"], folder=True, link="graph.sqlite"),
     Case("run", lambda ws, out: ["run", ws["pipeline"], "--out", out, "--quiet"], folder=True, link="graph.sqlite"),
     Case("serve --data", lambda ws, out: ["serve", "--store", ws["store"], "--data", out, "--port", ws["busy"]],

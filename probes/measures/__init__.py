@@ -1,6 +1,7 @@
 """Every measure factprobe reports, in one package. The pure functions over values (no I/O, no
 model): BELIEF / BELIEF-ICL and MyriadLAMA (belief.py), IC-LKE (iclke.py), the distractor measure
-and its baselines (distractors.py; ROUGE-L is rouge-score's), standard errors, intervals and
+and its baselines (distractors.py; ROUGE-L is rouge-score's), DistFact's evaluation of measures
+against human judgement (assess.py), standard errors, intervals and
 paired tests (uncertainty.py; scipy.stats' bootstrap and binomial test), accuracy per group, KDF's
 frequency buckets included (breakdowns.py). Over a run's records: accuracy with its interval and
 breakdowns (accuracy.py, what every aggregate starts from), BELIEF's measures (belief_records.py),
@@ -15,6 +16,8 @@ strict comparison (a tie is not knowledge). The details: docs/design-notes.md.
 
 from __future__ import annotations
 
+from .assess import (ClozeWins, FoldChoice, best_config, binarize, cloze_subset, cross_validate, distractor_counts,
+                     distractor_score, kfold, mean_and_std, paired_tau, proportional_gain, rescored)
 from .belief import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAPER_CONTENT_FREE, AccAt1, Bin, Coverage,
                      acc_at_1, answer_key, bias_level, consistency, coverage, entropy_bias_level, expected_acc_at_1,
                      one_word_ratio, overconfidence, reliability_bins, sharing_rates,
@@ -28,6 +31,9 @@ from .uncertainty import (BOOTSTRAP_DRAWS, FEW_ITEMS, Estimate, PairedTest, boot
                           mcnemar_p, proportion, wilson)
 
 __all__ = [
+    # DistFact's evaluation of measures against human judgement (`factprobe assess`)
+    "ClozeWins", "FoldChoice", "best_config", "binarize", "cloze_subset", "cross_validate", "distractor_counts",
+    "distractor_score", "kfold", "mean_and_std", "paired_tau", "proportional_gain", "rescored",
     # BELIEF / BELIEF-ICL / MyriadLAMA
     "AccAt1", "BIAS_DEFINITIONS", "Bin", "COVERAGE_MAXIMUM", "Coverage", "PAPER_ACC_DRAWS", "PAPER_CONTENT_FREE",
     "acc_at_1", "answer_key", "bias_level", "consistency", "coverage", "entropy_bias_level", "expected_acc_at_1",
