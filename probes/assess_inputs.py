@@ -29,7 +29,7 @@ BASELINE_MEASURES = ("probability", "precision_at_n", "rouge_l", "bertscore", "k
 # The run options that make a baseline's configuration (the paper's hyperparameters, 004:184).
 SETTINGS = {"probability": ("probability", "probability_eos"), "precision_at_n": ("candidates", "beams", "n"),
             "rouge_l": ("candidates", "beams"), "bertscore": ("candidates", "beams", "bertscore_layers"),
-            "judge": ("candidates", "beams", "judge_model"), "karr": ("karr_probability", "karr_samples")}
+            "judge": ("candidates", "beams", "judge_model", "judge_prompt"), "karr": ("karr_probability", "karr_samples")}
 
 
 class AssessInputError(ValueError):

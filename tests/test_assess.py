@@ -405,3 +405,40 @@ def test_the_threshold_variant_is_named_in_the_output(runs, tmp_path):
                            [dict(zip(FACTS, HUMAN_SCORES))[f] for f in train]).statistic for c in cuts]
         best = max(t for t in taus if not math.isnan(t))
         assert fold["threshold"] == cuts[taus.index(best)] and fold["train_tau"] == pytest.approx(best, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_a_real_distractor_run_is_assessed_as_it_scored(tmp_path):
+    """A distractor run of SmolLM2 over 9 capitals (random strategy, 4 distractors, 2 clozes):
+    Min@n and Avg@n recomputed from its records at the n it compared equal what it wrote, and
+    the command assesses it against judgements made up here."""
+    from factprobe.probes.assess_inputs import DistractorSource, Items, fact_key
+    from factprobe.probes.report import load_run
+    from test_eval import capital_graph
+    from wikidata_builder import write_dump
+
+    store, built = tmp_path / "g.sqlite", tmp_path / "d.jsonl"
+    run_cli("ingest", "wikidata", str(write_dump(tmp_path / "c.json", capital_graph())), "--store", str(store),
+            "--quiet", check=True)
+    run_cli("probeset", "build", "--kind", "distractor", "--relation", "P36", "--strategy", "random", "--n", "4",
+            "--per-relation", "9", "--store", str(store), "--out", str(built), "--quiet", check=True)
+    run_cli("eval", "--model", "smollm2-135m-instruct", "--method", "distractor", "--probes", str(built), "--out",
+            str(tmp_path / "run"), "--option", "clozes=2", "--quiet", check=True)
+    run = load_run(tmp_path / "run")
+    source = DistractorSource("random", run, {r["fact"]: [r] for r in run.items}, Items(run, {}))
+    for agg, key in (("min", "min_at_n"), ("avg", "avg_at_n")):
+        for record in run.items:
+            n = record["by_strategy"]["random"]["compared"]
+            assert source.values({"agg": agg, "n": n})[record["fact"]] == record["by_strategy"]["random"][key]
+    judgements = tmp_path / "human.jsonl"
+    judgements.write_text("".join(json.dumps({"fact": r["fact"], "knows": k % 2}) + "\n"
+                                  for k, r in enumerate(run.items)))
+    run_cli("assess", str(tmp_path / "run"), "--judgements", str(judgements), "--out", str(tmp_path / "out"),
+            check=True)
+    result = json.loads((tmp_path / "out" / "assess.json").read_text())
+    assert result["judgements"]["assessed"] == 9 and list(result["measures"]) == ["dist:random"]
+    assert result["distractor_curve"]["dist:random"]["n"] == [1, 2, 3, 4]
+    assert result["cloze_curve"]["dist:random"]["clozes"] == [1, 2]
+    assert all(set(f["params"]) == {"run", "agg", "n"} for f in result["measures"]["dist:random"]["folds"]
+               if f["params"])
+    assert fact_key("record", Items(run, {}))(run.items[0]) == run.items[0]["fact"]
