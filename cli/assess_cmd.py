@@ -33,8 +33,8 @@ from .outputs import overwrite_option
 @click.option("--seed", type=int, default=42, show_default=True,
               help="Seed of the fold split and of the cloze subsets (42: the authors' notebook).")
 @click.option("--thresholds", is_flag=True,
-              help="factprobe's variant, not the paper's: also search a threshold per measure (a value above it "
-                   "counts as known) with its hyperparameters.")
+              help="factprobe's variant, not the paper's: cut each measure at a threshold searched with its "
+                   "hyperparameters (a value above it counts as known) and take tau on those verdicts.")
 @overwrite_option
 def assess_command(folders, judgements, out_dir, probes, flawed, corrected, folds, seed, thresholds, overwrite):
     """Kendall's tau of each knowledge measure against human judgements, as DistFact evaluates
