@@ -48,8 +48,7 @@ def assess(runs: Sequence[Run], judgements: Judgements, probe_sets: dict | None 
     """The whole evaluation; AssessInputError for inputs it cannot use (one line each)."""
     probe_sets = probe_sets or {}
     _one_model([*runs, *flawed, *corrected])
-    groups = _groups([s for run in runs for s in sources_of(run, fact_key(judgements.key, Items(run, probe_sets)),
-                                                            Items(run, probe_sets))])
+    groups = _groups([s for run in runs for s in _sources(run, judgements.key, probe_sets)])
     if not groups:
         raise AssessInputError("the runs hold no measure assess knows (distractor or baselines runs)")
     facts = [f for f in judgements.scores if all(f in s.facts for group in groups.values() for s in group)]
@@ -75,6 +74,11 @@ def assess(runs: Sequence[Run], judgements: Judgements, probe_sets: dict | None 
                                   for m, v in PAPER_TABLE_3.items()},
                       "table_4": {m: {"label": label(m), "tau": v[0], "line": f"004:{v[1]}"}
                                   for m, v in PAPER_TABLE_4.items()}}}
+
+
+def _sources(run: Run, key: str, probe_sets: dict) -> list[Source]:
+    items = Items(run, probe_sets)
+    return sources_of(run, fact_key(key, items), items)
 
 
 def _one_model(runs: Sequence[Run]) -> None:
@@ -149,8 +153,7 @@ def _robustness(groups: dict[str, list[Source]], choices: dict[str, list[FoldCho
     sides = {}
     for name, runs, prefix in (("flawed", flawed, "F"), ("corrected", corrected, "C")):
         named = [replace(r, rid=f"{prefix}{k}") for k, r in enumerate(runs, start=1)]
-        sides[name] = [s for r in named for s in sources_of(r, fact_key("record", Items(r, probe_sets)),
-                                                              Items(r, probe_sets))]
+        sides[name] = [s for r in named for s in _sources(r, "record", probe_sets)]
     out = {}
     for measure, group in groups.items():
         rows = [_robustness_row(measure, group, choice, sides) for choice in choices[measure] if choice.params]
