@@ -22,7 +22,9 @@ from factprobe.probes import measures
 from factprobe.probes.measures.assess import (ClozeWins, Config, cloze_subset, cross_validate, distractor_counts,
                                               distractor_score, kfold, mean_and_std, paired_tau, proportional_gain)
 
-DISTFACT = Path(__file__).parent / "data" / "distfact" / "wikidata_triples_to_human_scores.json"
+# DistFact's published shape (`[[s, r, o], mean score]`, its wikidata_triples_to_human_scores.json), with
+# facts and scores written here: the published file is GPL-licensed, so it is not copied.
+DISTFACT = Path(__file__).parent / "fixtures" / "distfact" / "human_scores.json"
 
 
 # -- the arithmetic, by hand ----------------------------------------------------------------------
@@ -317,13 +319,13 @@ def test_robustness_compares_flawed_and_corrected_clozes(runs, tmp_path):
 
 
 def test_distfacts_published_judgements_name_facts_by_triple(runs, tmp_path):
-    """DistFact's human scores of GPT2-XL (213 Wikidata triples, mean ratings) read as published;
-    the probe set says which item holds each triple."""
+    """Human scores in DistFact's published shape (Wikidata triples, mean ratings) read as
+    DistFact publishes them; the probe set says which item holds each triple."""
     from factprobe.probes.assess_inputs import read_judgements
 
     published = read_judgements(DISTFACT)
-    assert (published.key, published.rows, len(published.scores)) == ("triple", 213, 213)
-    assert published.scores["Q142|P37|Q150"] == 1.0 and published.scores["Q361|P276|Q15"] == 0.33
+    assert (published.key, published.rows, len(published.scores)) == ("triple", 12, 12)
+    assert published.scores["Q142|P36|Q90"] == 1.0 and published.scores["Q159|P36|Q649"] == 0.33
     triples = list(published.scores)[:9]
     probes = tmp_path / "d.jsonl"
     probes.write_text("".join(json.dumps(dict(zip(("subject", "relation", "object"), t.split("|")),
@@ -336,7 +338,7 @@ def test_distfacts_published_judgements_name_facts_by_triple(runs, tmp_path):
     assert proc.returncode == 0, proc.stderr
     result = json.loads((tmp_path / "pub" / "assess.json").read_text())
     assert result["judgements"] | {"unmeasured": None} == {
-        "file": str(DISTFACT), "key": "triple", "rows": 213, "facts": 213, "assessed": 9, "unmeasured": None}
+        "file": str(DISTFACT), "key": "triple", "rows": 12, "facts": 12, "assessed": 9, "unmeasured": None}
     folds = [[triples[int(p)] for p in part] for part in np.array_split(np.random.RandomState(42).permutation(9), 3)]
     assert result["folds"] == folds
     probability = {t: sum(PROBABILITIES[f]) / 2 for t, f in zip(triples, FACTS)}
