@@ -146,8 +146,8 @@ def option_summary(spec) -> str:
         kind += f" from {low:g} to {high:g}"
     elif low is not None:
         kind += f" >= {low:g}"
-    if spec.choices:
-        kind += f": {' | '.join(spec.choices)}"
+    if spec.choices:  # a number option's choices are words it takes besides numbers
+        kind += f"{', or ' if spec.type in ('int', 'float') else ': '}{' | '.join(spec.choices)}"
     if spec.optional:
         kind += ", or null"
     default = list(spec.default) if isinstance(spec.default, tuple) else spec.default

@@ -30,7 +30,7 @@ class OptionSpec:
     help: str
     minimum: float | None = None  # a list: its fewest elements
     maximum: float | None = None
-    choices: tuple[str, ...] | None = None
+    choices: tuple[str, ...] | None = None  # an int or float option: words it takes besides numbers ("all")
     pattern: str | None = None  # every value (each element of a list) matches it
     flag: str = ""  # the CLI spelling, `--per-relation`
     comma: bool = False  # a list written as one comma-separated value (`--languages en,de`)
@@ -120,12 +120,16 @@ def check_value(spec: OptionSpec, value: Any, prefix: str = "", *, strict: bool 
             raise ValueError(f"{name}: expected true or false, got {value!r}")
         return value
     if spec.type in ("int", "float"):
+        if spec.choices and isinstance(value, str) and value in spec.choices:
+            return value
         try:
             if strict and isinstance(value, str):
                 raise TypeError(value)
             number = _number(value, spec.type)
         except (TypeError, ValueError):
-            raise ValueError(f"{name}: {value!r} is not a{'n int' if spec.type == 'int' else ' float'}") from None
+            words = f" nor {' / '.join(spec.choices)}" if spec.choices else ""
+            kind = "an int" if spec.type == "int" else "a float"
+            raise ValueError(f"{name}: {value!r} is not {kind}{words}") from None
         if spec.minimum is not None and number < spec.minimum:
             raise ValueError(f"{name}: {number} is below its minimum {spec.minimum:g}")
         if spec.maximum is not None and number > spec.maximum:

@@ -98,6 +98,9 @@ def method_options_schema() -> dict:
                 "minItems": spec.minimum, "maxItems": spec.http_limit}
             prop = {"type": "array", "items": element} if spec.type == "list" else element
             prop.update({k: v for k, v in bounds.items() if v is not None})
+            if spec.choices and spec.type in ("int", "float"):  # a number, or one of its words ("all")
+                words = prop.pop("enum")
+                prop = {"anyOf": [prop, {"type": "string", "enum": words}]}
             served = " Only what the server allows (GET /models)." if spec.exposure != EVERYWHERE else ""
             prop["description"] = spec.help + served
             prop["default"] = list(spec.default) if isinstance(spec.default, tuple) else spec.default
