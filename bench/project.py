@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Published sizes (DESIGN.md, "Published numbers to check against").
 MYRIADLAMA_PROMPTS = 6_492_800
 MYRIADLAMA_FACTS = 34_048
+MYRIADLAMA_PAIRS = 24_643  # subject-relation pairs (000:128): BELIEF-ICL samples one prompt of each drawn pair
 TREX_MC_TEST_FACTS = 20_000
 TREX_MC_RELATIONS = 50
 TREX_MC_CHOICES = 100
@@ -90,6 +91,14 @@ def belief_icl_tokens(tokenizer, names: list[str], rng: random.Random, prompts: 
     return {"prompt": statistics.mean(lengths)}
 
 
+def belief_icl_answers(prompts: int, pairs: int, *, samples: int, sample_prompts: int | str) -> tuple[int, int]:
+    """(greedy answers, sampled answers) of one BELIEF-ICL setting: a greedy answer per prompt, and
+    `samples` answers on one prompt of each of up to `sample_prompts` pairs (the paper's 10K,
+    000:106; factprobe's default) or on every prompt ("all")."""
+    sampled = prompts if sample_prompts == "all" else min(int(sample_prompts), pairs)
+    return prompts, sampled * samples
+
+
 def cpu_prefill_rate(scorer, tokens: int = 512, repeats: int = 3) -> float:
     import torch
 
@@ -117,9 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mfu", type=float, default=0.45, help="share of the peak a prefill pass reaches")
     parser.add_argument("--bandwidth-use", type=float, default=0.7, help="share of HBM bandwidth decoding reaches")
     parser.add_argument("--decode-rows", type=int, default=256, help="rows per decode step")
-    parser.add_argument("--samples", type=int, default=10, help="sampled answers per BELIEF-ICL prompt")
+    parser.add_argument("--samples", type=int, default=100, help="sampled answers per sampled BELIEF-ICL prompt")
+    parser.add_argument("--sample-prompts", default="10000",
+                        help="BELIEF-ICL prompts that get samples: one of each of up to N pairs, or all")
     parser.add_argument("--answer-tokens", type=float, default=4.0,
-                        help="mean generated tokens per answer (max_tokens 8, stop at newline)")
+                        help="mean generated tokens per answer (an answer ends with its line)")
     parser.add_argument("--facts", type=int, default=200, help="facts/prompts drawn to count tokens")
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU calibration (no model load)")
     args = parser.parse_args(argv)
@@ -152,16 +163,20 @@ def main(argv: list[str] | None = None) -> int:
              TREX_MC_RELATIONS * ic["context"])):
         tokens = TREX_MC_TEST_FACTS * per_fact + extra
         rows.append(("T-REx-MC IC-LKE", label, tokens, 0, tokens / prefill_rate))
-    # MyriadLAMA BELIEF-ICL (one setting, e.g. 4-template): greedy + samples per prompt.
-    prompt_tokens = MYRIADLAMA_PROMPTS * bi["prompt"]
-    answers = MYRIADLAMA_PROMPTS * (1 + args.samples) * args.answer_tokens
-    for label, prefill in (("prompt once per sequence (1 + samples)", prompt_tokens * (1 + args.samples)),
-                           ("prompt once per request, samples share it (factprobe)", prompt_tokens)):
+    # MyriadLAMA BELIEF-ICL (one setting, e.g. 4-template): a greedy answer per prompt, samples on
+    # the sampled prompts; a sampled prompt's request prefills it once for all its samples.
+    for label, chosen in ((f"greedy every prompt, {args.samples} samples on {args.sample_prompts} pairs' prompts",
+                           args.sample_prompts), (f"greedy and {args.samples} samples on every prompt", "all")):
+        greedy, sampled = belief_icl_answers(MYRIADLAMA_PROMPTS, MYRIADLAMA_PAIRS, samples=args.samples,
+                                             sample_prompts=chosen)
+        prefill = (greedy + sampled // args.samples) * bi["prompt"]
+        answers = (greedy + sampled) * args.answer_tokens
         rows.append(("MyriadLAMA BELIEF-ICL", label, prefill, answers, prefill / prefill_rate + answers / decode_rate))
 
     print(f"\nmeasured token counts (SmolLM2 tokenizer, {args.facts} draws): IC-LKE context "
           f"{ic['context']:.0f} tokens of examples, {ic['continuation']:.0f} continuation tokens per fact; "
-          f"BELIEF-ICL prompt {bi['prompt']:.0f} tokens, {args.answer_tokens:g} per answer, {args.samples} samples\n")
+          f"BELIEF-ICL prompt {bi['prompt']:.0f} tokens, {args.answer_tokens:g} per answer, {args.samples} samples "
+          f"per sampled prompt\n")
     print(f"{'workload':<22} {'how':<56} {'prefill tok':>14} {'decode tok':>13} {'one GPU':>10}")
     for workload, how, prefill, decode, seconds in rows:
         print(f"{workload:<22} {how:<56} {prefill:>14,.0f} {decode:>13,.0f} {hours(seconds):>10}")

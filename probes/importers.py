@@ -139,7 +139,11 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
     def convert(row: dict) -> None:
         uuid, relation, template = (str(row_field(row, k)) for k in ("uuid", "rel_uri", "template"))
         subject, subject_label = _entity(row_field(row, "sub_ent"), "sub_ent")
+        # the published rows: sub_ent is one expression of the subject, its entity is sub_uri; obj_ents
+        # are the objects' names, obj_uris their entities
+        subject = subject or _uri(row.get("sub_uri"))
         objects = _objects(row_field(row, "obj_ents"))
+        uris = row.get("obj_uris") if isinstance(row.get("obj_uris"), list) else []
         aliases = row.get("obj_aliases") or []
         if not isinstance(aliases, list):
             raise ImportRowError("obj_aliases: not a list")
@@ -150,6 +154,7 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
             _same_pair(item, uuid, relation, subject, subject_label, template)
         else:
             first_id, first_label = _entity(objects[0], "obj_ents")
+            first_id = first_id or _uri(uris[0] if uris else None)
             gold = [_entity(o, "obj_ents")[1] for o in objects]
             for group in aliases:
                 for alias in (group if isinstance(group, list) else [group]):
@@ -162,12 +167,21 @@ def _myriadlama(rows, report: ImportReport) -> list[dict]:
                 "source_format": "myriadlama", "unit": "pair", "prompts": []}  # a uuid is a subject-relation pair
         ids = template_ids.setdefault(relation, {})
         template_id = ids.setdefault(template, len(ids))
-        item["prompts"].append({"template": template, "template_id": template_id,
-                                "subject_name": subject_label, "text": template.replace("[X]", subject_label)})
+        prompt = {"template": template, "template_id": template_id, "subject_name": subject_label,
+                  "text": template.replace("[X]", subject_label)}
+        if isinstance(row.get("is_manual"), bool):  # the template was written by hand, not paraphrased by GPT-4
+            prompt["manual"] = row["is_manual"]
+        item["prompts"].append(prompt)
 
     for _ in guarded_items(rows, report, convert):
         pass
     return list(by_uuid.values())
+
+
+def _uri(value: object) -> str | None:
+    """An entity id given on its own (sub_uri, obj_uris): "Q1406", or its Wikidata URL's last part."""
+    text = str(value or "").strip().rstrip("/").rsplit("/", 1)[-1]
+    return text if text[:1] in "QP" and text[1:].isdigit() else None
 
 
 def _same_pair(item: dict, uuid: str, relation: str, subject: str | None, subject_label: str,

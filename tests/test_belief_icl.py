@@ -159,7 +159,8 @@ def test_options_are_checked():
     assert BeliefICL(MethodContext({"settings": "x-template, zero-shot"})).options["settings"] == [
         "x-template", "zero-shot"]
     assert BeliefICL(MethodContext({"settings": "all"})).options["settings"] == list(SETTINGS)
-    for bad in ({"settings": "x-everything"}, {"samples": 0}, {"temperature": 0}, {"shots": 3}):
+    for bad in ({"settings": "x-everything"}, {"samples": 0}, {"temperature": 0}, {"shots": -1}, {"shot": 3},
+                {"prompt_style": "chat"}, {"sample_prompts": 0}, {"sample_prompts": "half"}):
         with pytest.raises(ValueError):
             BeliefICL(MethodContext(bad))
     old = _item()
@@ -233,8 +234,8 @@ def belief_icl_set(tmp_path_factory):
 
 def _eval(probes, out, limit: int) -> dict:
     proc = run_cli("eval", "--model", "smollm2-135m-instruct", "--method", "belief-icl", "--probes", str(probes),
-                   "--out", str(out), "--option", "samples=5", "--limit", str(limit), "--batch", "1", "--json",
-                   "--quiet")
+                   "--out", str(out), "--option", "samples=5", "--option", "sample_prompts=all", "--limit", str(limit),
+                   "--batch", "1", "--json", "--quiet")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -264,7 +265,7 @@ def test_belief_icl_on_smollm2_resumes_and_reports_every_setting(belief_icl_set,
     # the CLI's records are the method's own output, reproducible for the run's seed
     from factprobe.probes.scoring.loader import load_scorer
 
-    method = METHODS["belief-icl"](MethodContext({"samples": 5}, seed=0))
+    method = METHODS["belief-icl"](MethodContext({"samples": 5, "sample_prompts": "all"}, seed=0))
     assert method.run(load_scorer("smollm2-135m-instruct"), [items[records[0]["id"]]]) == records[:1]
 
 

@@ -47,6 +47,8 @@ def _definitions_blocks(runs: Sequence[ReportRun]) -> list[Block]:
             parts.append(f"coverage_maximum={d['coverage_maximum']}: {MAXIMUM.get(d['coverage_maximum'], '?')}")
         if "max_tokens" in d:  # BELIEF-ICL's generated answers
             parts.append(_answer_length(d["max_tokens"], r.aggregate.get("by_setting")))
+        if "sample_prompts" in d:  # BELIEF-ICL's sampled answers behind Ovconf
+            parts.append(_sampling(d))
         lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
     return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
 
@@ -57,6 +59,15 @@ def _answer_length(cap, by_setting) -> str:
     text = ("answers run to the end of their line (BELIEF-ICL's)" if cap is None else
             f"answers cut at {cap} tokens, not BELIEF-ICL's (no cap)")
     return text + (f"; {cut} greedy answer{'s' if cut != 1 else ''} reached the limit" if cut else "")
+
+
+def _sampling(d: dict) -> str:
+    """Which prompts BELIEF-ICL's confidence (and so Ovconf) is measured on, and the prompt style."""
+    where = (f"one prompt of each of up to {d['sample_prompts']} subject-relation pairs"
+             + (" (BELIEF-ICL's 10K)" if d["sample_prompts"] == 10_000 else ", not BELIEF-ICL's 10K")
+             if d["sample_prompts"] != "all" else "every prompt, not BELIEF-ICL's 10K pairs")
+    text = f"Ovconf from {d.get('samples')} sampled answers on {where}"
+    return text + ("; QA-style prompts (BELIEF-ICL's appendix D)" if d.get("prompt_style") == "qa" else "")
 
 
 BELIEF_MEASURES = Section(10, _measures_blocks)  # BELIEF's table of its headline measures
