@@ -8,14 +8,17 @@ HFLM wrapping the model factprobe loaded), and every document's choice compared.
 
 Prints, per set, harness's acc and factprobe's accuracy, how many documents pick the same choice
 (or, for BELIEF-ICL, give the same text), ties, and the largest gold log-probability difference;
-with --rows every document. Exit 1 on any disagreement. tests/test_lm_eval_export.py runs the
-same comparison (`compare`) on small sets in CI.
+with --rows every document. Exit 1 on any disagreement. Harness runs with factprobe unimportable
+(`without_factprobe`), as where factprobe is not installed: an exported task that needs factprobe
+fails here. tests/test_lm_eval_export.py runs the same comparison (`compare`) on small sets in CI,
+and harness in an interpreter that never had factprobe (`python -I -S`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.abc
 import json
 import sys
 from pathlib import Path
@@ -38,19 +41,24 @@ def compare(method: str, records: list[dict], samples: list[dict]) -> tuple[list
     disagreements, ties), one row per harness document. A choice disagrees when the picks, the
     verdicts or the gold log-probabilities (beyond TOLERANCE) differ; BELIEF-ICL's documents when
     the greedy texts or the verdicts differ."""
-    by_doc = {(s["doc"]["id"], s["doc"].get("setting")): s for s in samples}
+    by_doc = {(s["doc"]["id"], s["doc"].get("prompt_index"), s["doc"].get("setting")): s for s in samples}
     rows, wrong, ties = [], [], []
     for record in records:
         if method == "belief-icl":
-            for setting, answer in record["by_setting"].items():
-                sample = by_doc[(record["id"], setting)]
-                text = sample["filtered_resps"][0].strip()
-                row = (f"{record['id']} {setting}", text, answer["prediction"], sample["acc"], float(answer["correct"]))
-                rows.append(row)
-                if text != answer["prediction"] or sample["acc"] != float(answer["correct"]):
-                    wrong.append(row)
+            # a belief-icl item is one question; a cloze item's questions are its prompts (prompt_index)
+            asked = [(p["index"], p["by_setting"]) for p in record["prompts"]] if "prompts" in record else [
+                (None, record["by_setting"])]
+            for index, by_setting in asked:
+                for setting, answer in by_setting.items():
+                    sample = by_doc[(record["id"], index, setting)]
+                    text = sample["filtered_resps"][0].strip()
+                    where = record["id"] if index is None else f"{record['id']}#{index}"
+                    row = (f"{where} {setting}", text, answer["prediction"], sample["acc"], float(answer["correct"]))
+                    rows.append(row)
+                    if text != answer["prediction"] or sample["acc"] != float(answer["correct"]):
+                        wrong.append(row)
             continue
-        sample = by_doc[(record["id"], None)]
+        sample = by_doc[(record["id"], None, None)]
         lls = [float(x[0]) for x in sample["filtered_resps"]]
         picked = lls.index(max(lls))
         ours = LETTERS.index(record["prediction"]) if method == "kdf" else record["predicted_index"]
@@ -63,6 +71,30 @@ def compare(method: str, records: list[dict], samples: list[dict]) -> tuple[list
         if picked != ours or sample["acc"] != float(record["correct"]) or row[-1] > TOLERANCE:
             wrong.append(row)
     return rows, wrong, ties
+
+
+class _Refuse(importlib.abc.MetaPathFinder):
+    """A finder that refuses factprobe and its modules, as an interpreter without it would."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "factprobe" or name.startswith("factprobe."):
+            raise ModuleNotFoundError(f"No module named {name!r} (factprobe is hidden while harness runs)", name=name)
+        return None
+
+
+@contextlib.contextmanager
+def without_factprobe():
+    """factprobe unimportable for the duration (its modules out of sys.modules, a finder refusing
+    them), then back: harness runs an exported task here as where factprobe is not installed."""
+    hidden = {name: sys.modules.pop(name) for name in list(sys.modules)
+              if name == "factprobe" or name.startswith("factprobe.")}
+    finder = _Refuse()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        sys.modules.update(hidden)
 
 
 def check(scorer, lm, cases, out: Path) -> list[dict]:
@@ -80,7 +112,7 @@ def check(scorer, lm, cases, out: Path) -> list[dict]:
         summary = evaluate(scorer, method, probes, folder / "run", options=options)
         records = [json.loads(line) for line in open(Path(summary.out) / "items.jsonl", encoding="utf-8")]
         manager = TaskManager(include_path=[str(folder / "task")], include_defaults=False)
-        with contextlib.chdir(folder):
+        with contextlib.chdir(folder), without_factprobe():
             result = simple_evaluate(model=lm, tasks=[task], log_samples=True, bootstrap_iters=0,
                                      task_manager=manager)
         rows, wrong, ties = compare(method, records, result["samples"][task])

@@ -6,9 +6,11 @@ does, and its prompt functions write them), so what an option or a seed changes 
 the exported text. KDF, IC-LKE and EIC-LKE chain become multiple_choice over the scored
 continuations (`target_delimiter` the text factprobe puts before each choice); EIC-LKE paper, whose
 choices each have their own context, a multiple_choice task class in utils.py that asks harness
-for exactly those pairs; BELIEF-ICL's greedy answers generate_until, matched by factprobe's own
-matching (probes/answers.py) in utils.py's process_results. Harness's `acc` is then factprobe's
-`correct`, item by item. What harness cannot express is refused by name (`Unexportable`).
+for exactly those pairs; BELIEF-ICL's greedy answers generate_until, one document per question and setting, matched by
+factprobe's own matching in utils.py's process_results: the text of probes/answers.py (stdlib and
+simplemma only) is written into utils.py, so the task runs where factprobe is not installed.
+Harness's `acc` is then factprobe's `correct`, item by item. What harness cannot express is
+refused by name (`Unexportable`).
 
 harness hands `data_files` to datasets.load_dataset, which resolves a relative path against the
 working directory, not the YAML; utils.py names the file beside itself and the YAML reads it with
@@ -18,6 +20,8 @@ any directory and after a move.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -196,15 +200,20 @@ def _eic_lke(runner, items):
 def _belief_icl(runner, items):
     from .methods.belief_icl import STOP
 
-    docs = [{"id": item["id"], "setting": setting, "relation": item.get("relation"), "bucket": item.get("bucket"),
-             "prompt": runner.prompt(item, setting), "gold": list(item["gold"]), "answer": item["gold"][0]}
-            for item in items for setting in runner.options["settings"]]
+    docs = []
+    for item in items:
+        for question in runner.questions(item):  # a cloze item's prompts: `prompt_index` says which
+            where = {} if question is item else {"prompt_index": question["index"]}
+            docs += [{"id": item["id"], **where, "setting": setting, "relation": item.get("relation"),
+                      "bucket": item.get("bucket"), "prompt": runner.prompt(question, setting),
+                      "gold": list(item["gold"]), "answer": item["gold"][0]}
+                     for setting in runner.options["settings"]]
     config = {"output_type": "generate_until", "doc_to_text": "prompt", "doc_to_target": "answer",
               "generation_kwargs": {"until": list(STOP), "max_gen_toks": runner.tokens, "do_sample": False,
                                     "temperature": 0.0},
               "process_results": _Function("utils.process_results"),
               "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}]}
-    return docs, config, MATCHING
+    return docs, config, _matching()
 
 
 def _mc(runner, items):
@@ -221,11 +230,32 @@ MATCHING = '''
 
 def process_results(doc, results):
     """factprobe's verdict on the greedy answer (belief-icl): the answer, stripped, holds a gold
-    name's lemmas in order (factprobe.probes.answers.matches_any, the code factprobe runs)."""
-    from factprobe.probes.answers import matches_any
-
+    name's lemmas in order (`matches_any` above, factprobe's own code)."""
     return {"acc": float(matches_any(results[0].strip(), doc["gold"]))}
 '''
+
+
+def _matching() -> str:
+    """utils.py's matching: probes/answers.py as text (its docstring and __future__ import left
+    out; utils.py has its own), a one-line error where simplemma, its lemmatizer, is missing, and
+    process_results. One source: what factprobe runs is what harness runs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import answers
+
+    source = inspect.getsource(answers)
+    tree = ast.parse(source)
+    start = tree.body[0].end_lineno if isinstance(tree.body[0], ast.Expr) else 0  # after the docstring
+    body = [line for line in source.splitlines()[start:] if line != "from __future__ import annotations"]
+    try:
+        used = version("simplemma")
+    except PackageNotFoundError:
+        used = "unknown"
+    guard = (f"\n\n# -- factprobe's answer matching: factprobe/probes/answers.py as factprobe ran it (simplemma {used})"
+             "\ntry:\n    import simplemma  # noqa: F401\nexcept ModuleNotFoundError as error:\n"
+             "    raise ModuleNotFoundError(\"this task matches answers by simplemma's lemmas, as factprobe does: \"\n"
+             f"                              \"pip install simplemma=={used}\") from error\n")
+    return guard + "\n".join(body).rstrip() + "\n" + MATCHING
 
 PER_CHOICE = '''
 
@@ -254,5 +284,5 @@ class PerChoiceContexts(ConfigurableTask):
 def _utils_source(task: str, extra: str) -> str:
     return (f'{UTILS_HEAD} for the task {task}. DATA: the documents beside this file\n'
             '(harness resolves a relative data_files against the working directory, not the YAML)."""\n\n'
-            "from pathlib import Path\n\n"
+            "from __future__ import annotations\n\nfrom pathlib import Path\n\n"
             f"DATA = str(Path(__file__).resolve().with_name({task + '.jsonl'!r}))\n" + extra)

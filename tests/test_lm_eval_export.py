@@ -1,14 +1,18 @@
 """`factprobe export lm-eval` and `probeset import --format lm-eval` against lm-evaluation-harness
 itself: the harness task asks exactly factprobe's requests (no model), harness's `acc` is
 factprobe's verdict item by item for SmolLM2 on KDF, IC-LKE and BELIEF-ICL sets built from the
-shipped sample graph (one loaded model, shared by both sides), and an exported task imported back
-gives the same verdicts. With -s the cross-check prints the tables bench/README.md shows."""
+shipped sample graph (one loaded model, shared by both sides; harness runs with factprobe hidden),
+an exported BELIEF-ICL task gives factprobe's verdicts in an interpreter that cannot import
+factprobe, and an exported task imported back gives the same verdicts. With -s the cross-check
+prints the tables bench/README.md shows."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -23,7 +27,7 @@ from factprobe.probes.runner import evaluate, plan_eval
 from factprobe.probes.scoring.requests import ContinuationScore, Generation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from lm_eval_check import compare  # noqa: E402  (bench/lm_eval_check.py: the same comparison on any sets)
+from lm_eval_check import compare, without_factprobe  # noqa: E402  (bench/lm_eval_check.py: the same on any sets)
 
 SAMPLE = Path(__file__).resolve().parent.parent / "kg" / "data" / "sample_wikidata.json"
 # set, method options, --limit: a handful of items each
@@ -45,7 +49,7 @@ def sets(tmp_path_factory):
     # relations where SmolLM2 is right on some items and wrong on others
     builds = {"kdf": ["--kind", "kdf", "--relation", "P36", "--relation", "P30", "--per-relation", "3", "--shots", "2"],
               "mc": ["--kind", "icl-mc", "--relation", "P27", "--per-relation", "10", "--choices", "10",
-                     "--demo-fraction", "0.5"],
+                     "--demo-fraction", "0.5", "--trex-mc-filter", "report"],  # the sample's P27 is small
               "bi": ["--kind", "belief-icl", "--relation", "P30", "--per-relation", "2", "--shots", "1",
                      "--aliases-per-subject", "1"]}
     assert cli("ingest", "wikidata", SAMPLE, "--store", store, "--quiet").exit_code == 0
@@ -176,7 +180,7 @@ def runs(sets, model):
         ours[method] = ([json.loads(line) for line in open(Path(summary.out) / "items.jsonl")], summary.aggregate)
     # one harness call for the three tasks (each call also gathers environment facts, seconds of it)
     manager = TaskManager(include_path=[str(sets["base"] / "tasks" / m) for m in CASES], include_defaults=False)
-    with contextlib.chdir(sets["base"]):
+    with contextlib.chdir(sets["base"]), without_factprobe():  # as where factprobe is not installed
         result = simple_evaluate(model=lm, tasks=list(tasks.values()), log_samples=True, bootstrap_iters=0,
                                  task_manager=manager)
     return {method: (ours[method][0], result["samples"][task], result["results"][task]["acc,none"], ours[method][1])
@@ -219,6 +223,127 @@ def test_an_exported_task_imported_back_gives_the_same_verdicts(sets, runs, mode
             twin = by_source[record["id"]]
             ours = LETTERS.index(record["prediction"]) if method == "kdf" else record["predicted_index"]
             assert (twin["predicted_index"], twin["correct"]) == (ours, record["correct"])
+
+
+# -- an exported BELIEF-ICL task where factprobe is not installed ----------------------------------
+
+MYRIAD_ROWS = Path(__file__).parent / "fixtures" / "myriadlama" / "published_shape.jsonl"
+# (answer, gold names): lemmas either side, whole words in order, punctuation, no words
+VERDICTS = [("guitars", ["guitar"]), ("a guitar", ["guitars"]), ("Paris, France.", ["Paris"]),
+            ("the city of Paris", ["Paris"]), ("Parisian", ["Paris"]), ("Aires Buenos", ["Buenos Aires"]),
+            ("", ["Paris"]), ("It is Tokyo", ["Edo", "Tokyo"]), ("Kyoto", ["Edo", "Tokyo"]), ("Cities.", ["city"]),
+            ("Linus Torvalds.", ["Linus Torvalds", "Torvalds"]), ("Microsoft Corp", ["Microsoft Corporation"])]
+
+
+def isolated(code: str, *path, args=()) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter that cannot import factprobe: -I (no environment variables,
+    no working directory on the path) and -S (no site-packages, so not factprobe's editable
+    install either); its sys.path is the standard library, then `path`."""
+    prelude = f"import sys\nsys.path += {[str(p) for p in path]!r}\n"
+    return subprocess.run([sys.executable, "-I", "-S", "-c", prelude + code, *map(str, args)], capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture
+def myriad(tmp_path) -> Path:
+    out = tmp_path / "myriadlama.jsonl"
+    assert cli("probeset", "import", "--format", "myriadlama", MYRIAD_ROWS, "--out", out).exit_code == 0
+    return out
+
+
+def test_the_exported_matching_runs_without_factprobe_and_gives_its_verdicts(myriad, tmp_path):
+    import simplemma
+
+    from factprobe.probes.answers import matches_any
+
+    export_lm_eval("belief-icl", myriad, tmp_path / "task", options={"settings": ["zero-shot"]}, name="m")
+    utils = (tmp_path / "task" / "utils.py").read_text()
+    assert "factprobe." not in utils.replace("factprobe/probes/answers.py", "")  # nothing of factprobe is imported
+    docs = [json.loads(line) for line in open(tmp_path / "task" / "m.jsonl")]
+    cases = VERDICTS + [(d["answer"], d["gold"]) for d in docs[:3]] + [("Nothing.", docs[0]["gold"])]
+    # the standard library, the task folder and simplemma (the lemmatizer it names), nothing else
+    site = tmp_path / "only-simplemma"
+    site.mkdir()
+    (site / "simplemma").symlink_to(Path(simplemma.__file__).parent)
+    code = ("import importlib.util, json\n"
+            "assert importlib.util.find_spec('factprobe') is None, 'factprobe is importable'\n"
+            "import utils\n"
+            "print(json.dumps([utils.process_results({'gold': g}, [a])['acc'] for a, g in json.loads(sys.argv[1])]))")
+    proc = isolated(code, tmp_path / "task", site, args=[json.dumps(cases)])
+    assert proc.returncode == 0, proc.stderr
+    verdicts = json.loads(proc.stdout)
+    assert verdicts == [float(matches_any(a.strip(), g)) for a, g in cases]
+    assert verdicts == [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]
+    # without simplemma: one line naming what to install
+    bare = isolated("import utils", tmp_path / "task")
+    assert bare.returncode == 1
+    assert bare.stderr.strip().splitlines()[-1] == (
+        f"ModuleNotFoundError: this task matches answers by simplemma's lemmas, as factprobe does: "
+        f"pip install simplemma=={simplemma.__version__}")
+
+
+HARNESS = """
+import importlib.util, json
+assert importlib.util.find_spec('factprobe') is None, 'factprobe is importable'
+from lm_eval import simple_evaluate
+from lm_eval.api.model import LM
+from lm_eval.tasks import TaskManager
+
+answers = json.loads(open(sys.argv[1]).read())
+
+
+class Scripted(LM):
+    def loglikelihood(self, requests):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests):
+        raise NotImplementedError
+
+    def generate_until(self, requests):
+        return [answers[r.arguments[0]] for r in requests]
+
+
+folder, task = sys.argv[2], sys.argv[3]
+result = simple_evaluate(model=Scripted(), tasks=[task], log_samples=True, bootstrap_iters=0,
+                         task_manager=TaskManager(include_path=[folder], include_defaults=False))
+open(sys.argv[4], 'w').write(json.dumps({'acc': result['results'][task]['acc,none'],
+                                         'samples': result['samples'][task]}, default=str))
+"""
+
+
+class Scripted:
+    """factprobe's side of the scripted model: each prompt's answer from the same table."""
+
+    identity = "scripted"
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+
+    def generate(self, requests):
+        return [Generation((self.answers[r.prompt],) * r.n, ("stop",) * r.n) for r in requests]
+
+
+@pytest.mark.slow
+def test_harness_runs_an_exported_myriadlama_task_where_factprobe_cannot_be_imported(myriad, tmp_path):
+    options = {"settings": ["zero-shot", "x-template"], "shots": 1, "samples": 1}
+    export_lm_eval("belief-icl", myriad, tmp_path / "task", options=options, name="m")
+    docs = [json.loads(line) for line in open(tmp_path / "task" / "m.jsonl")]
+    # right, right in other words, wrong: one of each in turn
+    answers = {d["prompt"]: [d["answer"] + ".", "I think it is " + d["gold"][-1], "Nothing"][k % 3]
+               for k, d in enumerate(docs)}
+    (tmp_path / "answers.json").write_text(json.dumps(answers))
+    site = sysconfig.get_paths()["purelib"]  # harness and its libraries, read without the .pth files
+    proc = isolated(HARNESS, site, args=[tmp_path / "answers.json", tmp_path / "task", "m", tmp_path / "out.json"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    harness = json.loads((tmp_path / "out.json").read_text())
+    summary = evaluate(Scripted(answers), "belief-icl", myriad, tmp_path / "run", options=options)
+    records = [json.loads(line) for line in open(tmp_path / "run" / "items.jsonl")]
+    rows, wrong, ties = compare("belief-icl", records, harness["samples"])
+    assert len(rows) == len(docs) == 42 and wrong == [] and ties == []
+    # harness's acc is the mean over documents (prompt x setting): factprobe's per-setting accuracy
+    # over prompts, averaged over the two settings (its item accuracy weighs items, 6 prompts or 2, alike)
+    per_setting = [v["accuracy"] for v in summary.aggregate["by_setting"].values()]
+    assert harness["acc"] == pytest.approx(sum(per_setting) / 2) == pytest.approx(28 / 42)
 
 
 # -- a harness task written by hand, imported -----------------------------------------------------
