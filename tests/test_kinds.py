@@ -26,7 +26,7 @@ PLUGIN_ENV = {"FACTPROBE_PLUGINS": "toy_kind",
 SELECTION = ["relations", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at", "popularity_bins",
              "seed", "languages"]
 KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "single_token", "choices",
-                "demo_fraction", "allow_fewer_choices", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
+                "demo_fraction", "allow_fewer_choices", "trex_mc_filter", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
                 "strategies", "n", "semantic", "model", "distractor_types", "untyped_pool", "appropt_object"]
 # Paths on the server's disk: over HTTP only those its operator allowed (test_service_allowed.py).
 LOCAL = {"templates", "semantic"}

@@ -123,6 +123,7 @@ MEANINGS = {
     "--token-env": ("text", "the environment variable holding the bearer token"),
     "--top-k": ("number", "candidates kept"),
     "--top-p": ("number", "nucleus sampling's probability mass"),
+    "--trex-mc-filter": ("text", "whether T-REx-MC's relation filter drops the relations that fail it"),
     "--with-templates": ("flag", "give imported items our cloze templates"),
     "--triples": ("path", "a triples TSV file"),
     "--untyped-pool": ("text", "the candidates of an object without a type"),

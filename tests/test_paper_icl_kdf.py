@@ -289,8 +289,9 @@ def test_kdf_paper_demonstrations_need_a_second_relation(paper_store, tmp_path):
 
 def test_icl_mc_refuses_too_few_choices_naming_the_relation_and_counts(paper_store, tmp_path):
     out = tmp_path / "mc.jsonl"
+    # --trex-mc-filter report: P36 fails T-REx-MC's relation filter and would be left out
     proc = _build(paper_store, out, "--kind", "icl-mc", "--relation", "P36", "--relation", "P19", "--choices", "10",
-                  "--per-relation", "20", "--demo-fraction", "0.25")
+                  "--per-relation", "20", "--demo-fraction", "0.25", "--trex-mc-filter", "report")
     assert proc.returncode == 2
     # P36 has 4 capitals: 3 test items, 4 choices each at most; P19's 100 towns are plenty
     assert "P36: 4 distinct objects, 3 test items short, the fewest 4 choices" in proc.stderr
@@ -301,7 +302,7 @@ def test_icl_mc_refuses_too_few_choices_naming_the_relation_and_counts(paper_sto
 def test_icl_mc_fewer_choices_when_allowed_are_recorded_and_warned(paper_store, tmp_path):
     out = tmp_path / "mc.jsonl"
     args = ["--kind", "icl-mc", "--relation", "P36", "--relation", "P19", "--choices", "10", "--per-relation", "20",
-            "--demo-fraction", "0.25", "--allow-fewer-choices"]
+            "--demo-fraction", "0.25", "--allow-fewer-choices", "--trex-mc-filter", "report"]
     proc = _build(paper_store, out, *args, "--json")
     assert proc.returncode == 0, proc.stderr
     assert "warning: P36: 3 item(s) have fewer than 10 choices (the fewest 4)" in proc.stderr
@@ -319,6 +320,7 @@ def test_icl_mc_fewer_choices_when_allowed_are_recorded_and_warned(paper_store, 
     # T-REx-MC's relation filter, in the sidecar and on the CLI
     paper = meta["source"]["paper_filter"]
     assert paper["pass"] == ["P19"] and paper["fail"] == ["P36"]
+    assert paper["applied"] is False and paper["dropped"] == []
     assert paper["relations"] == {"P19": {"facts": 500, "objects": 100, "passes": True},
                                   "P36": {"facts": 4, "objects": 4, "passes": False}}
     text = _build(paper_store, tmp_path / "mc2.jsonl", *args)

@@ -14,6 +14,8 @@ each failing on the definitions factprobe used before.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from factprobe.probes import measures as metrics
@@ -58,3 +60,126 @@ def test_belief_aggregate_names_the_bins_order_and_the_option_gives_the_older_on
     assert [b["confidence"] for b in older["reliability"]] == [0.1, 0.5, 0.9]
     assert older["definitions"]["ovconf_bins"] == "ascending"
     assert paper["overconfidence"] == pytest.approx(older["overconfidence"])
+
+
+# -- 9. T-REx-MC's relation filter, applied ----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def paper_store(tmp_path_factory):
+    """tests/test_paper_icl_kdf.py's graph: P36 and P30 with 4 facts and 4 objects each, P19 with
+    500 facts and 100 distinct objects (exactly T-REx-MC's thresholds)."""
+    from conftest import run_cli
+    from wikidata_builder import write_dump
+    from test_paper_icl_kdf import paper_graph
+
+    base = tmp_path_factory.mktemp("trexmc")
+    path = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(base / "g.json", paper_graph())), "--store", str(path), "--quiet",
+            check=True)
+    return str(path)
+
+
+def _build(store: str, out, *args: str):
+    from conftest import run_cli
+
+    return run_cli("probeset", "build", "--store", store, "--out", str(out), *args)
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+MC = ["--kind", "icl-mc", "--choices", "10", "--per-relation", "20", "--demo-fraction", "0.25"]
+
+
+def test_trex_mc_filter_leaves_out_the_relations_that_fail_and_says_why(paper_store, tmp_path):
+    """002:531-534: "We selected relations from T-REx with at least 500 samples and linked to a
+    minimum of 100 unique objects." P19 has 500 facts and 100 objects: kept (at least). P36 has 4
+    and 4: left out, said on stdout (kept / dropped) and as a warning, recorded in the sidecar.
+    20 P19 facts of 20 subjects, a quarter of them the demonstration pool: 5 demo, 15 test items
+    of 10 choices. Before issue 38 P36's 4 facts were items too (the filter only reported)."""
+    out = tmp_path / "mc.jsonl"
+    proc = _build(paper_store, out, *MC, "--relation", "P36", "--relation", "P19")
+    assert proc.returncode == 0, proc.stderr
+    items = _lines(out)
+    assert {i["relation"] for i in items} == {"P19"}
+    assert [sum(i["split"] == s for i in items) for s in ("demo", "test")] == [5, 15]
+    assert ("paper filter (T-REx-MC: relations with >= 500 facts and >= 100 distinct objects): "
+            "kept P19 (500 facts, 100 objects); dropped P36 (4 facts, 4 objects)") in proc.stdout
+    assert ("warning: P36: left out by T-REx-MC's relation filter (4 facts < 500, 4 objects < 100); "
+            "--trex-mc-filter report keeps it") in proc.stderr
+    meta = json.loads(_build(paper_store, tmp_path / "again.jsonl", *MC, "--relation", "P36", "--relation", "P19",
+                             "--json").stdout)
+    assert meta["params"]["options"]["trex_mc_filter"] == "apply"
+    paper = meta["source"]["paper_filter"]
+    assert (paper["applied"], paper["pass"], paper["dropped"]) == (True, ["P19"], ["P36"])
+    # The older construction, by name: every relation asked (P36's 3 test items have 4 choices)
+    kept = tmp_path / "report.jsonl"
+    proc = _build(paper_store, kept, *MC, "--relation", "P36", "--relation", "P19", "--trex-mc-filter", "report",
+                  "--allow-fewer-choices")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted({i["relation"] for i in _lines(kept)}) == ["P19", "P36"]
+    assert "pass P19 (500 facts, 100 objects); fail P36 (4 facts, 4 objects)" in proc.stdout
+
+
+def test_trex_mc_filter_refuses_a_build_it_leaves_empty(paper_store, tmp_path):
+    out = tmp_path / "mc.jsonl"
+    proc = _build(paper_store, out, *MC, "--relation", "P36", "--relation", "P30", "--allow-fewer-choices")
+    assert proc.returncode == 2 and not out.exists()
+    assert ("icl-mc: no relation passes T-REx-MC's filter (>= 500 facts and >= 100 distinct objects, 002:531-534): "
+            "P30 (4 facts, 4 objects), P36 (4 facts, 4 objects); build with --trex-mc-filter report") in proc.stderr
+
+
+# -- 11. KDF's Table 3: the two sentences factprobe corrects, named ----------------------------------
+
+def _zh(entity: dict, label: str) -> dict:
+    return {**entity, "labels": {"zh": {"language": "zh", "value": label}}}
+
+
+# Made-up ids, real names: four writers and where they lived (P551), four characters and their
+# novels (P1441); each relation has 4 objects, so 3 wrong options from its tails.
+RESIDENCE = {"鲁迅": "上海", "老舍": "北京", "巴金": "成都", "沈从文": "凤凰"}
+CHARACTERS = {"孙悟空": "西游记", "贾宝玉": "红楼梦", "林冲": "水浒传", "诸葛亮": "三国演义"}
+
+
+@pytest.fixture(scope="module")
+def zh_store(tmp_path_factory):
+    from conftest import run_cli
+    from wikidata_builder import item, write_dump
+
+    entities, k = [], 91000
+    for relation, pairs in (("P551", RESIDENCE), ("P1441", CHARACTERS)):
+        for subject, obj in pairs.items():
+            entities.append(_zh(item(f"Q{k + 1}", subject, (), {relation: [f"Q{k + 2}"]}), subject))
+            entities.append(_zh(item(f"Q{k + 2}", obj), obj))
+            k += 2
+    base = tmp_path_factory.mktemp("zhkdf")
+    path = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(base / "g.json", entities)), "--languages", "zh", "--store",
+            str(path), "--quiet", check=True)
+    return str(path)
+
+
+def test_kdf_names_the_two_table3_sentences_it_corrects(zh_store, tmp_path):
+    """KDF's Table 3 gives residence (P551) creator's sentence, "[头实体]的创作作者是[尾实体]。"
+    (003:184), and present in work (P1441) "[头实体]是中[尾实体]的人物。" (003:176). factprobe asks
+    "[X]的居住地是____。" and "[X]是____中的人物。": each build with the paper's questions now says so,
+    in the sidecar and as a warning, where factprobe corrected them silently."""
+    out = tmp_path / "kdf.jsonl"
+    args = ["--kind", "kdf", "--relation", "P551", "--relation", "P1441", "--languages", "zh", "--shots", "1"]
+    proc = _build(zh_store, out, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    questions = {i["subject_label"]: i["question"] for i in _lines(out)}
+    assert questions["鲁迅"] == "鲁迅的居住地是____。" and questions["孙悟空"] == "孙悟空是____中的人物。"
+    corrected = json.loads(proc.stdout)["source"]["kdf"]["table3_corrected"]
+    assert corrected == {
+        "P551": {"paper": "[X]的创作作者是[Y]。", "asked": "[X]的居住地是[Y]。",
+                 "why": "003:184 prints creator's sentence ('the creator of [X] is') for residence"},
+        "P1441": {"paper": "[X]是中[Y]的人物。", "asked": "[X]是[Y]中的人物。",
+                  "why": "003:176 puts 中 before the work ('[X] is in-[Y]'s character')"}}
+    assert ("warning: P551: KDF's Table 3 prints '[X]的创作作者是[Y]。', asked as '[X]的居住地是[Y]。'"
+            in proc.stderr)
+    assert "warning: P1441: KDF's Table 3 prints '[X]是中[Y]的人物。'" in proc.stderr
+    # factprobe's QA questions are not the paper's sentences: nothing to name
+    qa = _build(zh_store, tmp_path / "qa.jsonl", *args, "--kdf-question", "qa", "--json")
+    assert "table3_corrected" not in json.loads(qa.stdout)["source"]["kdf"]

@@ -23,7 +23,7 @@ corpus:
   relations: [P36]
 semantic: true
 probesets:
-  mc: {kind: icl-mc, relations: [P36], choices: 5, demo_fraction: 0.5, per_relation: 12}
+  mc: {kind: icl-mc, relations: [P36], choices: 5, demo_fraction: 0.5, per_relation: 12, trex_mc_filter: report}
   kdf: {kind: kdf, relations: [P36], with_corpus: true, shots: 2, kdf_demonstrations: same-relation}
   d: {kind: distractor, relations: [P36], per_relation: 2, strategies: [random, temp+sem], n: 2}
 models: [smollm2-135m-instruct]
@@ -72,7 +72,7 @@ COMMANDS = [
     "--index out/news.index.sqlite --out out/frequency-P36.jsonl",
     "distractors build --store out/graph.sqlite --out out/semantic-index",
     "probeset build --kind icl-mc --store out/graph.sqlite --out out/probesets/mc.jsonl --seed 1 --relation P36 "
-    "--choices 5 --demo-fraction 0.5 --per-relation 12",
+    "--choices 5 --demo-fraction 0.5 --per-relation 12 --trex-mc-filter report",
     "probeset build --kind kdf --store out/graph.sqlite --out out/probesets/kdf.jsonl --seed 1 --relation P36 "
     "--shots 2 --kdf-demonstrations same-relation --corpus news",
     "probeset build --kind distractor --store out/graph.sqlite --out out/probesets/d.jsonl --seed 1 --relation P36 "

@@ -36,8 +36,10 @@ def store(tmp_path_factory):
 
 
 # icl-mc: the hand-made graphs' relations have fewer than 100 objects; the default 100 choices are
-# then given explicitly fewer (test_paper_icl_kdf.py pins the refusal without the flag)
-KIND_ARGS = {"icl-mc": ["--allow-fewer-choices"]}
+# then given explicitly fewer (test_paper_icl_kdf.py pins the refusal without the flag), and their
+# relations, far below T-REx-MC's 500 facts and 100 objects, kept (tests/test_paper_round3.py pins the filter)
+MC_SMALL = ["--allow-fewer-choices", "--trex-mc-filter", "report"]
+KIND_ARGS = {"icl-mc": MC_SMALL}
 KDF_SAME_RELATION = ["--kdf-demonstrations", "same-relation"]
 KDF_OLD = [*KDF_SAME_RELATION, "--kdf-options", "type-pool", "--kdf-question", "qa"]
 
@@ -56,7 +58,7 @@ def test_icl_mc_choices_are_never_true_and_demonstrations_never_test_subjects(st
     base, path = store
     out = tmp_path / "mc.jsonl"
     meta = _build(path, out, "--kind", "icl-mc", "--relation", "P47", "--relation", "P36", "--choices", "5",
-                  "--demo-fraction", "0.3", "--seed", "3", "--allow-fewer-choices")  # P47 has 5 objects
+                  "--demo-fraction", "0.3", "--seed", "3", *MC_SMALL)  # P47 has 5 objects
     items = _items(out)
     assert meta["items"] == len(items) == 10 + 7  # 10 border statements, 7 current capitals
     with KnowledgeGraph(path) as kg:
@@ -338,7 +340,7 @@ def border_store(tmp_path_factory):
 def test_icl_mc_choices_exclude_the_subject_repeated_labels_and_names_of_true_objects(border_store, tmp_path):
     out = tmp_path / "mc.jsonl"
     _build(border_store, out, "--kind", "icl-mc", "--relation", "P47", "--choices", "100", "--demo-fraction", "0",
-           "--allow-fewer-choices")
+           *MC_SMALL)
     items = {(i["subject"], i["object"]): i for i in _items(out)}
     assert len(items) == 15 and {i["split"] for i in items.values()} == {"test"}
     # With 100 choices every fair object is one: the sets are exact. One "Georgia" (the first by id,

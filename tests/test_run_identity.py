@@ -161,29 +161,33 @@ def store(tmp_path_factory):
     return base / "g.sqlite"
 
 
+# The test graph's P36 is far below T-REx-MC's 500 facts and 100 objects: kept, the filter only reported.
+SMALL = ("--trex-mc-filter", "report")
+
+
 def _build(store: Path, out: Path, *extra: str):
     return _cli("probeset", "build", "--relation", "P36", "--store", str(store), "--out", str(out), "--quiet", *extra)
 
 
 def test_a_build_refuses_to_replace_a_different_probe_set_unless_asked(store, tmp_path):
     out = tmp_path / "set.jsonl"
-    assert _build(store, out, "--kind", "icl-mc", "--choices", "10") == (0, "")
+    assert _build(store, out, "--kind", "icl-mc", *SMALL, "--choices", "10") == (0, "")
     built = out.read_bytes()
-    assert _build(store, out, "--kind", "icl-mc", "--choices", "10") == (0, "")  # the same request: the same bytes
+    assert _build(store, out, "--kind", "icl-mc", *SMALL, "--choices", "10") == (0, "")  # the same request: the same bytes
     assert out.read_bytes() == built
     again = "pass --overwrite to replace it, or another --out\n"
     assert _build(store, out, "--kind", "cloze") == (
         2, f"error: {out} holds a probe set of kind icl-mc, this build is of kind cloze: {again}")
-    assert _build(store, out, "--kind", "icl-mc", "--choices", "5") == (
+    assert _build(store, out, "--kind", "icl-mc", *SMALL, "--choices", "5") == (
         2, f"error: {out} was built with other options (choices 10 -> 5): {again}")
     out.write_bytes(built.replace(b"Paris", b"Pariss", 1))
     edited = hashlib.sha256(out.read_bytes()).hexdigest()
-    assert _build(store, out, "--kind", "icl-mc", "--choices", "10") == (
+    assert _build(store, out, "--kind", "icl-mc", *SMALL, "--choices", "10") == (
         2, f"error: {out} was edited after its build (its bytes hash to sha256 {edited}, its sidecar says "
            f"{hashlib.sha256(built).hexdigest()}): {again}")
     plain = tmp_path / "mine.jsonl"
     plain.write_text('{"my": "data"}\n')
-    assert _build(store, plain, "--kind", "icl-mc") == (
+    assert _build(store, plain, "--kind", "icl-mc", *SMALL) == (
         2, f"error: {plain} exists and is not a factprobe probe set (no mine.meta.json beside it): {again}")
     assert plain.read_text() == '{"my": "data"}\n'
     assert _build(store, out, "--kind", "cloze", "--overwrite") == (0, "")
@@ -199,13 +203,13 @@ def test_the_same_request_over_a_changed_graph_is_refused_by_its_items(store, tm
     grown = tmp_path / "g.sqlite"
     shutil.copy(store, grown)
     out = tmp_path / "set.jsonl"
-    assert _build(grown, out, "--kind", "icl-mc", "--choices", "10") == (0, "")
+    assert _build(grown, out, "--kind", "icl-mc", *SMALL, "--choices", "10") == (0, "")
     built = hashlib.sha256(out.read_bytes()).hexdigest()
     more = [item("Q1999", "Iceland", claims={"P31": ["Q6256"], "P36": ["Q2999"]}),
             item("Q2999", "Reykjavik", claims={"P31": ["Q5119"], "P17": ["Q1999"]})]
     run_cli("ingest", "wikidata", str(write_dump(tmp_path / "more.json", more)), "--store", str(grown), "--quiet",
             check=True)
-    code, err = _build(grown, out, "--kind", "icl-mc", "--choices", "10")
+    code, err = _build(grown, out, "--kind", "icl-mc", *SMALL, "--choices", "10")
     assert code == 2 and err.startswith(f"error: {out} holds other items (sha256 {built}) than this build makes from "
                                         "the same request (sha256 ")
     assert err.endswith("; has the graph changed?): pass --overwrite to replace it, or another --out\n")

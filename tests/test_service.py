@@ -304,7 +304,8 @@ FINISHED: dict[str, str] = {}  # kind -> the id of a job test_probeset_and_eval_
 def test_probeset_and_eval_jobs(server):
     client, base = server
     status, started = client.post("/jobs/probeset", {"kind": "icl-mc", "relations": ["P36"], "choices": 5,
-                                                     "demo_fraction": 0.34, "seed": 1})
+                                                     "demo_fraction": 0.34, "seed": 1,
+                                                     "trex_mc_filter": "report"})
     assert status == 202 and len(started["job_id"]) == 32
     job = client.wait(started["job_id"], timeout=60)
     assert job["status"] == "done", job
@@ -434,7 +435,8 @@ def test_jobs_outlive_a_kill_9(server):
     client, base = server
     if "probeset" not in FINISHED:  # this test run alone
         status, started = client.post("/jobs/probeset", {"kind": "icl-mc", "relations": ["P36"], "choices": 5,
-                                                         "demo_fraction": 0.34, "seed": 1})
+                                                         "demo_fraction": 0.34, "seed": 1,
+                                                         "trex_mc_filter": "report"})
         assert status == 202 and client.wait(started["job_id"], timeout=60)["status"] == "done"
         FINISHED["probeset"] = started["job_id"]
     before = {job_id: (client.get(f"/jobs/{job_id}"), client.get(f"/jobs/{job_id}/result", limit=500))

@@ -1,4 +1,5 @@
-"""The icl-mc kind (IC-LKE, T-REx-MC): per relation, a seeded share of the subjects forms the
+"""The icl-mc kind (IC-LKE, T-REx-MC): the relations T-REx-MC keeps (>= 500 facts, >= 100
+distinct objects, 002:531-534), and per relation a seeded share of the subjects forms the
 demonstration pool; every other fact is a test item whose choices are the gold object and
 objects of the same relation that are fair (not true, not the subject, no shared name)."""
 
@@ -13,8 +14,11 @@ from .base import BuildContext, KindOptions, ProbeSetKind
 from ..declare import option
 from .sampling import ChoicePool, seeded
 
-# T-REx-MC (Wu et al. 2024) keeps the relations with at least this many facts and distinct objects.
+# T-REx-MC (Wu et al. 2024) keeps the relations with at least this many facts and distinct objects
+# ("We selected relations from T-REx with at least 500 samples and linked to a minimum of 100 unique
+# objects", 002:531-534).
 PAPER_MIN_FACTS, PAPER_MIN_OBJECTS = 500, 100
+RELATION_FILTERS = ("apply", "report")  # the paper's first: relations that fail are left out
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,10 @@ class IclMcKindOptions(KindOptions):
     allow_fewer_choices: bool = option(
         False, "a relation with fewer fair objects than --choices gives its items fewer choices (recorded per "
                "item as `choices_requested` and in the sidecar, with a warning) instead of refusing the build.")
+    trex_mc_filter: str = option(
+        "apply", f"T-REx-MC's relation filter (>= {PAPER_MIN_FACTS} facts and >= {PAPER_MIN_OBJECTS} distinct "
+                 "objects in the store): apply leaves out the relations that fail (the paper's), report only "
+                 "says which fail (factprobe's before issue 38).", choices=RELATION_FILTERS)
 
 
 class IclMcKind(ProbeSetKind):
@@ -34,26 +42,30 @@ class IclMcKind(ProbeSetKind):
     item_fields = ("choices", "choice_ids", "answer_index")  # test items; demonstrations carry the fact only
 
     def build(self, context: BuildContext, facts: list[ProbeFact], options: IclMcKindOptions) -> list[dict]:
+        if options.trex_mc_filter == "apply":
+            counts = relation_counts(context, facts)
+            failing = sorted(r for r, x in counts.items() if not x["passes"])
+            if failing and len(failing) == len(counts):
+                raise ValueError(f"icl-mc: no relation passes T-REx-MC's filter (>= {PAPER_MIN_FACTS} facts and >= "
+                                 f"{PAPER_MIN_OBJECTS} distinct objects, 002:531-534): {_listed(counts, failing)}; "
+                                 "build with --trex-mc-filter report to keep them (the filter is then only reported)")
+            facts = [f for f in facts if f.relation not in failing]
         return build_icl_mc(facts, context.objects_of, context.true_objects, choices=options.choices,
                             demo_fraction=options.demo_fraction, seed=context.selection.seed,
                             allow_fewer_choices=options.allow_fewer_choices)
 
     def source_notes(self, context: BuildContext, facts: list[ProbeFact], items: list[dict],
                      options: IclMcKindOptions) -> dict:
-        """Which relations T-REx-MC's filter would keep, and which items got fewer choices than asked."""
-        relations = {}
-        for relation in sorted({f.relation for f in facts}):
-            # Counted in the store (true statements, labelled objects), not in the capped selection:
-            # the paper filters relations of the knowledge base before sampling.
-            pairs = context.kg.count_pairs(relation)
-            objects = len(context.objects_of(relation))
-            relations[relation] = {"facts": pairs, "objects": objects,
-                                   "passes": pairs >= PAPER_MIN_FACTS and objects >= PAPER_MIN_OBJECTS}
+        """Which relations T-REx-MC's filter keeps (and, applied, which it left out), and which
+        items got fewer choices than asked."""
+        relations = relation_counts(context, facts)
         short = choice_shortfall(items)
+        applied = options.trex_mc_filter == "apply"
+        failing = [r for r, x in relations.items() if not x["passes"]]
         return {"paper_filter": {"rule": f"T-REx-MC: relations with >= {PAPER_MIN_FACTS} facts and >= "
                                          f"{PAPER_MIN_OBJECTS} distinct objects",
-                                 "pass": [r for r, x in relations.items() if x["passes"]],
-                                 "fail": [r for r, x in relations.items() if not x["passes"]],
+                                 "applied": applied, "pass": [r for r, x in relations.items() if x["passes"]],
+                                 "fail": failing, "dropped": failing if applied else [],
                                  "relations": relations},
                 "choices": {"requested": options.choices, "short": short,
                             "items_short": sum(x["items_short"] for x in short.values())}}
@@ -61,21 +73,49 @@ class IclMcKind(ProbeSetKind):
     @classmethod
     def warnings(cls, source: dict) -> list[str]:
         choices = source.get("choices") or {}
-        return [f"{relation}: {short['items_short']} item(s) have fewer than {choices['requested']} choices "
-                f"(the fewest {short['fewest_choices']}); each carries `choices_requested`"
-                for relation, short in sorted((choices.get("short") or {}).items())]
+        paper = source.get("paper_filter") or {}
+        dropped = [f"{relation}: left out by T-REx-MC's relation filter ({_why(paper['relations'][relation])}); "
+                   "--trex-mc-filter report keeps it" for relation in paper.get("dropped") or ()]
+        return dropped + [f"{relation}: {short['items_short']} item(s) have fewer than {choices['requested']} "
+                          f"choices (the fewest {short['fewest_choices']}); each carries `choices_requested`"
+                          for relation, short in sorted((choices.get("short") or {}).items())]
 
     @classmethod
     def summary_lines(cls, source: dict) -> list[str]:
         paper = source.get("paper_filter")
         if not paper:
             return []
+        # A sidecar written before the filter was applied has no `applied`: it only reported.
+        if paper.get("applied"):
+            return [f"paper filter ({paper['rule']}): kept {_listed(paper['relations'], paper['pass'])}; "
+                    f"dropped {_listed(paper['relations'], paper['dropped'])}"]
+        return [f"paper filter ({paper['rule']}): pass {_listed(paper['relations'], paper['pass'])}; "
+                f"fail {_listed(paper['relations'], paper['fail'])}"]
 
-        def listed(names):
-            return ", ".join(f"{r} ({paper['relations'][r]['facts']:,} facts, "
-                             f"{paper['relations'][r]['objects']:,} objects)" for r in names) or "none"
 
-        return [f"paper filter ({paper['rule']}): pass {listed(paper['pass'])}; fail {listed(paper['fail'])}"]
+def relation_counts(context: BuildContext, facts: Sequence[ProbeFact]) -> dict[str, dict]:
+    """Relation -> {facts, objects, passes} for the relations of `facts`: T-REx-MC's filter. Counted
+    in the store (true statements, labelled objects), not in the capped selection: the paper filters
+    relations of the knowledge base before sampling."""
+    relations = {}
+    for relation in sorted({f.relation for f in facts}):
+        pairs = context.kg.count_pairs(relation)
+        objects = len(context.objects_of(relation))
+        relations[relation] = {"facts": pairs, "objects": objects,
+                               "passes": pairs >= PAPER_MIN_FACTS and objects >= PAPER_MIN_OBJECTS}
+    return relations
+
+
+def _why(counts: dict) -> str:
+    short = [f"{counts['facts']:,} facts" + (f" < {PAPER_MIN_FACTS}" if counts["facts"] < PAPER_MIN_FACTS else ""),
+             f"{counts['objects']:,} objects" + (f" < {PAPER_MIN_OBJECTS}" if counts["objects"] < PAPER_MIN_OBJECTS
+                                                 else "")]
+    return ", ".join(short)
+
+
+def _listed(relations: dict, names: Sequence[str]) -> str:
+    return ", ".join(f"{r} ({relations[r]['facts']:,} facts, {relations[r]['objects']:,} objects)"
+                     for r in names) or "none"
 
 
 def split_by_subject(facts: Sequence[ProbeFact], demo_fraction: float, seed: int) -> tuple[set[str], set[str]]:

@@ -19,6 +19,13 @@ LETTERS = "ABCD"
 KDF_DEMONSTRATIONS = ("other-relations", "same-relation")  # the paper's first
 KDF_OPTIONS = ("relation-tails", "type-pool")  # the paper's first
 KDF_QUESTIONS = ("paper", "qa")  # the paper's first
+# Two sentences of KDF's Table 3 that factprobe does not ask as printed, corrected in the relation
+# files (probes/templates/relations/P551.yaml, P1441.yaml): relation -> (the sentence as printed,
+# why). A zh build with the paper's questions names them in its sidecar and output.
+TABLE3_CORRECTED = {
+    "P551": ("[X]的创作作者是[Y]。", "003:184 prints creator's sentence ('the creator of [X] is') for residence"),
+    "P1441": ("[X]是中[Y]的人物。", "003:176 puts 中 before the work ('[X] is in-[Y]'s character')"),
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,9 @@ class KdfKind(ProbeSetKind):
             if fact.id not in asked:
                 skipped[fact.relation] = skipped.get(fact.relation, 0) + 1
         notes = {"skipped_too_few_options": skipped, "language": context.lang}
+        corrected = _table3_corrected(context, options, sorted({f.relation for f in facts}))
+        if corrected:
+            notes["table3_corrected"] = corrected
         if options.kdf_demonstrations == "other-relations":
             relation_of = {fact.id: fact.relation for fact in facts}
             notes["relations_repeat"] = sum(
@@ -75,6 +85,8 @@ class KdfKind(ProbeSetKind):
         kdf = source.get("kdf") or {}
         lines = [f"{relation}: {count} fact(s) left out, fewer than 3 fair wrong options"
                  for relation, count in sorted((kdf.get("skipped_too_few_options") or {}).items())]
+        lines += [f"{relation}: KDF's Table 3 prints {entry['paper']!r}, asked as {entry['asked']!r} ({entry['why']})"
+                  for relation, entry in sorted((kdf.get("table3_corrected") or {}).items())]
         if kdf.get("relations_repeat"):
             lines.append(f"{kdf['relations_repeat']} question(s) repeat a relation among their demonstrations: "
                          "fewer other relations than --shots (the paper's 5 are of 5 distinct relations)")
@@ -105,6 +117,24 @@ def _questions(context: BuildContext, options: KdfKindOptions, relations: Sequen
                          f"Add a `languages: {language}:` section with a `kdf` sentence (and `qa` for "
                          f"--kdf-question qa) to the relation's file in a --templates folder, or build with "
                          f"--languages en")
+    return out
+
+
+def _table3_corrected(context: BuildContext, options: KdfKindOptions, relations: Sequence[str]) -> dict:
+    """Relation -> {paper, asked, why} for the relations whose Chinese question, as the paper's
+    (kdf_question=paper), is not KDF's Table 3 sentence as printed (TABLE3_CORRECTED)."""
+    from ...index.chinese import is_chinese
+    from ..templates import BLANK
+
+    mine = [r for r in relations if r in TABLE3_CORRECTED]
+    if options.kdf_question != "paper" or not mine or not is_chinese(context.lang):
+        return {}
+    asked = _questions(context, options, mine)
+    out = {}
+    for relation in mine:
+        printed, why = TABLE3_CORRECTED[relation]
+        if asked[relation] != printed.replace("[Y]", BLANK):
+            out[relation] = {"paper": printed, "asked": asked[relation].replace(BLANK, "[Y]"), "why": why}
     return out
 
 
