@@ -165,8 +165,9 @@ def test_karr_and_bertscore_end_to_end(llama, encoder, tmp_path):
     assert france["karr_known"] == (france["karr"] > 22.0)
     # Victor Hugo is P19's only subject: P(o|r) is P(o|s,r) itself.
     assert hugo["karr_subjects"] == ["Victor Hugo"] and hugo["karr_s"] == pytest.approx(1.0, rel=1e-9)
-    # BERT-score: per cloze the best over the gold names and the cloze's beams, mean over clozes.
+    # BERT-score: per cloze the best over o's names and the cloze's beams, mean over clozes.
     best = [max(_reference_f1(encoder, a.strip(), n) for a in beams for n in names) for beams in france["candidates"]]
+    assert france["bertscore_per_cloze"] == pytest.approx(best, abs=1e-5)
     assert france["bertscore"] == pytest.approx(sum(best) / 2, abs=1e-5)
 
     b, definitions = summary.aggregate["baselines"], summary.aggregate["definitions"]
@@ -174,7 +175,7 @@ def test_karr_and_bertscore_end_to_end(llama, encoder, tmp_path):
     assert b["bertscore"] == pytest.approx(sum(r["bertscore"] for r in records.values()) / 4)
     assert b["karr_known_interval"]["method"] == "wilson" and b["karr_interval"]["n"] == 4
     assert definitions["bertscore"] == {"model": str(encoder), "layers": LAYERS, "score": "F1", "idf": False,
-                                        "rescaled": False, "names": "gold", "candidates": "beam"}
+                                        "rescaled": False, "names": "object", "candidates": "beam"}
     assert definitions["karr"]["probability"] == "per-token" and definitions["karr"]["threshold"] == 22.0
     headline = Baselines.headline(summary.aggregate, probes)
     assert f"BERT-score {b['bertscore']:.3f}" in headline and f"KaRR {b['karr']:.3f}" in headline
@@ -186,7 +187,8 @@ def test_karr_and_bertscore_end_to_end(llama, encoder, tmp_path):
     bare = [{k: v for k, v in r.items() if not k.startswith(("karr", "bertscore"))} for r in records.values()]
     plain = SimpleNamespace(aggregate=aggregate("baselines", bare, defaults))
     assert plain.aggregate["baselines"]["bertscore"] is None and plain.aggregate["baselines"]["karr"] is None
-    assert set(plain.aggregate["definitions"]) == {"probability", "probability_eos"}
+    assert set(plain.aggregate["definitions"]) == {"probability", "probability_eos", "gold", "precision", "answer_cut",
+                                                   "max_tokens"}
     assert Baselines.headline(plain.aggregate, probes).endswith("BERT-score not asked (bertscore_model)")
 
     runs = [SimpleNamespace(rid="R1", aggregate=summary.aggregate), SimpleNamespace(rid="R2", aggregate=plain.aggregate)]

@@ -1,6 +1,6 @@
 """BERT-score as the distractor paper takes it (seed 004 Table 2, line 205): per cloze, the best
-BERTScore between a name of the object and one of the cloze's beam search answers, then the mean
-over the clozes. BERTScore (Zhang et al. 2020) is its F1, the package's headline number: tokens
+BERTScore between a name of the object (o's own names Λ(o) by default, baselines.py) and one of
+the cloze's beam search answers, then the mean over the clozes. BERTScore (Zhang et al. 2020) is its F1, the package's headline number: tokens
 of the two texts matched greedily by the cosine of an encoder layer's embeddings, no idf
 weighting, no baseline rescaling (the `bert-score` package's defaults). The encoder is a local
 folder (`bertscore_model`) and the layer `bertscore_layers`: nothing is downloaded; the
@@ -53,11 +53,14 @@ def best_per_cloze(scorer: BertScoreModel, names: Sequence[Sequence[str]],
                    answers: Sequence[Sequence[Sequence[str]]]) -> list[float]:
     """Per item, the mean over its clozes of the best F1 over (name, answer) pairs: `names` per
     item, `answers` per item per cloze. All pairs go to the encoder in one call."""
+    return [math.fsum(best) / len(best) if best else 0.0 for best in bests_per_cloze(scorer, names, answers)]
+
+
+def bests_per_cloze(scorer: BertScoreModel, names: Sequence[Sequence[str]],
+                    answers: Sequence[Sequence[Sequence[str]]]) -> list[list[float]]:
+    """Per item, per cloze, the best F1 over (name, answer) pairs (0 without a pair)."""
     pairs = [(a.strip(), n) for item_names, per_cloze in zip(names, answers)
              for texts in per_cloze for a in texts for n in item_names]
     scores = iter(scorer.f1([a for a, _ in pairs], [n for _, n in pairs]))
-    out = []
-    for item_names, per_cloze in zip(names, answers):
-        best = [max((next(scores) for _ in range(len(texts) * len(item_names))), default=0.0) for texts in per_cloze]
-        out.append(math.fsum(best) / len(best) if best else 0.0)
-    return out
+    return [[max((next(scores) for _ in range(len(texts) * len(item_names))), default=0.0) for texts in per_cloze]
+            for item_names, per_cloze in zip(names, answers)]
