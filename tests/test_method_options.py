@@ -26,7 +26,7 @@ BAD = [
     ("kdf", "frames", "qa", "method kdf has no option frames (it takes shots, scoring, frame)"),
     ("belief-icl", "settings", "x-everything", "method belief-icl: option settings: 'x-everything' is not one of "
                                                "zero-shot, x-random, x-relation, x-template, all"),
-    ("baselines", "beams", 2, "method baselines: option beams: Precision@3 needs beams >= n (beams=2)"),
+    ("baselines", "precision", "top", "method baselines: option precision: 'top' is not one of tokens, beams"),
     ("eic-lke", "start", 100, "method eic-lke: option start: 100 leaves no test slot among examples=100 "
                               "(give at most 99)"),
 ]
