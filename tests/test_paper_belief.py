@@ -32,12 +32,23 @@ from factprobe.probes.runner import evaluate
 from factprobe.probes.scoring.requests import Generation, MaskCandidate
 
 
+class WordTokenizer:
+    """TableScorer's tokenizer: one token per word, none unknown (what the `belief` method's
+    single-token objects and the cloze kind's --single-token ask of a tokenizer)."""
+
+    unk_token_id = None
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> dict:
+        return {"input_ids": list(range(len(text.split())))}
+
+
 class TableScorer:
     """A masked LM written as a table: text (with [MASK]) -> {token: probability}; unknown texts
     answer {"the": 1.0}. It answers top_k entries, most probable first (ties in table order), and
-    records every request."""
+    records every request. Its tokenizer reads a name of one word as one token."""
 
     identity = "table-mlm"
+    tokenizer = WordTokenizer()
 
     def __init__(self, table: dict[str, dict[str, float]]) -> None:
         self.table, self.asked = table, []

@@ -183,3 +183,66 @@ def test_kdf_names_the_two_table3_sentences_it_corrects(zh_store, tmp_path):
     # factprobe's QA questions are not the paper's sentences: nothing to name
     qa = _build(zh_store, tmp_path / "qa.jsonl", *args, "--kdf-question", "qa", "--json")
     assert "table3_corrected" not in json.loads(qa.stdout)["source"]["kdf"]
+
+
+# -- 7. BELIEF: every subject expression, single-token objects --------------------------------------
+
+def _fact(subject: str, obj: str, gold: tuple[str, ...], aliases: tuple[str, ...] = ()):
+    from factprobe.probes.facts import ProbeFact
+
+    return ProbeFact(id=f"{subject}-P47-{obj}", subject=subject, relation="P47", object=obj,
+                     subject_label=subject.lower(), relation_label="r", object_label=obj.lower(), gold=gold,
+                     subject_aliases=aliases)
+
+
+def test_belief_cloze_asks_every_subject_expression():
+    """000:324: MyriadLAMA combines the aliases of the "subjects" with every template ("If N
+    "subjects" ... are given ..., the number of derived triples ... from a single relational
+    template is N x M"), 2.47 expressions per subject on average (000:368). A subject with its
+    label and four aliases under one template: 5 prompts; factprobe asked at most 3."""
+    from factprobe.probes.kinds.cloze_kind import ClozeKindOptions, build_cloze
+
+    facts = [_fact("A", "O1", ("o1",), ("A1", "A2", "A3", "A4"))]
+    template = {"P47": ["[X] borders [Y] ."]}
+    [item] = build_cloze(facts, template)
+    assert [p["text"] for p in item["prompts"]] == ["a borders [Y] .", "A1 borders [Y] .", "A2 borders [Y] .",
+                                                     "A3 borders [Y] .", "A4 borders [Y] ."]
+    assert ClozeKindOptions().aliases_per_subject is None  # every name, unless a number is given
+    [older] = build_cloze(facts, template, aliases_per_subject=3)
+    assert [p["subject_name"] for p in older["prompts"]] == ["a", "A1", "A2"]
+
+
+# The masked LM's answers: A right (o1); B's only name, "New York", is two tokens, so it answers
+# "new" (wrong, and it could never be right); C answers "the" (wrong; "o3" is one token).
+ONE_TOKEN = {"a borders [MASK] .": {"o1": 0.9}, "b borders [MASK] .": {"new": 0.6},
+             "c borders [MASK] .": {"the": 0.5}}
+
+
+def test_belief_asks_only_facts_with_a_single_token_object(tmp_path):
+    """000:114, footnote 6: MyriadLAMA follows "the setting of LAMA-UHN triples where the object is
+    a single token according to the BERT tokenizer", and a fact counts as present "if the model's
+    predicted token matches any of the correct tokens". A masked LM answers one token: a fact
+    whose object has no one-token name is not asked (B), and only one-token names are correct
+    answers (C keeps "o3"). By hand: A right, C wrong -> Acc 1/2 over 2 facts; B left out, its
+    record unscored. Asking every fact (`objects=all`, factprobe's before): 1/3 over 3."""
+    from factprobe.probes.kinds.cloze_kind import build_cloze
+    from factprobe.probes.runner import evaluate
+    from test_paper_belief import TableScorer
+
+    facts = [_fact("A", "O1", ("o1",)), _fact("B", "O2", ("New York",)), _fact("C", "O3", ("o3", "Ooo Three"))]
+    probes = tmp_path / "cloze.jsonl"
+    probes.write_text("".join(json.dumps(i) + "\n" for i in build_cloze(facts, {"P47": ["[X] borders [Y] ."]})))
+    scorer = TableScorer(ONE_TOKEN)
+    paper = evaluate(scorer, "belief", probes, tmp_path / "paper", options={"content_free": False})
+    assert [text for text, _ in scorer.asked] == ["a borders [MASK] .", "c borders [MASK] ."]
+    result = paper.aggregate
+    assert (result["items"], result["scored"], result["accuracy"]) == (3, 2, 0.5)
+    assert result["acc_at_1"]["mean"] == 0.5
+    assert result["objects_left_out"] == 1 and result["definitions"]["objects"] == "single-token"
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "paper" / "items.jsonl").read_text().splitlines())}
+    left = records["cloze:B|P47"]
+    assert (left["correct"], left["prompt_correct"], left["left_out"]) == (None, [], "no single-token gold name")
+    older = evaluate(TableScorer(ONE_TOKEN), "belief", probes, tmp_path / "older",
+                     options={"content_free": False, "objects": "all"})
+    assert (older.aggregate["scored"], older.aggregate["accuracy"]) == (3, pytest.approx(1 / 3))
+    assert older.aggregate["objects_left_out"] == 0 and older.aggregate["definitions"]["objects"] == "all"

@@ -28,7 +28,10 @@ def belief_measures(records: Sequence[dict], options: dict) -> dict:
     else:
         found = bias_levels([(answer, free, r.get("relation")) for r in records
                              for answer, free in zip(r["predictions"], r.get("content_free_predictions") or ())])
-    return {**_belief(records, options), **found, "definitions": belief_definitions(records, options, bias)}
+    # A run from before the `objects` option asked every item.
+    definitions = {**belief_definitions(records, options, bias), "objects": options.get("objects", "all")}
+    return {**_belief(records, options), **found, "objects_left_out": sum(bool(r.get("left_out")) for r in records),
+            "definitions": definitions}
 
 
 def belief_definitions(records: Sequence[dict], options: dict, bias: str | None) -> dict:

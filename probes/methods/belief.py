@@ -1,6 +1,8 @@
 """BELIEF on masked LMs (Zhao et al.): every prompt of a multi-prompt cloze item is filled at the
 mask; the prediction is the top-1 token, its probability the confidence, and it is correct when
-it equals one of the gold names (casefolded). The bias level is by default the paper's entropy
+it equals one of the gold names (casefolded). As in MyriadLAMA, only facts with a single-token
+object are asked, and only their single-token names count (000:114, footnote 6: "the object is a
+single token according to the BERT tokenizer"), under the model's own tokenizer. The bias level is by default the paper's entropy
 over the relation's candidate objects, multi-prompt and single-prompt (`bias=top1`: factprobe's
 older top-1 agreement); both definitions and the aggregation options: docs/design-notes.md.
 """
@@ -16,6 +18,7 @@ from ..measures import (BIAS_DEFINITIONS, COVERAGE_MAXIMUM, PAPER_ACC_DRAWS, PAP
                        single_prompt_bias_level)
 from ..scoring.requests import FillMaskRequest
 from ..templates import fill
+from ..kinds.cloze_kind import single_token_test
 from .base import Method, OptionError, answer_key, base_record
 from ..measures.belief import BIN_ORDERS
 from ..measures.belief_records import belief_measures
@@ -24,6 +27,8 @@ from .belief_sections import BELIEF_DEFINITIONS, BELIEF_MEASURES
 # top_k for the content-free prompts of bias=entropy: more than any vocabulary, so the backend
 # returns every entry (hf_masked clips top_k to the vocabulary size).
 WHOLE_VOCABULARY = 1 << 30
+OBJECTS = ("single-token", "all")  # the paper's first
+LEFT_OUT = "no single-token gold name"
 CONTENT_FREE_CHUNK = 8  # content-free prompts per fill_mask call: each answer is a whole vocabulary
 
 
@@ -42,6 +47,10 @@ class BeliefOptions:
                             http_limit=1_000_000)
     coverage_maximum: str = option("best-subject", "coverage per template: the best subject expression (the "
                                                    "paper's) or the mean over them.", choices=COVERAGE_MAXIMUM)
+    objects: str = option("single-token", "single-token: only facts with a gold name of one token of the model "
+                                          "are asked, and only such names count (MyriadLAMA's, whose objects "
+                                          "are single BERT tokens); all: every fact (factprobe's before issue 38).",
+                          choices=OBJECTS)
     ovconf_bins: str = option("descending", "Ovconf's bins cut from the prompts sorted by confidence, descending "
                                             "(the paper's) or ascending (factprobe's before issue 38): with a "
                                             "remainder the first bins hold one prompt more.", choices=BIN_ORDERS)
@@ -64,8 +73,33 @@ class Belief(Method):
         super().__init__(context)
         self._relation_bias: dict = {}  # relation -> its content_free_bias entry, once per run
         self._token_keys: dict[int, str] = {}  # vocabulary id -> answer_key of its text
+        self._single = None  # name -> whether it is one token of the model (objects=single-token)
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
+        """A record per item, in order; under objects=single-token an item without a one-token
+        gold name is not asked, its record unscored (correct None) and saying why (`left_out`)."""
+        golds = [self._gold(scorer, item) for item in items]
+        asked = [k for k, gold in enumerate(golds) if gold]
+        records = iter(self._ask(scorer, [items[k] for k in asked], [golds[k] for k in asked]))
+        kept = set(asked)
+        return [next(records) if k in kept else base_record(
+            item, predictions=[], prompt_correct=[], confidence=[], template_ids=[], unit=item.get("unit", "fact"),
+            correct=None, left_out=LEFT_OUT) for k, item in enumerate(items)]
+
+    def _gold(self, scorer, item: dict) -> list[str]:
+        """The gold names the masked LM can answer: those of one token (every name under objects=all)."""
+        if self.options["objects"] == "all":
+            return list(item["gold"])
+        if self._single is None:
+            tokenizer = getattr(scorer, "tokenizer", None) or getattr(getattr(scorer, "inner", None), "tokenizer", None)
+            if tokenizer is None:
+                raise OptionError("objects", f"method belief: option objects: single-token needs the masked LM's "
+                                             f"tokenizer, and {getattr(scorer, 'identity', scorer)} has none; "
+                                             "objects=all asks every item")
+            self._single = single_token_test(tokenizer)
+        return [g for g in item["gold"] if self._single(g)]
+
+    def _ask(self, scorer, items: Sequence[dict], golds: Sequence[list[str]]) -> list[dict]:
         requests, owners = [], []
         for k, item in enumerate(items):
             for prompt in item["prompts"]:
@@ -90,7 +124,7 @@ class Belief(Method):
             extra = {} if top1 is None else {"content_free_predictions": top1[k]}
             if entropy is not None:
                 extra["content_free_bias"] = entropy[item.get("relation")]
-            gold = {answer_key(g) for g in item["gold"]}
+            gold = {answer_key(g) for g in golds[k]}
             predictions = [top.token for top in tops]
             correct = [answer_key(p) in gold for p in predictions]
             records.append(base_record(
