@@ -22,6 +22,7 @@ if "torch" in sys.modules:  # a plugin loaded it first
     sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 from cli_runner import factprobe_cmd, run_cli, run_cli_process  # noqa: E402, F401  (tests import them from here)
+from browser import browser  # noqa: E402, F401  (the browser tests' one headless Chromium: tests/browser.py)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

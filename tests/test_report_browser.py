@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import browser, new_page  # noqa: F401  (the session's browser fixture)
+from browser import new_page
 from factprobe.probes.report import write_report
 from factprobe.probes.report.loading import load_runs
 
@@ -45,7 +45,7 @@ def page(tmp_path_factory) -> Path:
     return alone / "report.html"
 
 
-def test_every_image_decodes_and_nothing_is_fetched(browser, page):  # noqa: F811
+def test_every_image_decodes_and_nothing_is_fetched(browser, page):
     asked: list[str] = []
     with new_page(browser, offline=True) as tab:
         tab.on("request", lambda request: asked.append(request.url))
@@ -56,7 +56,7 @@ def test_every_image_decodes_and_nothing_is_fetched(browser, page):  # noqa: F81
     assert [url for url in asked if not url.startswith("data:")] == [page.as_uri()]
 
 
-def test_the_screenshot_shows_the_plots(browser, page, tmp_path):  # noqa: F811
+def test_the_screenshot_shows_the_plots(browser, page, tmp_path):
     import numpy as np
     from PIL import Image
 
