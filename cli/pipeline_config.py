@@ -20,8 +20,10 @@ SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
 TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "models", "evaluations", "report"}
 PIPELINE_ONLY_KEYS = ("kind", "with_corpus")  # a probe set's keys besides its options
 # `corpus index`'s options, as its flags name them (--languages, --names, --min-alias-length, --exclude-alias)
-CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "min_alias_length", "exclude_aliases"}
-NAMING_KEYS = ("format", "languages", "min_alias_length", "exclude_aliases", "names")  # IndexOptions' own names
+CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "min_alias_length", "min_han_length",
+               "exclude_aliases"}
+NAMING_KEYS = ("format", "languages", "min_alias_length", "min_han_length", "exclude_aliases",
+               "names")  # IndexOptions' own names
 
 
 class ConfigError(ValueError):
@@ -171,7 +173,8 @@ def _check_corpus(path: Path, corpus) -> None:
 
     if "names" in corpus and corpus["names"] not in NAMES:
         raise ConfigError(f"{path}: corpus.names: all (labels and aliases) or label (one name per language, KDF's)")
-    length = corpus.get("min_alias_length")
-    if "min_alias_length" in corpus and (isinstance(length, bool) or not isinstance(length, int) or length < 1):
-        raise ConfigError(f"{path}: corpus.min_alias_length: a positive whole number")
+    for key in ("min_alias_length", "min_han_length"):
+        length = corpus.get(key)
+        if key in corpus and (isinstance(length, bool) or not isinstance(length, int) or length < 1):
+            raise ConfigError(f"{path}: corpus.{key}: a positive whole number")
 

@@ -49,10 +49,11 @@ class IndexOptions:
     count_facts: tuple[str, ...] = ()  # relations (or "all") whose fact pairs are counted while linking
     names: str = IndexSettings.names  # "all" (labels and aliases) or "label" (KDF's one name per language)
     zh_convert: str = IndexSettings.zh_convert  # with a Chinese language: OpenCC to simplified, or "none"
+    min_han_length: int = IndexSettings.min_han_length  # with a Chinese or Japanese language: Han names
 
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
-                             tuple(self.exclude_aliases), self.names, self.zh_convert)
+                             tuple(self.exclude_aliases), self.names, self.zh_convert, self.min_han_length)
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,8 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
 
 
 def settings_record(settings: IndexSettings) -> dict:
-    """An index's settings as results and summaries show them: `names` always said, and
-    `zh_convert` whenever a Chinese language is indexed."""
+    """An index's settings as results and summaries show them: `names` always said, `zh_convert`
+    whenever a Chinese language is indexed, `min_han_length` whenever it applies and differs."""
     record = settings.to_dict()
     if settings.method == "names":
         record["names"] = settings.names
@@ -315,7 +316,7 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
         finally:
             index.close()
     from .scan import scan_count
-    from .text import AliasFilter, name_key
+    from .text import name_key
 
     if not corpus_files and not corpus_from_store:
         raise CorpusJobError("raw strings are counted by reading a corpus: give corpus files or the store's documents")
@@ -323,7 +324,8 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
     names = []
     for term in terms:
         if is_qid(term):
-            names.append(_names_of(term, store, tuple(languages), AliasFilter(), name_key))
+            default = IndexSettings(languages=tuple(languages)).alias_filter
+            names.append(_names_of(term, store, tuple(languages), default, name_key))
         else:
             names.append([term])
     report = ReadReport()
@@ -335,7 +337,7 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
 
 def _names_of(entity: str, store, languages: tuple[str, ...], keep, name_key) -> list[str]:
     """An entity's names in `languages`, filtered as the index's default filter does (a QID's
-    one-letter names do not count)."""
+    one-letter names do not count; one Han character does, with a Chinese or Japanese language)."""
     from ..kg.graph import KnowledgeGraph
 
     if store is None or not Path(store).is_file():

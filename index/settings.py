@@ -6,7 +6,10 @@ which names count: "all" (labels and aliases, the default) or "label" (an entity
 language only, as KDF counts its one Chinese name); an index recorded without it counts all.
 `zh_convert` says how Chinese is compared when a Chinese language is indexed (index/chinese.py):
 names and documents converted to simplified characters by that OpenCC configuration, or "none"; an
-index recorded without it converts nothing, as every index built before the setting existed."""
+index recorded without it converts nothing, as every index built before the setting existed.
+`min_han_length` says from how many characters a name written in Han characters counts where a
+Chinese or Japanese language is indexed (1 by default: 铁 is a name); an index recorded without it
+held such names to `min_alias_length`, as every index did before the setting existed."""
 
 from __future__ import annotations
 
@@ -16,8 +19,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..kg.model import LANGUAGES
-from .chinese import DEFAULT_ZH_CONVERSION, ZH_CONVERSIONS, chinese_indexed, converter
-from .text import MIN_ALIAS_LENGTH, AliasFilter, name_key
+from .chinese import DEFAULT_ZH_CONVERSION, ZH_CONVERSIONS, chinese_indexed, converter, is_chinese
+from .text import MIN_ALIAS_LENGTH, MIN_HAN_LENGTH, AliasFilter, name_key
 
 METHODS = ("names", "links")
 NAMES = ("all", "label")  # which of an entity's names count as mentions
@@ -31,6 +34,7 @@ class IndexSettings:
     excluded: tuple[str, ...] = ()
     names: str = "all"  # "all": labels and aliases; "label": the label in each language only
     zh_convert: str = DEFAULT_ZH_CONVERSION  # with a Chinese language: OpenCC to simplified, or "none"
+    min_han_length: int = MIN_HAN_LENGTH  # with a Chinese or Japanese language: names in Han characters
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -44,7 +48,15 @@ class IndexSettings:
 
     @property
     def alias_filter(self) -> AliasFilter:
-        return AliasFilter(min_length=self.min_alias_length, excluded=frozenset(self.excluded))
+        return AliasFilter(min_length=self.min_alias_length, excluded=frozenset(self.excluded),
+                           han_min_length=self.min_han_length if self.han_written else None)
+
+    @property
+    def han_written(self) -> bool:
+        """Whether names are counted in a language written in Han characters (Chinese, Japanese):
+        where `min_han_length` applies; elsewhere a Han name is held to `min_alias_length`."""
+        return self.method == "names" and any(is_chinese(lang) or lang.split("-")[0] == "ja"
+                                              for lang in self.languages)
 
     @property
     def chinese(self) -> bool:
@@ -57,9 +69,10 @@ class IndexSettings:
         return converter(self.zh_convert) if self.chinese and self.zh_convert != "none" else None
 
     def to_dict(self) -> dict:
-        """As recorded in an index; `names` only where it is not "all" and `zh_convert` only where
-        something is converted, so that an index built before either setting existed keeps its
-        settings and takes more documents."""
+        """As recorded in an index; `names` only where it is not "all", `zh_convert` only where
+        something is converted and `min_han_length` only where it applies and differs from
+        `min_alias_length`, so that an index built before any of them existed keeps its settings
+        and takes more documents."""
         if self.method == "links":
             return {"method": "links"}
         out = {"method": "names", "languages": list(self.languages), "min_alias_length": self.min_alias_length,
@@ -68,6 +81,8 @@ class IndexSettings:
             out["names"] = self.names
         if self.chinese and self.zh_convert != "none":
             out["zh_convert"] = self.zh_convert
+        if self.han_written and self.min_han_length != self.min_alias_length:
+            out["min_han_length"] = self.min_han_length
         return out
 
     @classmethod
@@ -75,7 +90,8 @@ class IndexSettings:
         if data.get("method") == "links":
             return cls(method="links")
         return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]),
-                   data.get("names", "all"), data.get("zh_convert", "none"))
+                   data.get("names", "all"), data.get("zh_convert", "none"),
+                   int(data.get("min_han_length", data["min_alias_length"])))
 
     def describe(self) -> str:
         """One line for summaries: how a document's mentions were found."""

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .writing_systems import unspaced
+from .writing_systems import han, unspaced
 
 
 def normalize(text: str) -> str:
@@ -61,24 +61,33 @@ def occurs(normalized_text: str, normalized_name: str) -> bool:
 # (after normalization). `corpus index --min-alias-length`, a pipeline's corpus and an index's
 # recorded settings default to it.
 MIN_ALIAS_LENGTH = 2
+# A name written in Han characters counts from this many: one Han character is a word, and can be
+# a whole name (铁 iron, 秦 Qin); KDF counts an entity's Chinese name whatever its length
+# (003:227-238). Where a Chinese or Japanese language is indexed (index/settings.py).
+MIN_HAN_LENGTH = 1
 
 
 @dataclass(frozen=True)
 class AliasFilter:
     """Which names count as mentions: none shorter than `min_length` characters (after
-    normalization, MIN_ALIAS_LENGTH unless told); `excluded` drops chosen ones (compared
+    normalization, MIN_ALIAS_LENGTH unless told), a name written in Han characters none shorter
+    than `han_min_length` (None: `min_length` too); `excluded` drops chosen ones (compared
     normalized)."""
 
     min_length: int = MIN_ALIAS_LENGTH
     excluded: frozenset[str] = field(default_factory=frozenset)
+    han_min_length: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded", frozenset(normalize(x) for x in self.excluded))
 
     def converted(self, convert: Callable[[str], str]) -> AliasFilter:
         """The filter for names that went through `convert` (index/chinese.py): its excluded names too."""
-        return AliasFilter(self.min_length, frozenset(map(convert, self.excluded)))
+        return AliasFilter(self.min_length, frozenset(map(convert, self.excluded)), self.han_min_length)
 
     def keeps(self, normalized_name: str) -> bool:
-        return (len(normalized_name) >= self.min_length and normalized_name not in self.excluded
+        shortest = self.min_length
+        if self.han_min_length is not None and normalized_name and all(map(han, normalized_name)):
+            shortest = self.han_min_length
+        return (len(normalized_name) >= shortest and normalized_name not in self.excluded
                 and any(ch.isalnum() for ch in normalized_name))

@@ -78,3 +78,15 @@ def unspaced(ch: str) -> bool:
     point = ord(ch)
     i = bisect_right(_FIRSTS, point) - 1
     return i >= 0 and point <= UNSPACED_RANGES[i][1]
+
+
+_HAN = tuple(script_ranges("Han"))
+_HAN_FIRSTS = [a for a, _ in _HAN]
+
+
+def han(ch: str) -> bool:
+    """True when the character `ch` is a Han character (Script=Han: Chinese characters, kanji,
+    hanja). One of them alone can be a whole word, and a whole name (铁, 秦, 沪)."""
+    point = ord(ch)
+    i = bisect_right(_HAN_FIRSTS, point) - 1
+    return i >= 0 and point <= _HAN[i][1]

@@ -45,7 +45,8 @@ def test_planted_counts(zh, names):
     assert [pair(h, t) for h, t in PAIRS] == PLANTED[names]
     assert [pair(t, h) for h, t in PAIRS] == PLANTED[names]
     assert json.loads(built.stdout)["settings"] == {"method": "names", "languages": ["zh"], "min_alias_length": 2,
-                                                    "excluded": [], "names": names, "zh_convert": "hk2s"}
+                                                    "excluded": [], "names": names, "zh_convert": "hk2s",
+                                                    "min_han_length": 1}
 
     counts = base / f"{names}.jsonl"
     proc = run_cli("frequency", "annotate", "--relation", "P36", "--out", str(counts), "--store", store,

@@ -53,7 +53,8 @@ def test_real_articles_in_both_scripts(store, tmp_path, zh_convert):
     built = run_cli("corpus", "index", str(CORPUS), "--languages", "zh", *extra, "--store", store, "--index", index,
                     "--json", "--quiet", check=True)
     assert json.loads(built.stdout)["settings"] == {"method": "names", "languages": ["zh"], "min_alias_length": 2,
-                                                    "excluded": [], "names": "all", "zh_convert": zh_convert}
+                                                    "excluded": [], "names": "all", "zh_convert": zh_convert,
+                                                    "min_han_length": 1}
     assert [documents(index, e) for e in ENTITIES] == COUNTS[zh_convert]
     pair = run_cli("frequency", "pair", "Q145", "Q84", "--index", index, "--json", check=True).stdout
     assert json.loads(pair)["documents"] == UK_LONDON[zh_convert]

@@ -78,6 +78,7 @@ MEANINGS = {
     "--merge-wait": ("number", "seconds rank 0 of a launch waits for the other ranks' shards"),
     "--method": ("text", "a probing method"),
     "--min-alias-length": ("number", "shortest name counted as a mention"),
+    "--min-han-length": ("number", "shortest name in Han characters counted as a mention"),
     "--min-df": ("number", "fewest entities a feature is kept for"),
     "--model": ("text", "the model to use (a model spec; templates paraphrase: the server's name for it)"),
     "--models": ("text", "comma-separated model specs"),

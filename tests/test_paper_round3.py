@@ -15,6 +15,7 @@ each failing on the definitions factprobe used before.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -246,3 +247,83 @@ def test_belief_asks_only_facts_with_a_single_token_object(tmp_path):
                      options={"content_free": False, "objects": "all"})
     assert (older.aggregate["scored"], older.aggregate["accuracy"]) == (3, pytest.approx(1 / 3))
     assert older.aggregate["objects_left_out"] == 0 and older.aggregate["definitions"]["objects"] == "all"
+
+
+# -- 8. KDF: a one-character Chinese name is counted ----------------------------------------------
+
+# Four paragraphs of Chinese Wikipedia as CMRC 2018 publishes them (tests/data/zh): 氧化铁
+# (DEV_1152), 硼砂 (DEV_1147), 霁虹桥 (DEV_311), 黄埔港 (DEV_534). Steel (Q11427, 钢) is made from
+# iron (Q677, 铁) and carbon (Q623, 碳) (P186; the facts written here, the ids and zh labels
+# Wikidata's). Read by hand: 铁 is in all four (a title and texts: 氧化铁, 钢铁, 铁路), 钢 in the
+# last three (钢铁冶金, 钢结构, 钢板桩), 碳 in the first only (杂质碳, 二氧化碳).
+STEEL = {"Q11427": "钢", "Q677": "铁", "Q623": "碳"}
+PARAGRAPHS = Path(__file__).resolve().parent / "data" / "zh" / "cmrc2018_steel_iron.jsonl"
+
+
+@pytest.fixture(scope="module")
+def steel(tmp_path_factory):
+    from conftest import run_cli
+    from wikidata_builder import item, write_dump
+
+    entities = [_zh(item("Q11427", "steel", (), {"P186": ["Q677", "Q623"]}), "钢"),
+                _zh(item("Q677", "iron"), "铁"), _zh(item("Q623", "carbon"), "碳")]
+    base = tmp_path_factory.mktemp("steel")
+    store = str(base / "g.sqlite")
+    run_cli("ingest", "wikidata", str(write_dump(base / "g.json", entities)), "--languages", "zh", "--store", store,
+            "--quiet", check=True)
+    return base, store
+
+
+def _index(base, store: str, name: str, *extra: str) -> tuple[str, dict]:
+    from conftest import run_cli
+
+    index = str(base / f"{name}.sqlite")
+    built = run_cli("corpus", "index", str(PARAGRAPHS), "--languages", "zh", "--store", store, "--index", index,
+                    "--json", "--quiet", *extra, check=True)
+    return index, json.loads(built.stdout)["settings"]
+
+
+def _count(index: str, *terms: str) -> int:
+    from conftest import run_cli
+
+    command = "entity" if len(terms) == 1 else "pair"
+    out = run_cli("frequency", command, *terms, "--index", index, "--json", check=True).stdout
+    return json.loads(out)["documents"]
+
+
+def test_a_one_character_chinese_name_is_counted(steel):
+    """KDF counts "the number of documents that mention both entities" by their Chinese names
+    (003:227-238), whatever their length. factprobe dropped every name shorter than 2 characters,
+    so 钢, 铁 and 碳 never counted and steel's facts fell in bucket 0; a one-character name in Han
+    characters is a word and now counts (--min-han-length 1). By hand: 钢 3 documents, 铁 4, 碳 1;
+    钢 with 铁 3, 钢 with 碳 0."""
+    from conftest import run_cli
+
+    base, store = steel
+    index, settings = _index(base, store, "paper")
+    assert settings["min_han_length"] == 1 and settings["min_alias_length"] == 2
+    assert [_count(index, q) for q in STEEL] == [3, 4, 1]
+    assert [_count(index, "Q11427", q) for q in ("Q677", "Q623")] == [3, 0]
+    counts = base / "P186.jsonl"
+    run_cli("frequency", "annotate", "--relation", "P186", "--out", str(counts), "--store", store, "--index", index,
+            "--quiet", check=True)
+    rows = {r["object"]: (r["documents"], r["bucket"]) for r in map(json.loads, counts.read_text().splitlines())}
+    assert rows == {"Q677": (3, "[1,10)"), "Q623": (0, "0")}
+    # The older filter, by name: Han names need 2 characters as every other name
+    older, settings = _index(base, store, "older", "--min-han-length", "2")
+    assert "min_han_length" not in settings  # as recorded by every index before the option
+    assert [_count(older, q) for q in STEEL] == [0, 0, 0]
+    assert _count(older, "Q11427", "Q677") == 0
+
+
+def test_one_character_names_count_only_in_han():
+    """A name of one Latin letter still needs --min-alias-length (2): it would match nearly
+    everything, and it is no word of a script without spaces."""
+    from factprobe.index.settings import IndexSettings
+    from factprobe.index.text import AliasFilter
+
+    chinese = IndexSettings(languages=("zh",)).alias_filter
+    assert (chinese.keeps("铁"), chinese.keeps("x"), chinese.keeps("7"), chinese.keeps("の")) == (True, False, False,
+                                                                                               False)
+    assert not IndexSettings(languages=("en",)).alias_filter.keeps("铁")  # no Han language indexed: as before
+    assert not AliasFilter(min_length=2, han_min_length=2).keeps("铁")
