@@ -41,13 +41,21 @@ def _definitions(known: str, sharing: str):
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for report.md, report.html and the PNG plots (created if needed).")
 @click.option("--title", default="factprobe report", show_default=True, help="Heading of the report.")
+@click.option("--probes", "probes", multiple=True, type=click.Path(exists=True), metavar="PATH",
+              help="A probe set (or a folder of them) the runs read, for the item view's prompts and choices, "
+                   "when it is not beside the runs (the run folder, its parent, or ../probesets/ as `factprobe "
+                   "run` lays them out); matched by its SHA-256. Repeatable.")
+@click.option("--items-rows", type=click.IntRange(1), default=5000, show_default=True,
+              help="Rows items.html holds; past them it holds a seeded sample of items, and says so.")
+@click.option("--seed", "items_seed", type=int, default=0, show_default=True, help="The seed of that sample.")
 @_definition_options
 @overwrite_option
-def report_command(folders, out_dir, title, known, sharing, overwrite):
-    """Tables and plots over eval run folders (from `factprobe eval --out DIR`).
+def report_command(folders, out_dir, title, probes, items_rows, items_seed, known, sharing, overwrite):
+    """Tables and plots over eval run folders (from `factprobe eval --out DIR`), and every item.
 
     \b
-    Writes REPORT_DIR/report.md, report.html (self-contained; images next to it) and PNGs:
+    Writes REPORT_DIR/report.md, report.html (self-contained; images next to it), items.html (every
+    item with filters, its prompt, choices, scores and the other runs' answers; self-contained) and PNGs:
       accuracy_by_bucket.png  accuracy per frequency bucket, one bar per run
       reliability.png         confidence against accuracy (runs with reliability bins)
       relation_heatmap.png    accuracy per relation and run
@@ -56,11 +64,16 @@ def report_command(folders, out_dir, title, known, sharing, overwrite):
     \b
     factprobe report runs/smollm2-iclke runs/gemma-iclke --out reports/iclke
     """
+    from pathlib import Path
+
     from ..probes.report import RunError
+    from ..probes.report.items_data import ItemViewOptions
     from .steps import Console, report_step
 
+    items = ItemViewOptions(tuple(Path(p) for p in probes), items_rows, items_seed)
     try:
-        report_step(folders, out_dir, title, _definitions(known, sharing), Console(say=click.echo), overwrite=overwrite)
+        report_step(folders, out_dir, title, _definitions(known, sharing), Console(say=click.echo), overwrite=overwrite,
+                    items=items)
     except (RunError, OSError) as error:
         fail(str(error), EXIT_USAGE)
 

@@ -129,16 +129,18 @@ def option_value(value: Any) -> Any:
 
 
 def report_step(folders: Sequence[str | Path], out: str | Path, title: str, definitions=None,
-                console: Console = Console(), overwrite: bool = False):
+                console: Console = Console(), overwrite: bool = False, items=None):
     """`factprobe report`: tables and plots over finished runs into `out` (Markdown and a
-    self-contained HTML page); `overwrite`: write into a folder holding other files (a run
-    folder's, a link, are refused always: cli/outputs.py). Returns the ReportFiles."""
+    self-contained HTML page), and the item view (items.html; `items`: its ItemViewOptions);
+    `overwrite`: write into a folder holding other files (a run folder's, a link, are refused
+    always: cli/outputs.py). Returns the ReportFiles."""
     from ..probes.report import Definitions, load_runs, write_report
+    from ..probes.report.items_data import ItemViewOptions
     from .outputs import claim_report_folder
 
     folders = [Path(f) for f in folders]
     claim_report_folder(out, overwrite=overwrite, inputs=folders)
     runs = load_runs(folders)
-    files = write_report(runs, Path(out), title, definitions or Definitions())
-    console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {len(files.images)} plot(s)")
+    files = write_report(runs, Path(out), title, definitions or Definitions(), items or ItemViewOptions())
+    console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {files.items}, {len(files.images)} plot(s)")
     return files

@@ -60,6 +60,7 @@ MEANINGS = {
     "--host": ("text", "the address to listen on"),
     "--include-deprecated": ("flag", "also deprecated-rank statements"),
     "--index": ("path", "the embedded frequency index file"),
+    "--items-rows": ("number", "rows the report's item view holds before it samples items"),
     "--json": ("flag", "machine-readable output"),
     "--judgements": ("path", "a file of human judgements of what a model knows"),
     "--kdf-demonstrations": ("text", "where KDF demonstrations come from"),

@@ -93,7 +93,7 @@ def test_labels_are_short_and_the_runs_table_is_their_legend(readable):
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("R1", "SmolLM2-135M-Instruct / ic-lke", "gguf:SmolLM2-135M-Instruct.Q4_1.gguf@b179c9523d0e/float32"),
         ("R2", "gemma-3-270m / belief", "gguf:gemma-3-270m-q4_k_m.gguf@a5fd3b62230a/float32")]
-    assert rows[0][8] == "0.2000–0.8000 (few)"
+    assert rows[0][7] == "Accuracy 0.5000 [0.20–0.80 few]"
 
 
 def test_tables_carry_intervals(readable):

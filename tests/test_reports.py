@@ -143,14 +143,14 @@ def test_overlap_under_the_default_definitions_shows_both_sharing_rates(runs, tm
 def test_method_tables_and_unknown_keys(report):
     markdown = (report / "report.md").read_text()
     runs_rows = table_rows(markdown, "| Run | Label |")
+    # each run's measure is its method's (issue 39.3): BELIEF's is Acc@1, not the mean share (0.75)
     assert [(r[0], r[1], r[2], r[3], r[5], r[7]) for r in runs_rows] == [
-        ("R1", "model-a / ic-lke", "hf:model-a", f"capitals.jsonl ({'ab' * 6})", "6", "0.5000"),  # 3 of 6
-        ("R2", "model-b / ic-lke", "hf:model-b", f"capitals.jsonl ({'ab' * 6})", "6", "0.6667"),  # 4 of 6
-        ("R3", "model-c / belief", "hf:model-c", f"cloze.jsonl ({'cd' * 6})", "2", "0.7500"),  # (1.0 + 0.5) / 2
+        ("R1", "model-a / ic-lke", "hf:model-a", f"capitals.jsonl ({'ab' * 6})", "6", "Accuracy 0.5000"),  # 3 of 6
+        ("R2", "model-b / ic-lke", "hf:model-b", f"capitals.jsonl ({'ab' * 6})", "6", "Accuracy 0.6667"),  # 4 of 6
+        ("R3", "model-c / belief", "hf:model-c", f"cloze.jsonl ({'cd' * 6})", "2", "Acc@1 0.5000 ± 0.1000"),
     ]
-    # aggregates written before intervals existed say so; options set away from the defaults are named
-    assert [r[8] for r in runs_rows] == ["–", "–", "–"]
-    assert all(r[9] for r in runs_rows)
+    # aggregates written before intervals existed have none; options set away from the defaults are named
+    assert all(r[8] for r in runs_rows)
     assert table_rows(markdown, "| Run | Acc@1") == [["R3", "0.5000 ± 0.1000", "0.2500", "0.1250", "1.0000",
                                                     "0.5000 / 0.7500 / 1.0000"]]
     assert ["R1", "0.5", "0.7500", "–", "4"] in table_rows(markdown, "| Run | K |")

@@ -31,7 +31,14 @@ class Image:
     alt: str
 
 
-Block = Union[Heading, Text, Table, Image]
+@dataclass(frozen=True)
+class Link:
+    """A page beside the report (its item view, items.html)."""
+    file: str
+    text: str
+
+
+Block = Union[Heading, Text, Table, Image, Link]
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:

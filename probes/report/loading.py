@@ -85,7 +85,9 @@ class Run:
         return int(self.aggregate.get("items", len(self.items)))
 
 
-def load_run(folder: str | Path) -> Run:
+def load_run(folder: str | Path, items: bool = True) -> Run:
+    """The run in `folder`; without `items`, its run.json and aggregate.json only (the service's
+    item view streams items.jsonl instead of holding it)."""
     path = Path(folder)
     if not path.is_dir():
         raise RunError(f"{folder}: no such run folder")
@@ -94,14 +96,16 @@ def load_run(folder: str | Path) -> Run:
             raise RunError(f"{folder}: not a run folder (no {name}; run `factprobe eval --out {folder}` first)")
     config = _json_object(path / "run.json")
     aggregate = _json_object(path / "aggregate.json")
-    items = []
+    if not items:
+        return Run(str(folder), config, aggregate, ())
+    records = []
     for line in jsonl_lines(path / "items.jsonl"):
         if line.error:
             raise RunError(f"{line.where(path / 'items.jsonl')}: {line.error}")
         if not isinstance(line.value, dict) or "id" not in line.value:
             raise RunError(f"{line.where(path / 'items.jsonl')}: not an item record (no id)")
-        items.append(line.value)
-    return Run(str(folder), config, aggregate, tuple(items))
+        records.append(line.value)
+    return Run(str(folder), config, aggregate, tuple(records))
 
 
 def _json_object(path: Path) -> dict:

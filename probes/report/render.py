@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from ..document import Block, Heading, Image, Text
+from ..document import Block, Heading, Image, Link, Text
 
 
 _MD_SPECIAL = re.compile(r"([\\`*<>|])")
@@ -38,6 +38,8 @@ def to_markdown(blocks: Sequence[Block]) -> str:
             lines += [_md_text(block.text), ""]
         elif isinstance(block, Image):
             lines += [f"![{md_escape(block.alt)}]({block.file})", ""]
+        elif isinstance(block, Link):
+            lines += [f"[{md_escape(block.text)}]({block.file})", ""]
         else:
             lines.append("| " + " | ".join(md_escape(h) for h in block.headers) + " |")
             lines.append("|" + "|".join("---" for _ in block.headers) + "|")
@@ -50,6 +52,8 @@ _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+/* long model ids, folders and option lists wrap anywhere, so a wide table fits the page (issue 39.3) */
+th, td { overflow-wrap: anywhere; min-width: 2em; }
 th { background: #f2f2f2; }
 tr:nth-child(even) td { background: #fafafa; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5em 0 1em; }
@@ -80,6 +84,8 @@ def to_html(blocks: Sequence[Block], title: str, images: Path | None = None) -> 
             if images is not None and (images / block.file).is_file():
                 source = "data:image/png;base64," + base64.b64encode((images / block.file).read_bytes()).decode("ascii")
             body.append(f'<img src="{html.escape(source)}" alt="{html.escape(block.alt)}" title="{html.escape(block.file)}">')
+        elif isinstance(block, Link):
+            body.append(f'<p><a href="{html.escape(block.file)}">{html.escape(block.text)}</a></p>')
         else:
             head = "".join(f"<th>{html.escape(h)}</th>" for h in block.headers)
             rows = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..document import (Block, Heading, Image, Section, Table, Text, breakdown, bucket_key, fmt, fmt_cell, fmt_count,
-                        fmt_interval, measure_columns, natural_key, table, with_interval)
+from ..document import (Block, Heading, Image, Link, Section, Table, Text, breakdown, bucket_key, fmt, fmt_acc_at_1,
+                        fmt_cell, fmt_count, fmt_interval, interval_suffix, measure_columns, natural_key, table,
+                        with_interval)
 from ..methods import registered
 from ..measures.uncertainty import wilson
 from .comparison import Definitions, PairRow, comparable_pairs, position_curve
@@ -33,25 +34,51 @@ def shown_breakdowns(run: Run) -> set[str]:
 
 
 def _runs_section(runs: Sequence[Run]) -> list[Block]:
-    rows = [(r.rid, r.name, r.model, r.probe_set, r.folder, str(r.item_count),
-             fmt_count(r.aggregate.get("scored")), fmt(r.aggregate.get("accuracy")),
-             _interval_text(r.aggregate.get("accuracy_interval")),
+    rows = [(r.rid, r.name, r.model, r.probe_set, r.folder, str(r.item_count), *run_measure(r),
              ", ".join(f"{k}={v}" for k, v in sorted(r.changed_options.items())) or "defaults") for r in runs]
     return [Heading("Runs"),
-            Text("Accuracy is the mean of the items' `correct` values, as `factprobe eval` wrote it to "
-                 "aggregate.json, with its 95% interval (Wilson for right/wrong items, a bootstrap over "
-                 "items for shares; \"few\" under 30 items). Options: those the run set away from the "
-                 "method's defaults (KDF's `scoring`, for one). Numbers are rounded to 4 decimals, "
-                 "intervals to 2. Plots and tables name runs by their label (model alias / method "
-                 "(options)); this table is their legend, with each model's full identity."),
-            table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Accuracy", "95% interval",
-                   "Options"), rows)]
+            Text("Measure: the one the run's method reports, with its 95% interval (Wilson for right/wrong "
+                 "items, a bootstrap over items or facts for shares; \"few\" under 30 items): Min@n and Avg@n "
+                 "per distractor strategy, Acc@1 (mean ± SD over one-prompt draws) for BELIEF and per ICL "
+                 "setting for BELIEF-ICL, else accuracy, the mean of the items' `correct` values as "
+                 "`factprobe eval` wrote it to aggregate.json. Scored: the items the measure rests on. Options: "
+                 "those the run set away from the method's defaults (KDF's `scoring`, for one). Numbers are "
+                 "rounded to 4 decimals, intervals to 2. Plots and tables name runs by their label (model alias / "
+                 "method (options)); this table is their legend, with each model's full identity."),
+            table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Measure [95%]", "Options"), rows)]
 
 
-def _interval_text(interval: dict | None) -> str:
-    if not interval or interval.get("low") is None:
-        return "–"
-    return f"{fmt(interval['low'])}–{fmt(interval['high'])}" + (" (few)" if interval.get("few") else "")
+def run_measure(run: Run) -> tuple[str, str]:
+    """(scored, measure) for the runs table: the measure the run's method reports, named, with its
+    interval, and the items it rests on; accuracy where the method has no other."""
+    a = run.aggregate
+    strategies = {n: e for n, e in breakdown(run, "by_strategy").items() if isinstance(e, dict) and "min_at_n" in e}
+    if strategies:  # the distractor measure: no accuracy, a verdict per strategy
+        scored = "/".join(dict.fromkeys(fmt_count(e.get("items")) for e in strategies.values()))
+        return scored, "; ".join(f"{n}: Min@n {with_interval(e.get('min_at_n'), e.get('min_at_n_interval'))}, "
+                                 f"Avg@n {with_interval(e.get('avg_at_n'), e.get('avg_at_n_interval'))}"
+                                 for n, e in strategies.items())
+    if isinstance(a.get("acc_at_1"), dict):  # BELIEF
+        return fmt_count(a.get("scored")), f"Acc@1 {fmt_acc_at_1(a['acc_at_1'])}{interval_suffix(a.get('acc_at_1_interval'))}"
+    settings = {n: e for n, e in breakdown(run, "by_setting").items() if isinstance(e, dict)
+                and isinstance(e.get("acc_at_1"), dict)}
+    if settings:  # BELIEF-ICL
+        return fmt_count(a.get("scored")), "; ".join(
+            f"{n}: Acc@1 {fmt_acc_at_1(e['acc_at_1'])}{interval_suffix(e.get('acc_at_1_interval'))}"
+            for n, e in settings.items())
+    return fmt_count(a.get("scored")), f"Accuracy {with_interval(a.get('accuracy'), a.get('accuracy_interval'))}"
+
+
+def _items_section(page: str | None) -> list[Block]:
+    if not page:
+        return []
+    return [Heading("Items"),
+            Text("Every item of these runs, with filters by run, method, relation, frequency bucket, distractor "
+                 "strategy, ICL setting, right or wrong, and the items the runs disagree on; each item opens to its "
+                 "prompt, its choices or answers with their scores, the model's pick, the gold and its names, "
+                 "and the same item in the other runs. A page too large for one file holds a seeded sample of "
+                 "the items and says so; `factprobe serve --runs DIR` serves them all, page by page."),
+            Link(page, f"The item view: {page}")]
 
 
 def _method_sections(runs: Sequence[Run]) -> list[Block]:
@@ -204,12 +231,13 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
 
 
 def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,
-                   definitions: Definitions = Definitions()) -> list[Block]:
-    """The whole report as blocks; `images` names the PNG files that were drawn."""
+                   definitions: Definitions = Definitions(), items_page: str | None = None) -> list[Block]:
+    """The whole report as blocks; `images` names the PNG files that were drawn, `items_page`
+    the item view beside the report (items.html)."""
     images = images or set()
     pairs = comparable_pairs(runs, definitions)
     return [Heading(title, 1),
             Text(f"{len(runs)} run(s). Generated by factprobe report from run.json, items.jsonl and aggregate.json."),
-            *_runs_section(runs), *_method_sections(runs), *_bucket_section(runs, images),
+            *_runs_section(runs), *_items_section(items_page), *_method_sections(runs), *_bucket_section(runs, images),
             *_reliability_section(runs, images), *_positions_section(runs, images), *_relation_section(runs, images),
             *_overlap_section(pairs, images)]

@@ -1,6 +1,7 @@
 """The report on disk and the text of `factprobe compare`: `write_report` draws the plots, builds
-the document and writes report.md and report.html beside the PNGs; `comparison_text` lays out
-a `Comparison.as_dict()` as aligned columns for people.
+the document and writes report.md and report.html beside the PNGs, and the item view, items.html
+(items_data.py, items_page.py); `comparison_text` lays out a `Comparison.as_dict()` as aligned
+columns for people.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Mapping, Sequence
 from ...kg.outputs import replace_file
 from ..document import fmt, fmt_signed
 from .comparison import Definitions, comparable_pairs
+from .items_data import ItemViewOptions, items_payload
+from .items_page import items_html
 from .loading import Run
 from .plots import plot_buckets, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import to_html, to_markdown
@@ -19,8 +22,8 @@ from .sections import build_document
 
 
 # Every file a report writes into its folder (`report --out` checks each is no link first).
-REPORT_FILES = ("report.md", "report.html", "accuracy_by_bucket.png", "reliability.png", "positions.png",
-                "relation_heatmap.png", "overlap.png")
+REPORT_FILES = ("report.md", "report.html", "items.html", "accuracy_by_bucket.png", "reliability.png",
+                "positions.png", "relation_heatmap.png", "overlap.png")
 
 
 @dataclass
@@ -28,10 +31,11 @@ class ReportFiles:
     markdown: Path
     html: Path
     images: list[Path] = field(default_factory=list)
+    items: Path | None = None  # items.html, the item view
 
 
 def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe report",
-                 definitions: Definitions = Definitions()) -> ReportFiles:
+                 definitions: Definitions = Definitions(), items: ItemViewOptions = ItemViewOptions()) -> ReportFiles:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(runs, p),
@@ -46,10 +50,12 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
             drawn.append(target)
         elif target.exists():
             target.unlink()  # left from an earlier report over other runs: it would mislead
-    blocks = build_document(runs, title, {p.name for p in drawn}, definitions)
-    files = ReportFiles(out / "report.md", out / "report.html", drawn)
+    payload = items_payload(runs, items.probes, items.rows, items.seed)
+    blocks = build_document(runs, title, {p.name for p in drawn}, definitions, items_page="items.html")
+    files = ReportFiles(out / "report.md", out / "report.html", drawn, out / "items.html")
     replace_file(files.markdown, to_markdown(blocks))
     replace_file(files.html, to_html(blocks, title, out))
+    replace_file(files.items, items_html(payload, f"{title}: item by item"))
     return files
 
 

@@ -1,0 +1,172 @@
+"""The item view's data: each run's records in the common shape (items_shape.py), joined with the
+probe set the run read (found beside the run by name and checked by its SHA-256, or given), whose
+items hold the choices and names a record leaves out and whose demonstrations let the method's
+own code rebuild a prompt that items.jsonl does not hold (IC-LKE's, BELIEF-ICL's). `items_payload`
+is what the report's items.html embeds: every row of every run, or a seeded sample of items past
+`limit` rows (items_filter.py), with the facets the filters offer and which rows the runs
+disagree on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..document import bucket_key, natural_key
+from ..probeset import read_items, read_meta, sidecar_path
+from .items_filter import FACETS, disagreeing, sample_ids
+from .items_shape import OUTCOMES, REBUILT_PROMPTS, ItemRow, PromptFn, rows_of
+from .loading import Run
+
+# Rows a page holds before it takes a seeded sample of items: the sample job has 1,162 (about
+# 1 MB of JSON); 5,000 rows of the largest records (KDF's prompts, IC-LKE's 20 choices) are
+# about 5 MB, which a browser parses in well under a second.
+PAGE_ROWS = 5000
+
+
+@dataclass(frozen=True)
+class ItemViewOptions:
+    probes: tuple[Path, ...] = ()  # probe sets (files or folders) to look in first (`report --probes`)
+    rows: int = PAGE_ROWS  # rows the page holds before it takes a seeded sample of items
+    seed: int = 0  # of that sample
+
+
+def find_probe_set(folder: str | Path, name: str, sha256: str | None, given: Sequence[Path] = ()) -> Path | None:
+    """The probe set a run read: a file `given` (or one named `name` in a folder given), else
+    `name` in the run folder, beside it, or in the pipeline layout's probesets/ beside runs/;
+    the first whose bytes are the run's (its SHA-256, or its sidecar's). None when none is."""
+    folder = Path(folder)
+    candidates = [p for g in given for p in ((g / name,) if g.is_dir() else (g,))]
+    candidates += [folder / name, folder.parent / name, folder.parent.parent / "probesets" / name]
+    for path in candidates:
+        if path.is_file() and (path.name == name or sha256) and _same_bytes(path, sha256):
+            return path
+    return None
+
+
+def _same_bytes(path: Path, sha256: str | None) -> bool:
+    if sha256 is None:
+        return True  # a run from before digests: its file name is all it says
+    if sidecar_path(path).is_file():
+        try:
+            if read_meta(path).sha256 == sha256:
+                return True
+        except (OSError, ValueError):
+            pass
+    stat = path.stat()
+    return _digest(str(path), stat.st_size, stat.st_mtime_ns) == sha256
+
+
+@lru_cache(maxsize=64)
+def _digest(path: str, _size: int, _mtime: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class ProbeItems:
+    """What the view needs of a probe set: its test items by id (those asked for), and the
+    demonstration items and, for a method that chains them (EIC-LKE), every test item, by relation."""
+    path: Path | None
+    items: dict[str, dict] = field(default_factory=dict)
+    demonstrations: dict[str, list[dict]] = field(default_factory=dict)
+    tests: dict[str, list[dict]] = field(default_factory=dict)
+
+
+def read_probe_items(path: Path | None, wanted: set[str] | None = None, tests: bool = False) -> ProbeItems:
+    """The probe set's items (`wanted` ids only, or all), its demonstrations, and with `tests`
+    every test item by relation."""
+    found = ProbeItems(path)
+    if path is None:
+        return found
+    for item in read_items(path):
+        if not isinstance(item, dict) or "id" not in item:
+            continue
+        if item.get("split") == "demo":
+            found.demonstrations.setdefault(item.get("relation"), []).append(item)
+            continue
+        if tests:
+            found.tests.setdefault(item.get("relation"), []).append(item)
+        if wanted is None or item["id"] in wanted:
+            found.items[item["id"]] = item
+    return found
+
+
+def prompt_maker(method: str, config: dict, probes: ProbeItems) -> PromptFn | None:
+    """The method's own prompt, for a method whose records do not hold it (REBUILT_PROMPTS),
+    made from the run's options and seed and the probe set's demonstrations; None for the others."""
+    from ..methods import MethodContext, registered
+
+    need, cls = REBUILT_PROMPTS.get(method), registered().get(method)
+    if need is None or cls is None or probes.path is None:
+        return None
+    context = MethodContext(dict(config.get("options") or {}), int(config.get("seed") or 0),
+                            probes.demonstrations, probes.tests if need == "tests" else {})
+    try:
+        runner = cls(context)
+    except (ValueError, TypeError, KeyError) as error:
+        why = str(error)
+
+        def refused(item: dict, setting: str | None) -> str:
+            raise ValueError(f"the run's options no longer make a {method} prompt ({why})")
+        return refused
+    if need == "item":  # BELIEF-ICL: a prompt per setting
+        return lambda item, setting: runner.prompt(item, setting)
+    return lambda item, setting: runner.prompt(item)
+
+
+def needs_tests(method: str) -> bool:
+    return REBUILT_PROMPTS.get(method) == "tests"
+
+
+def run_entry(run: Run, probe_set: Path | None) -> dict:
+    """A run as the view lists it: its id, label, model, method, folder and probe set."""
+    return {"run": run.rid, "label": run.label, "name": run.name, "model": run.model, "method": run.method, "folder": run.folder,
+            "probes": run.probe_set, "probe_set": None if probe_set is None else str(probe_set),
+            "items": run.item_count}
+
+
+def facet_values(rows: Iterable[dict], runs: Sequence[str]) -> dict[str, list[str]]:
+    """Per facet, the values the rows have, in the order the filters list them."""
+    seen: dict[str, dict] = {facet: {} for facet in FACETS}
+    for row in rows:
+        for facet in FACETS:
+            if row.get(facet) is not None:
+                seen[facet][row[facet]] = None
+    order = {"run": lambda v: runs.index(v) if v in runs else len(runs), "relation": natural_key,
+             "bucket": bucket_key, "outcome": lambda v: OUTCOMES.index(v) if v in OUTCOMES else len(OUTCOMES)}
+    return {facet: sorted(values, key=order[facet]) if facet in order else list(values)
+            for facet, values in seen.items()}
+
+
+def items_payload(runs: Sequence[Run], probes: Sequence[Path] = (), limit: int = PAGE_ROWS, seed: int = 0) -> dict:
+    """Every row of every run (or the seeded sample), with the runs, the facets and the sample's
+    notice: the JSON that items.html embeds."""
+    brief = [(run, row) for run in runs for record in run.items for row in rows_of(run.method, record)]
+    disagree = disagreeing(((run.probes_sha256 or run.probes, row.key), row.outcome) for run, row in brief)
+    sample = sample_ids([row.id for _, row in brief], limit, seed)
+    entries, rows = [], []
+    for run in runs:
+        path = find_probe_set(run.folder, run.probes, run.probes_sha256, probes)
+        entries.append(run_entry(run, path))
+        kept = [r for r in run.items if sample.ids is None or str(r["id"]) in sample.ids]
+        rows += [row.as_dict(run.rid, run.method, (run.probes_sha256 or run.probes, row.key) in disagree)
+                 for row in mapped(run, kept, path)]
+    return {"format": 1, "runs": entries, "rows": rows, "facets": facet_values(rows, [r.rid for r in runs]),
+            "sample": {"seed": sample.seed, "items": sample.items, "items_total": sample.items_total,
+                       "rows": sample.rows, "rows_total": sample.rows_total, "notice": sample.notice()}
+            if sample.sampled else None}
+
+
+def mapped(run: Run, records: Sequence[dict], path: Path | None) -> list[ItemRow]:
+    """The records' rows with their probe items and rebuilt prompts."""
+    wanted = {str(r["id"]) for r in records}
+    probe = read_probe_items(path, wanted, tests=needs_tests(run.method))
+    prompt = prompt_maker(run.method, run.config, probe)
+    return [row for record in records for row in rows_of(run.method, record, probe.items.get(str(record["id"])), prompt)]
