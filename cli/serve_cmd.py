@@ -39,16 +39,20 @@ from .outputs import claim_data_folder, overwrite_option
               help="A model, folder or URL (as written) a client may name in an option that loads or calls one "
                    "(bertscore_model, judge_model, judge_base_url, templates, ...), besides --models; nothing "
                    "else a client names is loaded. Repeatable; GET /models lists them.")
+@click.option("--runs", "runs", multiple=True, type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="A run folder, or a folder of them (`factprobe run`'s OUT/runs), for the item view: "
+                   "GET /items/view, and /items for scripts; the finished eval jobs are there too. Repeatable.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)
 @overwrite_option
 def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, host, port, token_env, models,
-                  allow, log_level, overwrite):
+                  allow, runs, log_level, overwrite):
     """Serve the graph, frequency counts, distractors, and probe-set / evaluation jobs over HTTP.
 
     \b
     FACTPROBE_TOKEN=secret factprobe serve --store graph.sqlite --index freq.sqlite --semantic semantic-index
     curl http://127.0.0.1:8000/entities/Q90          # OpenAPI docs at /docs
+    factprobe serve --store runs/sample/graph.sqlite --runs runs/sample/runs   # items: /items/view
     """
     try:
         import uvicorn
@@ -70,7 +74,8 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
         click.echo(f"warning: ${token_env} is not set: POST endpoints will answer 503", err=True)
     config = ServiceConfig(Path(store), Path(data_dir), Path(index_path) if index_path else None,
                            Path(semantic_dir) if semantic_dir else None, token, served, es_url, es_index,
-                           tuple(dict.fromkeys(a.strip() for a in allow if a.strip())))
+                           tuple(dict.fromkeys(a.strip() for a in allow if a.strip())),
+                           tuple(Path(r) for r in runs))
     try:
         app = create_app(config)  # reads the data folder's job records back
     except (OSError, RuntimeError, sqlite3.Error) as error:  # a folder in use, unwritable, or of another schema

@@ -105,6 +105,7 @@ MEANINGS = {
     "--relations": ("text", "comma-separated relation ids, or 'templates'"),
     "--restart": ("flag", "start over instead of resuming"),
     "--retries": ("number", "retries per request"),
+    "--runs": ("path", "a run folder, or a folder of them, for the item view"),
     "--seed": ("number", "the seed of random draws"),
     "--semantic": ("path", "the semantic index folder"),
     "--sharing": ("text", "how sharing between runs is measured"),

@@ -2,7 +2,8 @@
 probe-set builds and evaluation runs as background jobs.
 
 `create_app` composes the app: one APIRouter per OpenAPI tag (reads.py: service, graph,
-frequency, distractors; job_routes.py: jobs), the guards and error handlers of
+frequency, distractors; job_routes.py: jobs; item_routes.py: items, the item view over the
+runs it knows), the guards and error handlers of
 guard.py, and the state the routes share (state.py). Every path comes from the
 server's configuration (`ServiceConfig`); a client names entities, relations and job ids, and a
 model, file or URL only among those the operator allowed at start (`--models`, `--allow-model`;
@@ -18,6 +19,8 @@ from fastapi import FastAPI
 
 from ... import __version__
 from .guard import BodyLimit, ErrorCounter, install_error_handlers
+from .item_index import ItemCatalog
+from .item_routes import items_router, known_runs
 from .job_routes import jobs_router
 from .reads import ROUTERS
 from .state import DEFAULT_MODELS, ServiceConfig, ServiceState
@@ -28,9 +31,11 @@ __all__ = ["DEFAULT_MODELS", "ServiceConfig", "create_app"]
 def create_app(config: ServiceConfig) -> FastAPI:
     errors = ErrorCounter()
     state = ServiceState.create(config, errors)
+    items = ItemCatalog(lambda: known_runs(config.runs, state.jobs))  # the item view's runs, indexed once
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
+        items.warm()  # indexes the runs in the background: the first /items need not wait for them all
         yield
         state.jobs.shutdown()
 
@@ -39,8 +44,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
                               "distractors; probe-set builds and evaluation runs as background jobs. "
                               "POST endpoints need the server's bearer token.")
     app.state.factprobe = state  # what the routes reach through service_state.service_state
+    app.state.items = items
     app.add_middleware(BodyLimit)
     install_error_handlers(app, errors)
-    for router in (*ROUTERS, jobs_router):
+    for router in (*ROUTERS, jobs_router, items_router):
         app.include_router(router)
     return app

@@ -39,6 +39,8 @@ class ServiceConfig:
     # Models, files and URLs (as written) a client may name in an option that loads or calls one,
     # besides `models` (`serve --allow-model`); nothing else a client names is loaded.
     allow: tuple[str, ...] = ()
+    # Run folders (or folders of them) the item view shows besides the finished eval jobs (`serve --runs`).
+    runs: tuple[Path, ...] = ()
 
     @property
     def allowed(self) -> tuple[str, ...]:
