@@ -85,6 +85,8 @@ class Runner:
                       partial(report_step, [f for f, _ in runs], report, title, console=self.console,
                               overwrite=self.overwrite))
         return {"out": str(p.out), "report": str(report / "report.html") if p.report else None,
+                "items": str(report / "items.html") if p.report and runs else None,
+                "serve": serve_line(self.store, p.out / "runs") if runs else None,
                 "runs": [str(f) for f, _ in runs], "seconds": round(time.perf_counter() - self.started, 1),
                 "headline": headline_lines(runs)}
 
@@ -187,6 +189,11 @@ class Runner:
                           partial(eval_step, evaluation, self.models, self.console))
                 runs.append((folder, probes))
         return runs
+
+
+def serve_line(store: Path, runs: Path) -> str:
+    """The command that serves the item view over the pipeline's runs, page by page."""
+    return shlex.join(["factprobe", "serve", "--store", str(store), "--runs", str(runs)])
 
 
 def _safe(model: str) -> str:

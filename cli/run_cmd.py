@@ -65,6 +65,10 @@ def run_command(config, out, restart, quiet, as_json, overwrite):
         click.echo(f"  {line}")
     if summary["report"]:
         click.echo(f"report: {summary['report']}  (and report.md beside it)")
+    if summary.get("items"):
+        click.echo(f"items:  {summary['items']}  (every item: filters, prompts, scores, the runs side by side)")
+    if summary.get("serve"):
+        click.echo(f"serve:  {summary['serve']}  (then open http://127.0.0.1:8000/items/view)")
 
 
 def _inputs(pipeline) -> list[Path]:

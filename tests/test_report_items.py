@@ -346,3 +346,36 @@ def test_factprobe_report_writes_the_item_view_and_its_sample(sample, tmp_path):
     assert len(data["rows"]) <= 60 and (data["sample"]["seed"], data["sample"]["rows_total"]) == (2, 1162)
     assert run_cli("report", sample / "runs" / "gemma3-270m--kdf--kdf", "--out", tmp_path / "r2", "--probes",
                    tmp_path / "no such folder").returncode == 2
+
+
+@pytest.mark.slow
+def test_the_main_job_ends_with_the_reports_path_and_the_served_views_command(tmp_path):
+    """A pipeline as README's main job (`factprobe run`), smaller: its last lines name the report,
+    the item view and the command that serves it; that command's service finds the items."""
+    from fastapi.testclient import TestClient
+
+    from conftest import run_cli
+    from factprobe.cli.service import ServiceConfig, create_app
+    from test_eval import capital_graph
+    from wikidata_builder import write_dump
+
+    write_dump(tmp_path / "capitals.json", capital_graph())
+    (tmp_path / "tiny.yaml").write_text(
+        "name: tiny\nout: out\nseed: 1\ngraph:\n  sources:\n    - {format: wikidata, path: capitals.json}\n"
+        "probesets:\n  kdf: {kind: kdf, relations: [P36], shots: 2, kdf_demonstrations: same-relation}\n"
+        "models: [smollm2-135m-instruct]\nevaluations:\n  - {method: kdf, probeset: kdf, limit: 4}\nreport: true\n")
+    proc = run_cli("run", tmp_path / "tiny.yaml", "--quiet", cwd=tmp_path, timeout=900)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    *_, report, items, serve = proc.stdout.strip().splitlines()
+    out = tmp_path / "out"  # the config's `out`, beside the config
+    assert report == f"report: {out}/report/report.html  (and report.md beside it)"
+    assert items == f"items:  {out}/report/items.html  (every item: filters, prompts, scores, the runs side by side)"
+    assert serve == (f"serve:  factprobe serve --store {out}/graph.sqlite --runs {out}/runs  "
+                     "(then open http://127.0.0.1:8000/items/view)")
+    data = embedded((tmp_path / "out" / "report" / "items.html").read_text())
+    assert len(data["rows"]) == 4 and all(r["question"].endswith("Answer:") for r in data["rows"])
+    (tmp_path / "data").mkdir()
+    config = ServiceConfig(tmp_path / "out" / "graph.sqlite", tmp_path / "data", runs=(tmp_path / "out" / "runs",))
+    with TestClient(create_app(config)) as client:
+        page = client.get("/items").json()
+    assert [r["id"] for r in page["rows"]] == [r["id"] for r in data["rows"]]
