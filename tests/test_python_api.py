@@ -79,7 +79,8 @@ def test_the_commands_write_the_same_files(ran, tiny, tmp_path):
     commands = [
         ["ingest", "wikidata", str(sample), "--store", str(store), "--languages", "en,de,fr", "--quiet"],
         ["probeset", "build", "--kind", "icl-mc", "--relation", "P36", "--relation", "P1376", "--per-relation", "60",
-         "--choices", "20", "--demo-fraction", "0.4", "--store", str(store), "--out", str(probes), "--quiet"],
+         "--choices", "20", "--demo-fraction", "0.4", "--trex-mc-filter", "report", "--store", str(store),
+         "--out", str(probes), "--quiet"],
         ["eval", "--model", tiny, "--method", "ic-lke", "--probes", str(probes), "--out", str(out),
          "--option", "separator=: ", "--option", "examples=10", "--quiet"],
     ]
