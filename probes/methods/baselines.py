@@ -1,7 +1,9 @@
 """The knowledge measures the distractor paper compares against (Ammar Khodja et al. 2025, Table
 2, seed 004 = ../shared/papers/004_9e1422d598bbbe4c.txt:201-207): probability, Precision@n,
 ROUGE-L, BERT-score (with a local encoder, bertscore.py), KaRR (karr.py) and an optional LLM
-judge (judge.py), by default taken on the relation's object-final clozes and averaged over them.
+judge (judge.py), taken on the item's own `clozes` when it has them, else on the relation's
+object-final cloze templates (probes/methods/clozes.py), and averaged over them (KaRR asks its
+own, karr.py).
 
 Every measure compares with o's own names Λ(o) (004:203-207; label then aliases, the item's
 `object_names`; a probe set without them gives the label alone), not with the names of every
@@ -30,9 +32,10 @@ from .. import measures
 from ..declare import LOCAL, SERVED_MODEL, URL, option
 from ..document import Block, Heading, ReportRun, Section, Text, table, with_interval
 from ..scoring.requests import GenerateRequest, LabelPathRequest
-from ..templates import load_templates, prompt_before_object
+from ..templates import load_templates
 from .base import Method, OptionError, answer_key, base_record, headline_interval, headline_number
 from .bertscore import SCORE, BertScoreModel, bests_per_cloze
+from .clozes import cloze_definition, item_clozes
 from .distractor import all_names, label_request, log_plausibility
 from .judge import JUDGE_PROMPTS, Judge
 from .karr import PROBABILITIES as KARR_PROBABILITIES, KarrAsker
@@ -72,7 +75,8 @@ def baseline_measures(records: Sequence[dict], options: dict | None = None) -> d
                    "probability_eos": options.get("probability_eos", True),
                    "gold": options.get("gold", "all-objects"), "precision": options.get("precision", "beams"),
                    "answer_cut": options.get("answer_cut", "punctuation"),
-                   "max_tokens": options.get("max_tokens", 8)}  # None: the longest name + NAME_MARGIN
+                   "max_tokens": options.get("max_tokens", 8),  # None: the longest name + NAME_MARGIN
+                   "cloze_source": cloze_definition(records)}
     for name, definition in (("bertscore", bertscore_definition(options)), ("karr", karr_definition(options)),
                              ("judge", judge_definition(options))):
         if definition is not None:
@@ -144,8 +148,8 @@ class BaselinesOptions:
                                           "measure does.")
     candidates: str = option("beam", "answers for Precision@n, ROUGE-L and BERT-score: beams per cloze (the "
                                      "paper's) or samples of the first cloze.", choices=CANDIDATE_DEFINITIONS)
-    clozes: int = option(5, "the relation's first N object-final clozes, each measure averaged over them.",
-                         minimum=1, http_limit=100)
+    clozes: int = option(5, "the item's first N object-final clozes (its `clozes`, else its relation's templates), "
+                            "each measure averaged over them.", minimum=1, http_limit=100)
     beams: int = option(10, "candidates=beam: beams per cloze (precision=beams: at least n).", minimum=1,
                         http_limit=64)
     samples: int = option(10, "candidates=sample: sampled answers.", minimum=1, http_limit=200)
@@ -226,34 +230,30 @@ class Baselines(Method):
         self.judge = Judge(self.options["judge_model"], self.options["judge_base_url"],
                            self.options["judge_prompt"]) if self.options["judge_model"] else None
 
-    def _clozes(self, item: dict) -> tuple[list[str], str]:
-        """The first `clozes` object-final clozes with the subject filled in, and the question."""
-        entry = self.templates.get(item["relation"])
-        clozes = entry.object_final_clozes() if entry else ()
-        if not clozes:
-            raise ValueError(f"{item['id']}: no object-final cloze template for {item['relation']}")
-        question = entry.question()
-        return ([prompt_before_object(c, item["subject_label"]) for c in clozes[: self.options["clozes"]]],
-                question.replace("[X]", item["subject_label"]))
+    def _clozes(self, item: dict) -> tuple[list[str], str, str]:
+        """The first `clozes` object-final clozes with the subject filled in (the item's own, else
+        its relation's templates: probes/methods/clozes.py), the question, and where they came from."""
+        found = item_clozes(item, self.templates, self.options["clozes"])
+        return found.prompts(item["subject_label"]), found.question.replace("[X]", item["subject_label"]), found.source
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         prompts = [self._clozes(i) for i in items]
-        clozes = [c for c, _ in prompts]
+        clozes = [c for c, _, _ in prompts]
         names = [compared_names(i, self.options["gold"]) for i in items]
         lengths = self._answer_lengths(scorer, clozes, names)
         greedy = [g.texts[0].strip() for g in scorer.generate([self._ask(c[0], t) for c, t in zip(clozes, lengths)])]
         candidates = self._candidates(scorer, clozes, lengths)
         tokens = self._next_tokens(scorer, clozes) if self.options["precision"] == "tokens" else [None] * len(items)
-        judged = self._judged([q for _, q in prompts], clozes, names, greedy, candidates)
+        judged = self._judged([q for _, q, _ in prompts], clozes, names, greedy, candidates)
         probabilities = self._probabilities(scorer, items, clozes)
         bert = bests_per_cloze(self.bertscore, names, candidates) \
             if self.bertscore is not None else [None] * len(items)
         plans = [self.karr.plan(i) for i in items] if self.karr is not None else []
         karrs = iter(self.karr.score(scorer, plans) if plans else ())
         records = []
-        for item, texts, answer, found, top, judge, per_cloze, bertscore, plan, length, compared in zip(
+        for item, texts, answer, found, top, judge, per_cloze, bertscore, plan, length, compared, source in zip(
                 items, clozes, greedy, candidates, tokens, judged, probabilities, bert, plans or [None] * len(items),
-                lengths, names):
+                lengths, names, [s for _, _, s in prompts]):
             probability = math.fsum(per_cloze) / len(per_cloze)
             karr = {}
             if plan is not None:
@@ -264,7 +264,8 @@ class Baselines(Method):
                         "karr_relations": dict(zip(plan.relations, plan.relation_prompts))}
             extra = {"next_tokens": top} if top is not None else {}
             records.append(base_record(
-                item, cloze=texts[0], clozes=texts[:len(per_cloze)], names=compared, answer_tokens=length,
+                item, cloze=texts[0], clozes=texts[:len(per_cloze)], cloze_source=source, names=compared,
+                answer_tokens=length,
                 answer=answer, probability=probability, probability_per_cloze=per_cloze,
                 correct=measures.probability_known(probability, self.options["threshold"]),
                 candidates=found, **self._measured(compared, answer, found, top, bertscore), **judge, **extra,

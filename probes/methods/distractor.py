@@ -1,8 +1,9 @@
 """The distractor measure (Ammar Khodja et al. 2025): a model knows a fact in a cloze when the
 true object is more plausible than the distractors. Plausibility of an entity after a cloze is
 the sum over ALL its names (label and aliases) of P(" " + name + EOS | cloze), so it needs a
-scorer that answers label paths (local causal models). Min@n and Avg@n are taken per cloze and
-averaged over the fact's clozes; the details: docs/design-notes.md."""
+scorer that answers label paths (local causal models). Min@n and Avg@n are taken per cloze (the
+item's own `clozes`, else its relation's templates: probes/methods/clozes.py) and averaged over
+the fact's clozes; the details: docs/design-notes.md."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from .. import measures
 from ..declare import option
 from ..document import Block, Heading, ReportRun, Section, breakdown, fmt_count, table, with_interval
 from ..scoring.requests import LabelPathRequest, LabelPathScore
-from ..templates import load_templates, prompt_before_object
+from ..templates import load_templates
 from .base import Method, base_record, headline_interval, headline_number
+from .clozes import Clozes, cloze_definition, item_clozes
 from ..measures.accuracy import interval
 
 
@@ -30,7 +32,7 @@ def distractor_measures(records: Sequence[dict], options: dict | None = None) ->
         rows = [{**r, **r["by_strategy"][strategy]} for r in records if strategy in r["by_strategy"]]
         out[strategy] = {**_min_avg(rows), "skipped": sum(len(r.get("skipped") or ()) for r in rows),
                          "by_relation": _min_avg_by(rows, "relation"), "by_bucket": _min_avg_by(rows, "bucket")}
-    return {"by_strategy": out}
+    return {"by_strategy": out, "definitions": {"cloze_source": cloze_definition(records)}}
 
 
 def _min_avg(rows: Sequence[dict]) -> dict:
@@ -71,8 +73,8 @@ MIN_AVG_BY_STRATEGY = Section(40, _strategy_blocks, breakdowns=("by_strategy",))
 
 @dataclass(frozen=True)
 class DistractorOptions:
-    clozes: int = option(5, "the relation's first N object-final clozes, a fact's measures averaged over them.",
-                         minimum=1, http_limit=100)
+    clozes: int = option(5, "the item's first N object-final clozes (its `clozes`, else its relation's templates), "
+                            "a fact's measures averaged over them.", minimum=1, http_limit=100)
     n: int | None = option(None, "the first N named distractors of each item (default every one it has).", minimum=1)
 
 
@@ -102,23 +104,22 @@ class DistractorMeasure(Method):
         super().__init__(context)
         self.templates = load_templates()
 
-    def clozes(self, item: dict) -> list[str]:
-        entry = self.templates.get(item["relation"])
-        texts = entry.object_final_clozes() if entry else ()
-        if not texts:
-            raise ValueError(f"{item['id']}: no object-final cloze template for {item['relation']}")
-        return [prompt_before_object(t, item["subject_label"]) for t in texts[: self.options["clozes"]]]
+    def clozes(self, item: dict) -> Clozes:
+        """The item's own clozes, else its relation's templates (probes/methods/clozes.py)."""
+        return item_clozes(item, self.templates, self.options["clozes"])
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         asked = []  # per item, per cloze: (cloze, request, the entity of each name asked)
+        sources = []
         for item in items:
-            names = entity_names(item)
-            asked.append([(cloze, *label_request(cloze, names)) for cloze in self.clozes(item)])
+            names, clozes = entity_names(item), self.clozes(item)
+            sources.append(clozes.source)
+            asked.append([(cloze, *label_request(cloze, names)) for cloze in clozes.prompts(item["subject_label"])])
         answers = iter(scorer.label_paths([request for clozes in asked for _, request, _ in clozes]))
-        return [self._record(item, [(cloze, owners, next(answers)) for cloze, _, owners in clozes])
-                for item, clozes in zip(items, asked)]
+        return [self._record(item, [(cloze, owners, next(answers)) for cloze, _, owners in clozes], source)
+                for item, clozes, source in zip(items, asked, sources)]
 
-    def _record(self, item: dict, scored: list[tuple[str, list[str], list[LabelPathScore]]]) -> dict:
+    def _record(self, item: dict, scored: list[tuple[str, list[str], list[LabelPathScore]]], source: str) -> dict:
         """`scored`: per cloze, the cloze, the entity of each name asked and the scores."""
         named = {entity for _, owners, _ in scored for entity in owners}
         per_cloze, scores = [], {s: {"min_at_n": [], "avg_at_n": []} for s in item["distractors"]}
@@ -142,7 +143,7 @@ class DistractorMeasure(Method):
                        for strategy, found in item["distractors"].items()}
         only = next(iter(by_strategy.values())) if len(by_strategy) == 1 else None
         return base_record(item, object=item["object"], by_strategy=by_strategy,
-                           correct=only["min_at_n"] if only else None, per_cloze=per_cloze)
+                           correct=only["min_at_n"] if only else None, per_cloze=per_cloze, cloze_source=source)
 
     def _first_named(self, found: list[dict], plausibility: dict[str, float]) -> list[dict]:
         """The first n distractors that have a name (n: the option, default all of them)."""
