@@ -215,8 +215,8 @@ SCRIPT = r"""
     }
   }
 
-  function reopen() {
-    const given = new URLSearchParams(location.hash.slice(1));
+  function reopen(hash) {
+    const given = new URLSearchParams(hash.slice(1));
     const run = given.get("item-run"), id = given.get("item-id"), key = given.get("item-key");
     if (!run || !id) return;
     const pick = function (rows) {
@@ -238,7 +238,8 @@ SCRIPT = r"""
   $("page-next").addEventListener("click", function () { page += 1; update(); });
   setRuns(data.runs);
   if (!served) fill(data.facets || {});
+  const opened = location.hash;  // read first: update() rewrites the address before an item is open
   update();
-  reopen();
+  reopen(opened);
 })();
 """
