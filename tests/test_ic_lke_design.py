@@ -132,3 +132,12 @@ def test_per_position_probabilities_on_a_real_model():
     unknown = record["example_kinds"].index("unknown")
     assert logprobs[unknown] == min(logprobs) and math.isfinite(record["gold_logprob"])
     assert record["prediction"] == "Paris"
+
+
+def test_a_choice_record_keeps_every_choice_score_for_the_item_view():
+    from factprobe.probes.methods.ic_lke import choice_record
+
+    item = {"id": "mc:1", "relation": "P36", "choices": ["Bonn", "Berlin", "Paris"], "answer_index": 1}
+    record = choice_record(item, [-2.0, -0.5, -1.2345678])
+    assert record["choice_logprobs"] == [-2.0, -0.5, -1.234568]
+    assert (record["predicted_index"], record["gold_logprob"], record["correct"]) == (1, -0.5, True)

@@ -218,9 +218,11 @@ class ICLKE(Method):
 def choice_record(item: dict, logprobs: list[float], **extra) -> dict:
     """The record of a multiple-choice item scored by continuation log-probabilities (IC-LKE and
     EIC-LKE write the same fields, so one aggregate reads both): the argmax choice, and its
-    probability renormalized over the choices (what Accuracy@K thresholds)."""
+    probability renormalized over the choices (what Accuracy@K thresholds), and every choice's
+    log-probability, rounded for reading (the item view shows what the pick was chosen over)."""
     best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))  # ties: the earlier choice
     return base_record(item, prediction=item["choices"][best], predicted_index=best,
                        answer_index=item["answer_index"], correct=best == item["answer_index"],
                        probability=measures.normalize_choice_probs(logprobs)[best],
-                       gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs), **extra)
+                       gold_logprob=logprobs[item["answer_index"]], choices=len(logprobs),
+                       choice_logprobs=[round(x, 6) for x in logprobs], **extra)
