@@ -125,7 +125,7 @@ def stats(path, as_json):
 
 @probeset_group.command("import")
 @click.option("--format", "fmt", type=click.Choice(["lama-trex", "pararel", "lama-google-re", "trex-mc", "myriadlama",
-                                                   "lm-eval"]), required=True,
+                                                   "lm-eval", "distfact-taxonomy"]), required=True,
               help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); pararel: "
                    "ParaRel's LAMA rows (sub_label, obj_label; the relation from --relation or the file's name, "
                    "P36.jsonl); lama-google-re: LAMA Google-RE rows (pred, sub, obj, sub_w, obj_w, sub_label, "
@@ -134,30 +134,52 @@ def stats(path, as_json):
                    "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt); lm-eval: "
                    "lm-evaluation-harness multiple_choice task YAMLs with JSON data files in the task's folder "
                    "(icl-mc items with their own prompt, for --method mc; templates render sandboxed, "
-                   "!function is never run, nothing outside the folder is read).")
+                   "!function is never run, nothing outside the folder is read); distfact-taxonomy: DistFact's "
+                   "verbalization errors (scripts/taxonomy/taxonomy_hichem.csv), the flawed or the corrected sentence "
+                   "as each item's cloze, for `assess --flawed/--corrected` (see --verbalization).")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
 @click.option("--with-templates", "with_templates", cls=RenamedOption, old_names=("--templates",), is_flag=True,
               help="lama-trex, pararel, lama-google-re: give each item our cloze templates for its relation.")
 @click.option("--relation", default=None, help="pararel: the relation of files whose name does not say it.")
+@click.option("--verbalization", type=click.Choice(["flawed", "corrected"]), default=None,
+              help="distfact-taxonomy: the sentence each item asks, the row's verbalization (flawed) or its "
+                   "correction (corrected); import once for each, with the same --onto.")
+@click.option("--onto", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="distfact-taxonomy: a probe set holding the facts (a distractor set built from your store): its "
+                   "items take the clozes, distractors and names kept. Without it the items have no distractors "
+                   "(the baselines run them).")
+@click.option("--subject-final", type=click.Choice(["swap", "drop"]), default=None,
+              help="distfact-taxonomy: a sentence ending with the subject is asked as (o, r, s), as DistFact's "
+                   "notebook does [default: swap], or left out.")
 @click.option("--parquet", is_flag=True, help="Also write NAME.parquet (needs pyarrow).")
 @overwrite_option
 @json_option
-def import_(fmt, files, out_path, with_templates, relation, parquet, overwrite, as_json):
+def import_(fmt, files, out_path, with_templates, relation, verbalization, onto, subject_final, parquet, overwrite,
+            as_json):
     """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
     are reported by file, line and field and skipped (exit code 3). A probe set already at --out
     is rewritten only when this import makes the same items (--overwrite replaces it anyway)."""
     from ..probes.importers import import_items
     from ..probes.probeset import claim_probeset, write_probeset
 
-    claim = claim_probeset(out_path, overwrite=overwrite, inputs=files, parquet=parquet)
+    taxonomy = {"verbalization": verbalization, "onto": onto, "subject_final": subject_final}
+    claim = claim_probeset(out_path, overwrite=overwrite, inputs=[*files, *([onto] if onto else [])], parquet=parquet)
     templates = None
     if with_templates:
         from ..probes.templates import load_templates
 
         templates = {r: [t.text for t in entry.cloze] for r, entry in load_templates().items()}
     try:
-        items, report = import_items(fmt, files, templates, relation=relation)
+        if fmt == "distfact-taxonomy":
+            items, report, kind, params = _taxonomy(files, with_templates, relation, **taxonomy)
+        else:
+            given = [f"--{k.replace('_', '-')}" for k, v in taxonomy.items() if v is not None]
+            if given:
+                fail(f"{', '.join(given)}: for --format distfact-taxonomy only", EXIT_USAGE)
+            items, report = import_items(fmt, files, templates, relation=relation)
+            kind = "icl-mc" if fmt in ("trex-mc", "lm-eval") else "cloze"
+            params = {"import": fmt, "templates": with_templates}
     except (ValueError, OSError) as error:  # lm-eval: a task this import cannot follow, named
         fail(str(error), EXIT_USAGE)
     for line in report.rejected:
@@ -166,8 +188,7 @@ def import_(fmt, files, out_path, with_templates, relation, parquet, overwrite, 
         click.echo(f"note: {count:,} {what}", err=True)
     if claim is Claim.OURS:
         _same_items(out_path, items)
-    kind = "icl-mc" if fmt in ("trex-mc", "lm-eval") else "cloze"
-    meta = write_probeset(out_path, items, kind=kind, seed=0, params={"import": fmt, "templates": with_templates},
+    meta = write_probeset(out_path, items, kind=kind, seed=0, params=params,
                           source={"files": [Path(f).name for f in files], **report.to_dict()}, parquet=parquet)
     if as_json:
         click.echo(json.dumps({"out": out_path, **meta.to_dict()}))
@@ -176,6 +197,20 @@ def import_(fmt, files, out_path, with_templates, relation, parquet, overwrite, 
                    + (f"; {len(report.rejected)} rejected" if report.rejected else ""))
     if report.rejected:
         sys.exit(EXIT_PARTIAL)
+
+
+def _taxonomy(files, with_templates, relation, verbalization, onto, subject_final):
+    """DistFact's verbalization errors (probes/import_distfact.py): items, report, kind, params."""
+    from ..probes.import_distfact import taxonomy_import
+
+    if with_templates or relation:
+        fail("--with-templates and --relation are not for --format distfact-taxonomy: its rows carry their "
+             "sentences and relations", EXIT_USAGE)
+    if verbalization is None:
+        fail("--format distfact-taxonomy needs --verbalization flawed or corrected (import once for each: the two "
+             "sets `assess --flawed/--corrected` compares)", EXIT_USAGE)
+    done = taxonomy_import(files, verbalization, onto=onto, subject_final=subject_final or "swap")
+    return done.items, done.report, done.kind, done.params
 
 
 def _same_items(out_path: str, items: list[dict]) -> None:
