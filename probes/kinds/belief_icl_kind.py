@@ -20,8 +20,12 @@ from .sampling import AllBut, positions_by_subject, seeded
 @dataclass(frozen=True)
 class BeliefIclKindOptions(ClozeTemplateOptions):
     shots: int = option(4, "demonstrations per setting.", minimum=0, http_limit=20)  # 000_d5e47173cc9830b1.txt:519
-    aliases_per_subject: int = option(3, "subject names (label first, then aliases) per template.", minimum=1,
-                                      http_limit=20)
+    # BELIEF-ICL's full-scale evaluation (000:153) asks MyriadLAMA's prompts, every template with
+    # every expression of the subject (000:324), as the cloze kind does; factprobe asked at most 3
+    # before issue 38.
+    aliases_per_subject: int | None = option(None, "subject names (label first, then aliases) per template; "
+                                                   "every name when not given (MyriadLAMA's).", minimum=1,
+                                             http_limit=20)
     cloze_unit: str = option("pair", "one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.",
                              choices=CLOZE_UNITS)
 
@@ -40,10 +44,11 @@ class BeliefIclKind(ProbeSetKind):
 
 
 def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *, shots: int = 4,
-                     seed: int = 0, aliases_per_subject: int = 3, unit: str = "pair") -> list[dict]:
-    """Items per unit, template and subject name (the label, then aliases, `aliases_per_subject`
-    in all): BELIEF-ICL's prompts for a subject-relation pair are its templates filled with its
-    subject expressions (000_d5e47173cc9830b1.txt:60 and :102, "the same N as in §2.2").
+                     seed: int = 0, aliases_per_subject: int | None = None, unit: str = "pair") -> list[dict]:
+    """Items per unit, template and subject name (the label, then every alias; the first
+    `aliases_per_subject` names when given): BELIEF-ICL's prompts for a subject-relation pair are
+    its templates filled with its subject expressions (000_d5e47173cc9830b1.txt:60 and :102, "the
+    same N as in §2.2"), all of them as in MyriadLAMA (000:324) and the paper's full-scale runs (000:153).
 
     `unit="pair"` (the paper's): one unit per (subject, relation), standing for its facts as in
     the cloze kind (`facts`, `objects`, `object_labels`; `fact` is "subject|relation", the other
