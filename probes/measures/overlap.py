@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..document import natural_key, number
 from . import belief, iclke, uncertainty
@@ -137,8 +137,10 @@ def known_units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, boo
     Units are keyed so that two runs over one probe set name the same probe alike: (id,) for an
     item; under per-template (id, template) for a BELIEF item's template, covered when one of its
     prompts (subject names) is right, and (fact, template, setting) for a BELIEF-ICL setting,
-    covered when one of the items of that fact and template (one per subject name) is right;
-    under per-prompt (id, template, k) for the k-th prompt of a template and (id, setting). An
+    covered when one of the items of that fact and template (one per subject name) is right, or
+    one of the prompts of that template in a BELIEF-ICL record of a cloze set (its `prompts`);
+    under per-prompt (id, template, k) for the k-th prompt of a template, (id, setting) and
+    (id, prompt index, setting) for a cloze set's BELIEF-ICL prompt. An
     item without a verdict (a multi-strategy distractor item, correct None) has no unit: counting
     it as "not known" would invent agreement.
     """
@@ -167,6 +169,10 @@ def _units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool, tu
                     put((r["id"], template) if known == "per-template" else (r["id"], template, k),
                         relation, bool(correct), r["id"])
                 continue
+            if isinstance(r.get("prompts"), list):  # BELIEF-ICL on a cloze set: each prompt's settings
+                for unit, correct in _prompt_units(r, known):
+                    put(unit, relation, correct, r["id"])
+                continue
             settings = r.get("by_setting")
             if isinstance(settings, dict):
                 per_fact = known == "per-template" and r.get("template_id") is not None and r.get("fact") is not None
@@ -178,6 +184,23 @@ def _units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool, tu
         if r.get("correct") is not None:
             put((r["id"],), relation, is_known(r["correct"]), r["id"])
     return out
+
+
+def _prompt_units(record: dict, known: str) -> Iterator[tuple[tuple, bool]]:
+    """(unit, correct) per prompt and setting of a BELIEF-ICL record on a cloze set (its
+    `prompts`, each with `by_setting`): under per-template (fact, template, setting), as the
+    belief-icl kind's items are read, so its subject expressions cover one unit; under per-prompt
+    (id, prompt index, setting). A prompt without a template id is a template of its own."""
+    fact = record.get("fact") or record["id"]
+    for prompt in record["prompts"]:
+        template = prompt.get("template_id")
+        if template is None:
+            template = ("prompt", prompt.get("index"))
+        settings = prompt.get("by_setting")
+        for setting, entry in (settings.items() if isinstance(settings, dict) else ()):
+            if isinstance(entry, dict) and entry.get("correct") is not None:
+                where = (fact, template) if known == "per-template" else (record["id"], prompt.get("index"))
+                yield (*where, setting), bool(entry["correct"])
 
 
 def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions()) -> Overlap:
