@@ -25,7 +25,9 @@ from .outputs import overwrite_option
                    "judgements naming triples, and for distractor runs whose records do not name the object and "
                    "the distractors.")
 @click.option("--flawed", multiple=True, type=click.Path(file_okay=False),
-              help="A run over flawed clozes (repeatable), for the robustness table; paired with --corrected.")
+              help="A run over flawed clozes (repeatable), for the robustness table; paired with --corrected. "
+                   "The two probe sets: `probeset import --format distfact-taxonomy --verbalization flawed` "
+                   "(and corrected), DistFact's published errors as each item's clozes.")
 @click.option("--corrected", multiple=True, type=click.Path(file_okay=False),
               help="A run over the corrected clozes of the same facts, method and options (repeatable).")
 @click.option("--folds", type=click.IntRange(min=2), default=3, show_default=True,
@@ -55,6 +57,13 @@ def assess_command(folders, judgements, out_dir, probes, flawed, corrected, fold
     \b
     factprobe assess runs/gpt2-distractor runs/gpt2-baselines-b1 runs/gpt2-baselines-b10 \\
         --judgements human.jsonl --out assess/gpt2
+
+    \b
+    Robustness (Table 4): import DistFact's verbalization errors twice onto a distractor set
+    holding their facts, run the same method and options over both, and pass the runs:
+      factprobe probeset import --format distfact-taxonomy taxonomy_hichem.csv \\
+          --verbalization flawed --onto d.jsonl --out flawed.jsonl   (then corrected)
+      ... --flawed runs/gpt2-distractor-flawed --corrected runs/gpt2-distractor-corrected
     """
     from ..kg.outputs import replace_file
     from .outputs import claim_assess_folder
