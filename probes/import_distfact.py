@@ -16,7 +16,10 @@ notebook strips it (an opening quote stays as written, where the notebook writes
 
 Without `onto` the items are distractor items with no distractors, for the baselines; `onto`, a
 probe set holding the facts (a distractor set built from your store), gives its items the clozes
-instead, distractors, names and ids kept, so both methods run on the two sets alike.
+instead, distractors, names and ids kept, so both methods run on the two sets alike. Those
+distractors are the same for both sentences; the authors' notebook searches ApprOpt's again for
+each sentence (its prompt), so a Dist. ApprOpt row is not quite their experiment (Random and Sem
+do not read the sentence).
 """
 
 from __future__ import annotations
