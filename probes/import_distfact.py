@@ -1,25 +1,20 @@
 """DistFact's verbalization errors (004:225-239) as the two probe sets `factprobe assess
---flawed / --corrected` compares: the same facts, each asked with the flawed sentence in one set
-and with its correction in the other, as the item's own `clozes` (probes/methods/clozes.py).
+--flawed / --corrected` compares: the same facts, asked with the flawed sentence in one and its
+correction in the other, as each item's own `clozes` (probes/methods/clozes.py).
 
-The published file is scripts/taxonomy/taxonomy_hichem.csv of Orange-OpenSource/DistFactAssessLM
-(GPL-2.0-or-later; read by users, not shipped here): a pandas CSV whose rows are an unnamed index,
-`triples_raw` "('Q1033', 'P2936', 'Q3438755')", `triples` "(Nigeria, language used, Koenoem,
-start=None, end=None)", `popularity`, `context` (present or past), `verbalization` (a template
-filled with the labels), `errors` ("-" for none, else error types joined by ", ") and
-`correction`. The paper's experiment takes the 77 present-context facts (its 004:225, the
-authors' notebook's CONTEXT), keeps the flawed ones, and asks each sentence up to the label it
-ends with: 32 of the 35 (004:237). A sentence that ends with its subject is asked as the fact
-(o, r, s), as the authors' notebook swaps them (`subject_final="drop"` leaves those out); one that
-ends with neither is left out, as there. The closing quote after a label is dropped, as the
-notebook strips it (an opening quote stays as written, where the notebook writes "« ").
+Read: scripts/taxonomy/taxonomy_hichem.csv of Orange-OpenSource/DistFactAssessLM (GPL-2.0-or-
+later; users read it, it is not shipped): an unnamed pandas index, `triples_raw` "('Q1033',
+'P2936', 'Q3438755')", `triples` "(Nigeria, language used, Koenoem, start=None, end=None)",
+`popularity`, `context` (present/past), `verbalization`, `errors` ("-": none) and `correction`.
+As the paper: the 77 present-context facts (004:225), the flawed ones, each sentence asked up to
+the label it ends with: 32 of 35 (004:237). One ending with its subject is asked as (o, r, s), as
+the authors' notebook swaps it (`subject_final="drop"` leaves it out); one ending with neither is
+left out. A closing quote after the label is dropped, as the notebook strips it.
 
-Without `onto` the items are distractor items with no distractors, for the baselines; `onto`, a
-probe set holding the facts (a distractor set built from your store), gives its items the clozes
-instead, distractors, names and ids kept, so both methods run on the two sets alike. Those
-distractors are the same for both sentences; the authors' notebook searches ApprOpt's again for
-each sentence (its prompt), so a Dist. ApprOpt row is not quite their experiment (Random and Sem
-do not read the sentence).
+Without `onto` the items have no distractors (the baselines run them); `onto`, a set holding the
+facts (a distractor set built from your store), gives its items the clozes, distractors, names
+and ids kept. Those distractors serve both sentences, where the notebook searches ApprOpt's
+again per sentence: a Dist. ApprOpt row is not quite its experiment (Random, Sem: the same).
 """
 
 from __future__ import annotations
