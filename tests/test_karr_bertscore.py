@@ -188,7 +188,7 @@ def test_karr_and_bertscore_end_to_end(llama, encoder, tmp_path):
     plain = SimpleNamespace(aggregate=aggregate("baselines", bare, defaults))
     assert plain.aggregate["baselines"]["bertscore"] is None and plain.aggregate["baselines"]["karr"] is None
     assert set(plain.aggregate["definitions"]) == {"probability", "probability_eos", "gold", "precision", "answer_cut",
-                                                   "max_tokens"}
+                                                   "max_tokens", "cloze_source"}
     assert Baselines.headline(plain.aggregate, probes).endswith("BERT-score not asked (bertscore_model)")
 
     runs = [SimpleNamespace(rid="R1", aggregate=summary.aggregate), SimpleNamespace(rid="R2", aggregate=plain.aggregate)]
