@@ -200,3 +200,11 @@ def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path):
     (killed.folder / "probes.jsonl").write_text("{}\n", encoding="utf-8")
     assert callable(resumed_work(killed, tmp_path / "g.sqlite", served, None, queue))
     assert not killed.folder.exists()
+
+
+def test_an_ended_job_without_an_end_does_not_age_with_the_clock(tmp_path):
+    ended = Job("6" * 32, "eval", {}, tmp_path / "jobs" / ("6" * 32), "interrupted", created=1.0)
+    assert ended.view()["timings"] | {} == {"created": 1.0, "started": None, "finished": None,
+                                             "queued_seconds": None, "run_seconds": None}
+    done = Job("7" * 32, "eval", {}, tmp_path / "jobs" / ("7" * 32), "done", created=1.0, started=3.5, finished=10.0)
+    assert (done.view()["timings"]["queued_seconds"], done.view()["timings"]["run_seconds"]) == (2.5, 6.5)

@@ -62,10 +62,16 @@ class Job:
     restarts: int = 0  # times the service restarted while the job was running, and resumed it
 
     def view(self) -> dict:
-        end = self.finished or time.time()
+        # A pending job's times run to now; an ended job without a recorded end (interrupted
+        # while queued) has no end to measure to, and its figures must not grow with the clock.
+        end = self.finished or (time.time() if self.status in PENDING else None)
+
+        def seconds(since: float | None, until: float | None) -> float | None:
+            return round(until - since, 3) if since is not None and until is not None else None
+
         timings = {"created": self.created, "started": self.started, "finished": self.finished,
-                   "queued_seconds": round((self.started or end) - self.created, 3),
-                   "run_seconds": round(end - self.started, 3) if self.started else None}
+                   "queued_seconds": seconds(self.created, self.started or end),
+                   "run_seconds": seconds(self.started, end)}
         return {"id": self.id, "kind": self.kind, "status": self.status, "error": self.error, "params": self.params,
                 "timings": timings, "summary": self.summary, "restarts": self.restarts}
 
