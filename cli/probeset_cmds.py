@@ -161,8 +161,13 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
     are reported by file, line and field and skipped (exit code 3). A probe set already at --out
     is rewritten only when this import makes the same items (--overwrite replaces it anyway)."""
     from ..probes.importers import import_items
-    from ..probes.probeset import claim_probeset, write_probeset
+    from ..probes.probeset import claim_probeset, require_pyarrow, write_probeset
 
+    if parquet:
+        try:
+            require_pyarrow()
+        except RuntimeError as error:
+            fail(str(error), EXIT_USAGE)
     taxonomy = {"verbalization": verbalization, "onto": onto, "subject_final": subject_final}
     claim = claim_probeset(out_path, overwrite=overwrite, inputs=[*files, *([onto] if onto else [])], parquet=parquet)
     templates = None

@@ -46,10 +46,12 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
     probes.build.build_probeset, whose docstring details the arguments."""
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
-    from ..probes.probeset import claim_probeset
+    from ..probes.probeset import claim_probeset, require_pyarrow
 
     if not Path(store).is_file():
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
+    if request.options.parquet:
+        require_pyarrow()  # before the build writes the JSONL
     claim_probeset(out, overwrite=overwrite, inputs=(store,), parquet=request.options.parquet)
     progress = None if console.quiet else (lambda text: console.note(f"{text} ..."))
     meta = build_probeset(store, out, request, progress=progress, models=models, overwrite=overwrite)

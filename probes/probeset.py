@@ -78,12 +78,21 @@ def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: 
     return meta
 
 
-def _write_parquet(path: Path, rows: list[dict]) -> None:
+def require_pyarrow() -> None:
+    """RuntimeError naming the extra to install when pyarrow is missing: a command asked for
+    Parquet calls it before it writes anything, so a missing package never leaves half an output."""
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
     except ImportError as error:
         raise RuntimeError("--parquet needs pyarrow (pip install 'factprobe[parquet]')") from error
+
+
+def _write_parquet(path: Path, rows: list[dict]) -> None:
+    require_pyarrow()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     # Nested fields vary by kind and item (choices, demonstrations): stored as JSON text so every
     # row has one schema and the Parquet file reads back without guessing.
     flat = [{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v) for k, v in r.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,14 @@ def test_cli_imports_google_re_and_notes_the_freebase_only_subjects(tmp_path):
     assert proc.stderr == "note: 6 items whose subject has only a Freebase mid (no Wikidata id in the row)\n"
     assert json.loads((tmp_path / "google_re.meta.json").read_text())["source"]["notes"] == {
         "items whose subject has only a Freebase mid (no Wikidata id in the row)": 6}
+
+
+def test_parquet_without_pyarrow_names_the_extra_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    out = tmp_path / "mc.jsonl"
+    proc = run_cli("probeset", "import", "--format", "trex-mc", str(FIXTURES / "trex_mc.csv"), "--out", str(out),
+                   "--parquet")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "error: --parquet needs pyarrow (pip install 'factprobe[parquet]')\n"
+    assert list(tmp_path.iterdir()) == []  # checked before the import writes anything

@@ -4,6 +4,7 @@ frequencies counted by the real corpus index into the store, and the shipped tem
 from __future__ import annotations
 
 import json
+import sys
 import pytest
 
 from conftest import run_cli
@@ -514,3 +515,13 @@ def test_a_probe_set_with_a_repeated_id_is_not_written(tmp_path):
     assert str(refused.value) == (f"{out}: items 2 and 4 have the same id 'cloze:2'; a probe set's ids must be "
                                   "unique (nothing written)")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_build_with_parquet_but_no_pyarrow_names_the_extra_and_writes_nothing(store, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
+    base, path = store
+    proc = run_cli("probeset", "build", "--kind", "cloze", "--relation", "P36", "--store", path,
+                   "--out", str(tmp_path / "c.jsonl"), "--parquet")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "error: --parquet needs pyarrow (pip install 'factprobe[parquet]')\n"
+    assert list(tmp_path.iterdir()) == []
