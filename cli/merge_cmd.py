@@ -95,7 +95,8 @@ def _merged_line(merged) -> str:
 
 @click.command("merge")
 @click.argument("shards", nargs=-1, required=True, type=click.Path())  # merge_shards names a bad one
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+# A file at --out is refused by claim_merge_folder in one line; click's own check would print three.
+@click.option("--out", "out_dir", required=True, type=click.Path(), metavar="DIRECTORY",
               help="The run's folder: run.json, items.jsonl and aggregate.json as the unsharded eval writes them.")
 @overwrite_option
 @json_option

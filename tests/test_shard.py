@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import run_cli
 from factprobe.cli.main import main
 from factprobe.probes.shard import Launch, Shard, launched, local_device
 from factprobe.probes.shard_merge import MergeError, merge_shards
@@ -241,6 +242,15 @@ def test_a_merge_out_that_cannot_be_a_results_folder_is_one_line(ws, tmp_path):
         merge_shards(shards, garbled)
     assert str(refused.value) == f"{garbled / 'run.json'}: unreadable (Expecting value: line 1 column 1 (char 0))"
     assert (garbled / "run.json").read_text() == "garbage"
+
+
+def test_a_merge_out_that_is_a_file_is_one_line_naming_it(tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    result = run_cli("merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(a_file))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"error: {a_file} is a file; this output is a folder: name a folder\n"
+    assert a_file.read_text() == "x"
 
 
 def test_a_shard_resumes_in_its_folder_and_keeps_its_items(ws, tmp_path):
