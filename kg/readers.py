@@ -208,6 +208,11 @@ def _plain_blocks_from(path: Path, offset: int, block: int = 4 << 20,
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: some editors and tools write it first in a file
 
 
+def without_bom(data: bytes) -> bytes:
+    """data less the byte order mark it starts with, if any: for the first bytes of a file."""
+    return data[len(BOM):] if data.startswith(BOM) else data
+
+
 def split_lines(chunk: Chunk) -> Iterator[tuple[int, bytes]]:
     """(line number, line without its newline) for every line of a chunk; a byte order mark
     that starts the file is not part of its first line."""
@@ -215,8 +220,8 @@ def split_lines(chunk: Chunk) -> Iterator[tuple[int, bytes]]:
     for raw in chunk.data.split(b"\n"):
         if number >= chunk.first + chunk.count:
             break
-        if number == 1 and raw.startswith(BOM):
-            raw = raw[len(BOM):]
+        if number == 1:
+            raw = without_bom(raw)
         yield number, raw.rstrip(b"\r")
         number += 1
 
@@ -240,8 +245,7 @@ def json_record(raw: bytes) -> tuple[dict | None, str | None]:
     """One JSON object record of a dump: (the object, None), or (None, why it is rejected). A
     byte order mark before it is skipped; an object with a key twice is rejected, naming the
     key and where it is (a JSON parser would silently keep the last value)."""
-    if raw.startswith(BOM):
-        raw = raw[len(BOM):]
+    raw = without_bom(raw)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -15,17 +15,21 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rdflib import Graph
 
 from factprobe.cli.main import main
 from factprobe.kg import KnowledgeGraph, Store
 from factprobe.kg.ingest import ingest
 from factprobe.kg.readers import BOM, json_record
+from factprobe.kg.sources.rdf import RdfSource, turtle_chunks
 from factprobe.kg.sources.trex import TrexSource
 from factprobe.kg.sources.wikidata_json import WikidataJsonSource
 
 from conftest import FIXTURES, content_tables
 
 DUMP = FIXTURES / "wikidata" / "dump.json"
+Q42_TTL = Path(__file__).parent / "data" / "rdf" / "Q42.ttl.gz"  # Special:EntityData/Q42.ttl
+Q42_TRIPLES_READ = 4581  # of its 16,556 triples, those the RDF reader takes anything from
 RECORDS = {e["id"]: e for e in (json.loads(x.strip().rstrip(",")) for x in DUMP.open() if x.strip() not in ("[", "]", ""))}
 
 
@@ -176,4 +180,50 @@ def test_a_byte_order_mark_at_the_start_of_a_trex_file_is_not_a_document(tmp_pat
         with Store(tmp_path / f"{name}.sqlite") as st:
             reports.append(ingest(st, TrexSource(), path, workers=0))
     assert [(r.records, r.rejects) for r in reports] == [(5, []), (5, [])]
+    assert content_tables(tmp_path / "marked.sqlite") == content_tables(tmp_path / "plain.sqlite")
+
+
+def q42_turtle(wd_first: bool) -> bytes:
+    """Q42's Turtle as served; or with its `wd:` directive first (other tools write the prefixes
+    in other orders), so that the first directive is one the later blocks use."""
+    text = gzip.decompress(Q42_TTL.read_bytes())
+    if wd_first:
+        wd = b"@prefix wd: <http://www.wikidata.org/entity/> .\n"
+        text = wd + text.replace(wd, b"", 1)
+    return text
+
+
+def rdf_stores(tmp_path: Path, name: str, text: bytes, chunk_bytes: int) -> list:
+    """The reports of `text` read with and without a byte order mark before it."""
+    reports = []
+    for kind, data in (("plain", text), ("marked", BOM + text)):
+        path = tmp_path / kind / name
+        path.parent.mkdir()
+        path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+        with Store(tmp_path / f"{kind}.sqlite", languages=("en", "de")) as st:
+            reports.append(ingest(st, RdfSource(languages=("en", "de"), chunk_bytes=chunk_bytes), path, workers=0))
+    return reports
+
+
+@pytest.mark.parametrize("wd_first", [False, True])
+def test_a_byte_order_mark_before_turtle_is_read_past(tmp_path, wd_first):
+    text = q42_turtle(wd_first)
+    reports = rdf_stores(tmp_path, "Q42.ttl.gz", text, chunk_bytes=4096)
+    assert [(r.records, r.rejects, r.drops) for r in reports] == [(Q42_TRIPLES_READ, [], [])] * 2
+    assert content_tables(tmp_path / "marked.sqlite") == content_tables(tmp_path / "plain.sqlite")
+    # The mark is no part of the first block, and every chunk carries the first directive
+    # too; offsets still count the file's bytes (a resumed read starts where it stopped).
+    chunks = [list(turtle_chunks(tmp_path / kind / "Q42.ttl.gz", chunk_bytes=4096)) for kind in ("plain", "marked")]
+    assert [(c.first, c.count, c.data, c.header, c.position + len(BOM)) for c in chunks[0]] == [
+        (c.first, c.count, c.data, c.header, c.position) for c in chunks[1]]
+    third = chunks[1][2]  # and a read resumed after a chunk goes on as the whole read did
+    assert list(turtle_chunks(tmp_path / "marked" / "Q42.ttl.gz", start_line=third.first + third.count - 1,
+                              start_position=third.position, chunk_bytes=4096)) == chunks[1][3:]
+
+
+def test_a_byte_order_mark_before_n_triples_is_read_past(tmp_path):
+    """Q42's Turtle as N-Triples, one triple a line."""
+    text = Graph().parse(data=q42_turtle(False).decode(), format="turtle").serialize(format="nt").encode()
+    reports = rdf_stores(tmp_path, "Q42.nt", text, chunk_bytes=4096)
+    assert [(r.records, r.rejects, r.drops) for r in reports] == [(Q42_TRIPLES_READ, [], [])] * 2
     assert content_tables(tmp_path / "marked.sqlite") == content_tables(tmp_path / "plain.sqlite")

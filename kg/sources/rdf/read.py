@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from ...identity import InputDigest
-from ...readers import CHUNK_BYTES, Chunk, InputError, line_chunks
+from ...readers import CHUNK_BYTES, Chunk, InputError, line_chunks, without_bom
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -69,6 +69,10 @@ def turtle_chunks(path: str | Path, *, start_line: int = 0, start_position: int 
     for lc in line_chunks(path, chunk_bytes=chunk_bytes, digest=digest):
         data, progress = lc.data, lc.progress
         begin = lc.position - len(data)
+        if begin == 0:  # a byte order mark is no part of the first block, nor of its first directive
+            data = without_bom(data)
+            begin = lc.position - len(data)
+            position = max(position, begin)
         if begin < start_position:
             skip = min(len(data), start_position - begin)
             collect_directives(directives, data[:skip])
