@@ -87,10 +87,18 @@ def eval_step(evaluation, models=None, console: Console = Console()):
         console.note(f"warning: {line}")
     for line in summary.rejected:
         console.note(f"rejected {line}")
-    accuracy = summary.aggregate.get("accuracy")
-    console.say(f"{evaluation.method} on {summary.items:,} items ({summary.new:,} new): accuracy "
-                f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {summary.out}/aggregate.json")
+    figures = eval_headline(evaluation.method, summary.aggregate, evaluation.probes)
+    console.say(f"{evaluation.method} on {summary.items:,} items ({summary.new:,} new)"
+                f"{f': {figures}' if figures else ''} -> {summary.out}/aggregate.json")
     return summary
+
+
+def eval_headline(method: str, aggregate: dict, probes: Path) -> str:
+    """The run's figures as its method states them (Method.headline: Min@n and Avg@n for a
+    distractor run, where one accuracy would be n/a), the ones `factprobe run` ends with."""
+    from ..probes.methods import Method, registered
+
+    return registered().get(method, Method).headline(aggregate, probes)
 
 
 class _ProgressBar:
