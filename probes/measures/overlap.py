@@ -1,7 +1,8 @@
 """What two runs know in common: which units count as known under the chosen `Definitions`
 (IC-LKE's per-template comparison with BELIEF's covered facts, each prompt, or whole items), subsumption, sharing (BELIEF's asymmetric
 rate by default) and the correlations of per-relation accuracies, as the pure `overlap` of two
-runs' records. probes/report/comparison.py applies it to loaded runs."""
+runs' records; a BELIEF run against a BELIEF-ICL run reads the latter in one ICL setting
+(`in_setting`) on BELIEF's units. probes/report/comparison.py applies it to loaded runs."""
 
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ def is_known(correct) -> bool:
 # comparison, Wu et al. 2024, with BELIEF's covered facts; sharing: BELIEF's rate, Zhao et al.).
 KNOWN_DEFINITIONS = ("per-template", "per-prompt", "all-prompts")
 SHARING_DEFINITIONS = ("asymmetric", "probed", "jaccard")
+# The BELIEF-ICL setting a BELIEF-ICL run is read in when it is compared with a BELIEF run: the
+# settings of probes/methods/belief_icl.py (spelled out here, which measures may not import), the
+# first the default. 000:273 sets the encoder-decoder rate (47.1%) against the decoders' own rate
+# "in the zero-shot setting", the one setting in which a decoder, like an encoder, sees no examples.
+ICL_SETTINGS = ("zero-shot", "x-random", "x-relation", "x-template")
 
 
 @dataclass(frozen=True)
@@ -52,16 +58,22 @@ class Definitions:
         rate): the share of the units both runs scored that both know;
       - "jaccard": known by both / known by either (the Jaccard index reported before issue 20).
       The symmetric two follow `known` (per relation and averaged under per-template).
+    icl_setting: the one setting a BELIEF-ICL run is read in when compared with a BELIEF run
+      (`overlap(..., across_methods=True)`), zero-shot by default (see ICL_SETTINGS); runs of one
+      method ignore it.
     """
 
     known: str = KNOWN_DEFINITIONS[0]
     sharing: str = SHARING_DEFINITIONS[0]
+    icl_setting: str = ICL_SETTINGS[0]
 
     def __post_init__(self) -> None:
         if self.known not in KNOWN_DEFINITIONS:
             raise ValueError(f"known must be one of {', '.join(KNOWN_DEFINITIONS)}, not {self.known!r}")
         if self.sharing not in SHARING_DEFINITIONS:
             raise ValueError(f"sharing must be one of {', '.join(SHARING_DEFINITIONS)}, not {self.sharing!r}")
+        if self.icl_setting not in ICL_SETTINGS:
+            raise ValueError(f"icl_setting must be one of {', '.join(ICL_SETTINGS)}, not {self.icl_setting!r}")
 
     def describe(self) -> str:
         if self.known == "per-template":
@@ -85,6 +97,13 @@ class Definitions:
     def as_dict(self) -> dict:
         return {"known": self.known, "sharing": self.sharing}
 
+    def across_rule(self) -> str:
+        """What a comparison of a BELIEF run with a BELIEF-ICL run reads (`Overlap.describe` adds it)."""
+        return (f"A BELIEF run against a BELIEF-ICL run (--icl-setting {self.icl_setting}): the BELIEF-ICL run is "
+                f"read in its {self.icl_setting} setting alone, a verdict per prompt as BELIEF has, so both "
+                "cover (fact, template) units alike (BELIEF's encoder-decoder sharing rate, 000:271-273, reads "
+                "the decoders in zero-shot).")
+
 
 @dataclass(frozen=True)
 class Overlap:
@@ -105,6 +124,7 @@ class Overlap:
     kendall: float | None
     definitions: Definitions = Definitions()
     shared_items: int = 0  # items those units belong to
+    across_methods: bool = False  # a BELIEF run against a BELIEF-ICL run, read in definitions.icl_setting
 
     @property
     def asymmetric(self) -> bool:
@@ -128,7 +148,12 @@ class Overlap:
                 "sharing": {"a": self.sharing_a, "b": self.sharing_b} if self.asymmetric else self.sharing,
                 "relations": self.relations, "pearson": self.pearson, "kendall_tau": self.kendall,
                 "mcnemar_p": self.p_value,
-                "definitions": self.definitions.as_dict()}
+                "definitions": {**self.definitions.as_dict(),
+                                **({"icl_setting": self.definitions.icl_setting} if self.across_methods else {})}}
+
+    def describe(self) -> str:
+        """The definitions in words, and what a BELIEF-ICL run was read as against a BELIEF run."""
+        return self.definitions.describe() + (" " + self.definitions.across_rule() if self.across_methods else "")
 
 
 def known_units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool]]:
@@ -203,7 +228,41 @@ def _prompt_units(record: dict, known: str) -> Iterator[tuple[tuple, bool]]:
                 yield (*where, setting), bool(entry["correct"])
 
 
-def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions()) -> Overlap:
+def in_setting(items: Sequence[dict], setting: str) -> list[dict]:
+    """BELIEF-ICL records read in one ICL setting as BELIEF reads its own records: a cloze set's
+    record becomes a verdict per prompt (`template_ids`, `prompt_correct`; prompts without a verdict
+    in that setting left out) and `correct` the share of them right; a belief-icl set's record its
+    one verdict. Other records are as they were. The units of a BELIEF run over the same set are
+    then the same (fact, template) pairs: its items are those facts, matched by id."""
+    out = []
+    for r in items:
+        if isinstance(r.get("prompts"), list):
+            asked = [(p.get("template_id") if p.get("template_id") is not None else ("prompt", p.get("index")),
+                      bool(entry["correct"])) for p in r["prompts"] for entry in (_entry(p, setting),) if entry]
+            fields = {k: v for k, v in r.items() if k != "prompts"}
+            out.append({**fields, "template_ids": [t for t, _ in asked], "prompt_correct": [c for _, c in asked],
+                        "correct": sum(c for _, c in asked) / len(asked) if asked else None})
+        elif isinstance(r.get("by_setting"), dict):
+            entry = _entry(r, setting)
+            fields = {k: v for k, v in r.items() if k != "by_setting"}
+            out.append({**fields, "correct": bool(entry["correct"]) if entry else None})
+        else:
+            out.append(r)
+    return out
+
+
+def _entry(row: dict, setting: str) -> dict | None:
+    """A prompt's or record's answer in `setting`, when it has a verdict there."""
+    entry = (row.get("by_setting") or {}).get(setting)
+    return entry if isinstance(entry, dict) and entry.get("correct") is not None else None
+
+
+def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions(),
+            across_methods: bool = False) -> Overlap:
+    """`across_methods`: one run is BELIEF's and the other BELIEF-ICL's; the BELIEF-ICL records
+    are read in `definitions.icl_setting` (`in_setting`) and both on BELIEF's units."""
+    if across_methods:
+        items_a, items_b = in_setting(items_a, definitions.icl_setting), in_setting(items_b, definitions.icl_setting)
     units_a, units_b = _units(items_a, definitions.known), _units(items_b, definitions.known)
     shared = set(units_a) & set(units_b)
     known_a = {u for u in shared if units_a[u][1]}
@@ -238,7 +297,8 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
                    neither=len(shared) - len(known_a | known_b), subsumption_ab=subsumption_ab,
                    subsumption_ba=subsumption_ba, sharing_a=sharing_a, sharing_b=sharing_b, relations=len(relations),
                    pearson=pearson,
-                   kendall=kendall, definitions=definitions, shared_items=len(shared_ids))
+                   kendall=kendall, definitions=definitions, shared_items=len(shared_ids),
+                   across_methods=across_methods)
 
 
 def _symmetric_sharing(known_a: set, known_b: set, relation_of: dict, definitions: Definitions) -> float | None:
