@@ -15,9 +15,16 @@ from .outputs import overwrite_option
 # IC-LKE's comparison; sharing: BELIEF's rate).
 _KNOWN = ("per-template", "per-prompt", "all-prompts")
 _SHARING = ("asymmetric", "probed", "jaccard")
+# BELIEF-ICL's settings; zero-shot is the one BELIEF's encoder-decoder sharing rate reads (000:273).
+_ICL_SETTINGS = ("zero-shot", "x-random", "x-relation", "x-template")
 
 
 def _definition_options(command):
+    command = click.option(
+        "--icl-setting", type=click.Choice(_ICL_SETTINGS), default=_ICL_SETTINGS[0], show_default=True,
+        help="A BELIEF run against a BELIEF-ICL run over the same probe set: the BELIEF-ICL setting read, both "
+             "then on (fact, template) units (zero-shot: BELIEF's encoder-decoder sharing rate). Runs of one "
+             "method ignore it.")(command)
     command = click.option(
         "--sharing", type=click.Choice(_SHARING), default=_SHARING[0], show_default=True,
         help="asymmetric (BELIEF's): units both runs know / units A knows, and / units B knows, pooled; "
@@ -30,10 +37,10 @@ def _definition_options(command):
              "`correct` is 1.0 (right on every prompt and setting), rates pooled over items.")(command)
 
 
-def _definitions(known: str, sharing: str):
+def _definitions(known: str, sharing: str, icl_setting: str = _ICL_SETTINGS[0]):
     from ..probes.report import Definitions
 
-    return Definitions(known=known, sharing=sharing)
+    return Definitions(known=known, sharing=sharing, icl_setting=icl_setting)
 
 
 @click.command("report")
@@ -50,7 +57,7 @@ def _definitions(known: str, sharing: str):
 @click.option("--seed", "items_seed", type=int, default=0, show_default=True, help="The seed of that sample.")
 @_definition_options
 @overwrite_option
-def report_command(folders, out_dir, title, probes, items_rows, items_seed, known, sharing, overwrite):
+def report_command(folders, out_dir, title, probes, items_rows, items_seed, known, sharing, icl_setting, overwrite):
     """Tables and plots over eval run folders (from `factprobe eval --out DIR`), and every item.
 
     \b
@@ -59,7 +66,8 @@ def report_command(folders, out_dir, title, probes, items_rows, items_seed, know
       accuracy_by_bucket.png  accuracy per frequency bucket, one bar per run
       reliability.png         confidence against accuracy (runs with reliability bins)
       relation_heatmap.png    accuracy per relation and run
-      overlap.png             subsumption and sharing between runs of one method over one probe set
+      overlap.png             subsumption and sharing between runs of one method (or a BELIEF and a
+                              BELIEF-ICL run) over one probe set
 
     \b
     factprobe report runs/smollm2-iclke runs/gemma-iclke --out reports/iclke
@@ -72,8 +80,8 @@ def report_command(folders, out_dir, title, probes, items_rows, items_seed, know
 
     items = ItemViewOptions(tuple(Path(p) for p in probes), items_rows, items_seed)
     try:
-        report_step(folders, out_dir, title, _definitions(known, sharing), Console(say=click.echo), overwrite=overwrite,
-                    items=items)
+        report_step(folders, out_dir, title, _definitions(known, sharing, icl_setting), Console(say=click.echo),
+                    overwrite=overwrite, items=items)
     except (RunError, OSError) as error:
         fail(str(error), EXIT_USAGE)
 
@@ -83,21 +91,27 @@ def report_command(folders, out_dir, title, probes, items_rows, items_seed, know
 @click.argument("dir_b", metavar="DIR_B")
 @_definition_options
 @json_option
-def compare_command(dir_a, dir_b, as_json, known, sharing):
+def compare_command(dir_a, dir_b, as_json, known, sharing, icl_setting):
     """Two eval runs side by side: accuracy overall, per relation and per bucket (with B - A),
     subsumption both ways, sharing, and which items only one of them knows.
 
     Items are matched by id. Runs over different probe sets are compared anyway, with a warning.
     `--known` and `--sharing` choose what counts as known and which sharing rate is shown; the
-    output names both.
+    output names both. A BELIEF run and a BELIEF-ICL run over one probe set compare on (fact,
+    template) units, the BELIEF-ICL run read in `--icl-setting` (named in the output too).
     """
-    from ..probes.report import compare, comparison_text, load_run, RunError
+    from ..probes.report import compare, comparison_text, icl_settings, load_run, missing_setting, RunError
 
     try:
         a, b = load_run(dir_a), load_run(dir_b)
     except (RunError, OSError) as error:
         fail(str(error), EXIT_USAGE)
-    result = compare(a, b, _definitions(known, sharing))
+    definitions = _definitions(known, sharing, icl_setting)
+    icl = missing_setting(a, b, definitions)
+    if icl is not None:
+        fail(f"{icl.folder}: the belief-icl run has no {icl_setting} answers; --icl-setting names one of: "
+             f"{', '.join(icl_settings(icl)) or 'none'}", EXIT_USAGE)
+    result = compare(a, b, definitions)
     if not result.same_probe_set:
         click.echo(f"warning: {dir_a} and {dir_b} ran over different probe sets ({a.probe_set} vs {b.probe_set}); "
                    f"only the {result.overlap.shared_items} items with the same id are compared", err=True)

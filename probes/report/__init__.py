@@ -13,9 +13,10 @@ The blocks and number formats are probes/document's. The public names are re-exp
 
 from ..document import (Block, Heading, Image, Table, Text, bucket_key, fmt, fmt_acc_at_1, fmt_cell, fmt_count,
                         fmt_signed, natural_key)
-from ..measures.overlap import (KNOWN_DEFINITIONS, KNOWN_RULE, SHARING_DEFINITIONS, Definitions, Overlap, is_known,
-                               known_units, overlap, relation_means)
-from .comparison import Comparison, PairRow, comparable_pairs, compare, same_probe_set
+from ..measures.overlap import (ICL_SETTINGS, KNOWN_DEFINITIONS, KNOWN_RULE, SHARING_DEFINITIONS, Definitions, Overlap,
+                               in_setting, is_known, known_units, overlap, relation_means)
+from .comparison import (Comparison, PairRow, across_methods, comparable_pairs, compare, icl_settings, missing_setting,
+                         same_probe_set)
 from .loading import RUN_FILES, Run, RunError, load_run, load_runs
 from .plots import plot_buckets, plot_overlap, plot_relations, plot_reliability
 from .render import md_escape, to_html, to_markdown
@@ -29,7 +30,8 @@ __all__ = [
     # comparison (the overlap measures: probes/measures/overlap.py)
     "KNOWN_RULE", "is_known", "natural_key", "bucket_key", "same_probe_set", "KNOWN_DEFINITIONS",
     "SHARING_DEFINITIONS", "Definitions", "Overlap", "known_units", "overlap", "relation_means", "PairRow",
-    "comparable_pairs", "Comparison", "compare",
+    "comparable_pairs", "Comparison", "compare", "ICL_SETTINGS", "in_setting", "across_methods", "icl_settings",
+    "missing_setting",
     # formatting
     "fmt", "fmt_signed", "fmt_count", "fmt_cell", "fmt_acc_at_1",
     # blocks (probes/document) and sections

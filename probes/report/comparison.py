@@ -1,4 +1,5 @@
-"""Runs side by side, no I/O: the pairs of runs a report compares (same method, same probe set),
+"""Runs side by side, no I/O: the pairs of runs a report compares (same method, or a BELIEF run and
+a BELIEF-ICL run, over the same probe set),
 the `Comparison` behind `factprobe compare`, and IC-LKE's per-position curve. What counts as known
 and the overlap measures themselves: probes/measures/overlap.py. The sort orders of relations and
 buckets: probes/document/formatting.py.
@@ -21,6 +22,32 @@ def same_probe_set(a: Run, b: Run) -> bool:
         return a.probes_sha256 == b.probes_sha256
     return a.probes == b.probes
 
+
+# BELIEF (masked LMs) and BELIEF-ICL (causal LMs) ask the same MyriadLAMA prompts, and the paper
+# compares what an encoder and a decoder know (000:271-273).
+ENCODER_DECODER = frozenset({"belief", "belief-icl"})
+
+
+def across_methods(a: Run, b: Run) -> bool:
+    """A BELIEF run and a BELIEF-ICL run: compared on (fact, template) units, the BELIEF-ICL run
+    read in one setting (`Definitions.icl_setting`)."""
+    return {a.method, b.method} == ENCODER_DECODER
+
+
+def icl_settings(run: Run) -> list[str]:
+    """The ICL settings a BELIEF-ICL run answered in (its aggregate's `by_setting`)."""
+    by_setting = run.aggregate.get("by_setting")
+    return list(by_setting) if isinstance(by_setting, dict) else []
+
+
+def missing_setting(a: Run, b: Run, definitions: Definitions) -> Run | None:
+    """The BELIEF-ICL run of a BELIEF / BELIEF-ICL pair that has no answers in the chosen setting."""
+    if not across_methods(a, b):
+        return None
+    icl = a if a.method == "belief-icl" else b
+    return None if definitions.icl_setting in icl_settings(icl) else icl
+
+
 @dataclass(frozen=True)
 class PairRow:
     a: Run
@@ -29,10 +56,12 @@ class PairRow:
 
 
 def comparable_pairs(runs: Sequence[Run], definitions: Definitions = Definitions()) -> list[PairRow]:
-    """Every pair of runs with the same method over the same probe set, in run order."""
-    return [PairRow(a, b, overlap(a.items, b.items, definitions))
+    """Every pair of runs over the same probe set with the same method, or a BELIEF and a
+    BELIEF-ICL run whose BELIEF-ICL run answered in `definitions.icl_setting`, in run order."""
+    return [PairRow(a, b, overlap(a.items, b.items, definitions, across_methods(a, b)))
             for k, a in enumerate(runs) for b in runs[k + 1:]
-            if a.method == b.method and same_probe_set(a, b)]
+            if (a.method == b.method or (across_methods(a, b) and not missing_setting(a, b, definitions)))
+            and same_probe_set(a, b)]
 
 
 def entry_accuracy(entry) -> float | None:
@@ -71,11 +100,11 @@ class Comparison:
                 "same_method": self.a.method == self.b.method,
                 "accuracy": {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b)},
                 "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
-                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.definitions.describe()}
+                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.describe()}
 
 
 def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
-    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions))
+    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions, across_methods(a, b)))
 
 
 @dataclass(frozen=True)

@@ -208,10 +208,11 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
     blocks: list[Block] = [Heading("Overlap between runs")]
     if not pairs:
         return [*blocks, Text("No two runs share both a method and a probe set, so none is compared.")]
+    across = next((p.overlap.definitions.across_rule() + " " for p in pairs if p.overlap.across_methods), "")
     blocks.append(Text(
-        "Pairs of runs with the same method over the same probe set (same SHA-256, or the same file name "
-        "when a run has no digest), over the items both contain, matched by id. "
-        + pairs[0].overlap.definitions.describe() + " "
+        "Pairs of runs with the same method, or a BELIEF and a BELIEF-ICL run, over the same probe set (same "
+        "SHA-256, or the same file name when a run has no digest), over the items both contain, matched by id. "
+        + pairs[0].overlap.definitions.describe() + " " + across +
         "Subsumption A→B: share of the units A knows that B knows too. Pearson and Kendall tau-b correlate the "
         "two runs' per-relation accuracies over the shared items (n/a with fewer than 2 relations or a constant "
         "side). McNemar p: the exact test that both runs know as much, from the units only one of them knows."))
@@ -219,7 +220,8 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
         blocks.append(Image("overlap.png", "Subsumption and sharing between runs"))
     # BELIEF's asymmetric sharing has a rate per run; the symmetric definitions one per pair.
     asymmetric = pairs[0].overlap.asymmetric
-    rows = [(p.a.rid, p.b.rid, p.a.method, p.a.probes, str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
+    rows = [(p.a.rid, p.b.rid, p.a.method if p.a.method == p.b.method else f"{p.a.method} / {p.b.method}", p.a.probes,
+             str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
              *((fmt(o.sharing_a), fmt(o.sharing_b)) if asymmetric else (fmt(o.sharing),)),
              str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
              fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}")
