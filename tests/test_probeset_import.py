@@ -319,3 +319,16 @@ def test_parquet_without_pyarrow_names_the_extra_and_writes_nothing(tmp_path, mo
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == "error: --parquet needs pyarrow (pip install 'factprobe[parquet]')\n"
     assert list(tmp_path.iterdir()) == []  # checked before the import writes anything
+
+
+def test_google_re_with_templates_gives_every_item_a_prompt_dates_of_birth_lamas_too(tmp_path):
+    """factprobe ships P569 (date of birth), LAMA's own Google-RE cloze second (the first ends with [Y])."""
+    out = tmp_path / "google_re.jsonl"
+    proc = run_cli("probeset", "import", "--format", "lama-google-re", *map(str, GOOGLE_RE), "--out", str(out),
+                   "--with-templates")
+    assert proc.returncode == 0, proc.stderr
+    items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [len(i["prompts"]) for i in items] == [6] * 11
+    romero = items[6]
+    assert (romero["relation"], romero["gold"], [p["text"] for p in romero["prompts"]][:2]) == (
+        "P569", ["1982"], ["Pilar Romero was born in the year [Y].", "Pilar Romero (born [Y])."])
