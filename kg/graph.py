@@ -225,13 +225,14 @@ class KnowledgeGraph:
                 yield _fact(row)
 
     def statement_groups(self, relation: str, *, at: _dt.date | str | None = None, lang: str | None = None,
-                         corpus: str | None = None, batch: int = 10_000
+                         corpus: str | None = None, batch: int = 10_000, subjects: Sequence[str] | None = None
                          ) -> Iterator[tuple[str, str, tuple[str, ...], bool, bool, bool, tuple[int, str] | None]]:
         """The relation's non-deprecated entity-valued statements grouped by (subject, object), in
         that order: (subject, object, statement ids in id order, true at `at`, subject has a
         label in `lang`, object has one, (documents, bucket) counted in `corpus` for the first
         counted id, or None). What a probe-set selection needs of every fact, in one scan, so
-        that only the facts it keeps cost a query each."""
+        that only the facts it keeps cost a query each. `subjects` (at most 500): only theirs,
+        read off the (subject, relation) index (a fact list's, not the whole relation)."""
         lang = lang or self.languages[0]
         clause, args = self._validity(at)
         # As `labels(...).label` is truthy: the first label text in order, and not empty.
@@ -243,8 +244,9 @@ class KnowledgeGraph:
         sql = (f"SELECT f.subject, f.object, f.id, ({clause}), "
                f"{has_label.format('f.subject')}, {has_label.format('f.object')}, {counted} "
                f"FROM facts f {join} WHERE {_ENTITY_STATEMENTS} "
-               "ORDER BY f.subject, f.object, f.id")
-        params = (*args, lang, lang, *((corpus,) if corpus else ()), relation)
+               + (f"AND f.subject IN ({', '.join('?' * len(subjects))}) " if subjects is not None else "")
+               + "ORDER BY f.subject, f.object, f.id")
+        params = (*args, lang, lang, *((corpus,) if corpus else ()), relation, *(subjects or ()))
         group: list = []
         cursor = self.conn.execute(sql, params)
 
@@ -367,6 +369,11 @@ class KnowledgeGraph:
             'ORDER BY start, "end", entity',
             (document,),
         ).fetchall()
+
+    def fact(self, fact_id: str) -> Fact | None:
+        """One statement by its id (deprecated ones too), or None."""
+        row = self.conn.execute(f"SELECT {_FACT_COLUMNS} FROM facts WHERE id=?", (fact_id,)).fetchone()
+        return _fact(row) if row else None
 
     def provenance(self, fact_id: str) -> list[tuple[str, str, str]]:
         """(source, annotator, document) records of one fact."""
