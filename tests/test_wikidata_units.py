@@ -185,3 +185,27 @@ def test_an_impossible_qualifier_date_costs_that_qualifier_only(tmp_path):
                      "IS NOT NULL OR point_time IS NOT NULL)").fetchone()[0] == 16
         assert count("SELECT value, point_time FROM facts WHERE id=?", (VISITORS_2016["id"],)).fetchone() == ("+641", None)
         assert count("SELECT label FROM entities WHERE id='Q513'").fetchone()[0] == "Mount Everest"
+
+
+# -- a statement id twice in one record --------------------------------------------------------
+
+@pytest.mark.parametrize(("first", "second"), [(("P31", 0), ("P31", 1)), (("P17", 0), ("P138", 1))])
+def test_a_statement_id_used_twice_costs_the_later_statement(tmp_path, first, second):
+    """Wikidata gives every statement an id of its own, the key of its fact: a record holding
+    one twice is malformed. The later statement would replace the first; it is dropped, named."""
+    bad = copy.deepcopy(Q513)
+    sid = bad["claims"][first[0]][first[1]]["id"]
+    bad["claims"][second[0]][second[1]]["id"] = sid
+    dump = write_dump(tmp_path / "bad.json", [REAL[0], bad])
+    store = tmp_path / "bad.sqlite"
+    result = run_cli("ingest", "wikidata", str(dump), "--store", str(store), "--workers", "0")
+    assert result.returncode == 0, result.stderr
+    assert ", 0 rejected, 1 part(s) dropped" in result.stderr
+    [drop] = [json.loads(x) for x in Path(f"{store}.rejects.jsonl").read_text().splitlines()]
+    assert {k: v for k, v in drop.items() if k != "excerpt"} == {
+        "file": str(dump), "line": 3, "record": "Q513", "path": f"claims.{second[0]}[{second[1]}]",
+        "reason": f"statement id {sid} already used at claims.{first[0]}[{first[1]}]", "dropped": True}
+    assert drop["excerpt"].startswith('{"mainsnak":{"snaktype":"value","property":"' + second[0] + '"')
+    clean = write_dump(tmp_path / "clean.json", [REAL[0], unit_removed(Q513, (*second, "main"))])
+    assert [len(load(clean, tmp_path / "clean.sqlite").drops), len(load(dump, tmp_path / "api.sqlite").drops)] == [0, 1]
+    assert content_tables(tmp_path / "api.sqlite") == content_tables(tmp_path / "clean.sqlite")

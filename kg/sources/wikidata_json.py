@@ -201,6 +201,7 @@ class WikidataJsonSource:
         relations = self.relations
         # The time columns of a fact row without qualifiers, and its source (model.fact_row).
         no_times = (null,) * 9 + (SOURCE,)
+        used: dict[str, tuple[str, int]] = {}  # statement id -> (property, index) of the statement holding it
         for prop, statements in claims.items():
             if prop not in _PROPERTIES:  # checked once per property and process
                 try:
@@ -229,6 +230,12 @@ class WikidataJsonSource:
                     # Statement ids are the facts' keys: another entity's id would overwrite its fact.
                     drop(f"claims.{prop}[{i}]", BadField("id", why), st)
                     continue
+                if sid:  # Wikidata's ids are unique: a second one would replace the first one's fact
+                    if sid in used:
+                        at = "claims.{}[{}]".format(*used[sid])
+                        drop(f"claims.{prop}[{i}]", BadField("", f"statement id {sid[:60]} already used at {at}"), st)
+                        continue
+                    used[sid] = (prop, i)
                 for where, exc, unit in bad or ():  # qualifiers left out, the statement kept
                     drop(f"claims.{prop}[{i}].{where}", exc, unit)
                 if relations is not None and prop not in relations:
