@@ -101,6 +101,8 @@ def _click_type(spec: OptionSpec) -> click.ParamType:
         return click.FloatRange(min=spec.minimum, max=spec.maximum)
     if spec.exposure == LOCAL and spec.metavar == "DIR":
         return click.Path(file_okay=False)
+    if spec.exposure == LOCAL and spec.metavar == "FILE":
+        return click.Path(dir_okay=False)
     return click.STRING
 
 

@@ -46,6 +46,7 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
     probes.build.build_probeset, whose docstring details the arguments."""
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
+    from ..probes.listed import fact_list_lines
     from ..probes.probeset import claim_probeset, require_pyarrow
 
     if not Path(store).is_file():
@@ -63,6 +64,11 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
                 f"(sidecar {out.name.removesuffix('.jsonl')}.meta.json)")
     for line in kind.summary_lines(meta.source):
         console.say(line)
+    summary, unselected = fact_list_lines(meta.source)  # a fact list: every listed fact left out, and why
+    for line in summary:
+        console.say(line)
+    for line in unselected:
+        console.note(line)
     return meta
 
 

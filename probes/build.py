@@ -115,7 +115,7 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
         say("selecting facts")
         facts, report = select_facts(kg, selection, selection.languages or None)
         if not facts:
-            raise ValueError(f"no facts left after the filters ({_dropped(report.to_dict())})")
+            raise ValueError(f"no facts left after the filters ({_dropped(report.to_dict())}{_unlisted(report)})")
         say(f"building {len(facts):,} {request.kind} items")
         context = BuildContext(kg, selection, say, models=models or ModelCache())
         items = kind.build(context, facts, request.options)
@@ -127,6 +127,9 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
         source = {"store": Path(store).name, "store_stats": _store_stats(kg), "selection": report.to_dict(),
                   "truth_date": {"at": selection.at, "from": date_from}}
         source.update(kind.source_notes(context, facts, items, request.options))
+        if report.listed is not None:  # what became of each listed fact, and the list's SHA-256
+            source["fact_list"] = report.listed.outcome(_asked_facts(items, "test"), request.kind,
+                                                        _asked_facts(items, "demo"))
         return write_probeset(out, items, kind=request.kind, seed=selection.seed, params=params, source=source,
                               parquet=request.options.parquet)
 
@@ -195,6 +198,20 @@ def _check_fields(kind, items: list[dict]) -> None:
         if missing:
             raise RuntimeError(f"kind {kind.name} built item {item.get('id')} without its declared "
                                f"field(s) {', '.join(missing)}")
+
+
+def _asked_facts(items: list[dict], split: str) -> set[str]:
+    """The fact ids the items of `split` (test: any but demo) ask; a pair's item stands for its `facts`."""
+    return {fact for item in items if (item.get("split") == "demo") == (split == "demo")
+            for fact in (item.get("fact"), *(item.get("facts") or ()))}
+
+
+def _unlisted(report) -> str:
+    if report.listed is None:
+        return ""
+    outcome = report.listed.outcome(set(), "")
+    reasons = ", ".join(f"{reason} {n}" for reason, n in outcome["by_reason"].items())
+    return f"; of the {outcome['listed']} listed: {reasons}"
 
 
 def _dropped(report: dict) -> str:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple, Sequence
 
 from ..kg.graph import KnowledgeGraph
-from .declare import as_dict, option
+from .declare import LOCAL, as_dict, option
+from .fact_list import read_fact_list
+from .listed import ListCheck
 
 # T-REx annotators, as MyriadLAMA widened LAMA's NoSub-only facts by admitting all three.
 TREX_ANNOTATORS = ("NoSub", "AllEnt", "SPO")
@@ -34,6 +36,9 @@ class FactSelection:
     (probes/declare.py: the CLI, the pipeline and the service derive theirs from them)."""
     relations: tuple[str, ...] = option((), "Repeatable [default: every relation with entity objects].",
                                         flag="--relation", pattern=PROPERTY_ID, http_limit=50, metavar="PID")
+    facts: str | None = option(None, "Only these facts: JSONL, JSON, CSV or TSV of (subject, relation, object) "
+                                     "Wikidata ids or fact ids, DistFact's [[s, r, o], score] too; each listed fact "
+                                     "not selected is named with why.", exposure=LOCAL, metavar="FILE")
     per_relation: int | None = option(None, "At most this many facts per relation.", minimum=1, http_limit=10_000)
     per_bucket: int | None = option(None, "At most this many facts per (relation, bucket).", minimum=1,
                                     http_limit=10_000)
@@ -91,9 +96,10 @@ class SelectionReport:
     other_bucket: int = 0
     capped: int = 0
     kept: int = 0
+    listed: ListCheck | None = field(default=None, repr=False, compare=False)  # with a fact list
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(replace(self, listed=None)).items() if k != "listed"}
 
 
 def select_facts(kg: KnowledgeGraph, selection: FactSelection,
@@ -103,7 +109,8 @@ def select_facts(kg: KnowledgeGraph, selection: FactSelection,
     One scan per relation decides which facts qualify (`statement_groups`: truth, labels,
     frequency in SQL); only the sampled ones are then read in full (names, gold answers), so
     a build costs one pass over its relations plus a few queries per kept fact, whatever the
-    size of the graph."""
+    size of the graph. With a fact list (`selection.facts`) only the listed facts are read and
+    candidates, and `report.listed` says why each one not selected is left out."""
     if selection.per_bucket is not None and not selection.corpus:
         raise ValueError("per-bucket caps need frequencies: name the corpus (--corpus) counted into the store")
     if selection.buckets and not selection.corpus:
@@ -112,16 +119,22 @@ def select_facts(kg: KnowledgeGraph, selection: FactSelection,
     if selection.corpus and not kg.has_frequencies(selection.corpus):
         raise ValueError(f"the store holds no frequencies for corpus {selection.corpus!r} "
                          "(run `factprobe frequency annotate --to-store --corpus NAME ...` first)")
-    relations = list(selection.relations) or [r for r, _, _ in kg.relations()]
-    missing = [r for r in relations if not kg.has_entity_facts(r)]
+    missing = [r for r in selection.relations if not kg.has_entity_facts(r)]
     if missing:
         raise ValueError(f"no entity-valued facts of {', '.join(missing)} in the store")
-    report = SelectionReport(relations=sorted(relations))
+    listed = ListCheck(kg, read_fact_list(selection.facts), selection.relations) if selection.facts else None
+    relations = listed.relations() if listed else list(selection.relations) or [r for r, _, _ in kg.relations()]
+    report = SelectionReport(relations=sorted(relations), listed=listed)
     label = _Labels(kg, lang)
     chosen: list[ProbeFact] = []
     for relation in sorted(relations):
         candidates = _relation_facts(kg, relation, selection, lang, report)
-        chosen += [_probe_fact(kg, c, relation, selection, label) for c in _sample(candidates, relation, selection, report)]
+        sampled = _sample(candidates, relation, selection, report)
+        chosen += [_probe_fact(kg, c, relation, selection, label) for c in sampled]
+        if listed:
+            _note_listed(listed, relation, candidates, sampled, selection)
+    if listed:
+        listed.finish(kg)
     if selection.popularity_bins > 0:
         chosen = _with_popularity(kg, chosen, selection.popularity_bins)
     report.kept = len(chosen)
@@ -156,32 +169,71 @@ def _relation_facts(kg, relation, selection, lang, report) -> list[_Candidate]:
     # The same triple may be stated more than once (other qualifiers, or another source such as
     # T-REx beside Wikidata): one probe fact, whose provenance and frequency are the group's.
     out: list[_Candidate] = []
-    for subject, obj, ids, true, subject_labelled, object_labelled, counted in kg.statement_groups(
-            relation, at=selection.at, lang=lang, corpus=selection.corpus):
+    listed = report.listed
+    for subject, obj, ids, true, subject_labelled, object_labelled, counted in _groups(kg, relation, selection,
+                                                                                      lang, listed):
         report.seen += len(ids)
+        drop = (lambda reason, text: listed.drop(subject, relation, obj, reason, text)) if listed else _ignore
         if not true:
             report.not_true += 1
+            drop("not-true", f"not true at {selection.at or 'today'}")
             continue
         if not subject_labelled or not object_labelled:
             report.unlabelled += 1
+            unnamed = [e for e, named in ((subject, subject_labelled), (obj, object_labelled)) if not named]
+            drop("no-label", f"no label in {lang} for {' nor '.join(unnamed)}")
             continue
         if selection.annotators:
             annotators = {a for fact_id in ids for _, a, _ in kg.provenance(fact_id)}
             if not annotators & set(selection.annotators):
                 report.wrong_provenance += 1
+                drop("provenance", f"no provenance from {', '.join(selection.annotators)}")
                 continue
         frequency = bucket = None
         if selection.corpus:
             if counted is None:
                 report.not_counted += 1
+                drop("not-counted", f"not counted in corpus {selection.corpus}")
                 continue
             frequency, bucket = counted
             if selection.buckets and bucket not in selection.buckets:
                 report.other_bucket += 1
+                drop("other-bucket", f"in bucket {bucket}, not among --bucket")
                 continue
         out.append(_Candidate(ids[0], subject, obj, frequency, bucket))
     out.sort(key=lambda c: c.id)
     return out
+
+
+def _groups(kg, relation, selection, lang, listed: ListCheck | None):
+    """The relation's statement groups: all of them, or those of the listed facts only (read
+    off the subject index, whatever the size of the relation)."""
+    if listed is None:
+        yield from kg.statement_groups(relation, at=selection.at, lang=lang, corpus=selection.corpus)
+        return
+    for subjects in listed.subject_batches(relation):
+        for group in kg.statement_groups(relation, at=selection.at, lang=lang, corpus=selection.corpus,
+                                         subjects=subjects):
+            if listed.wants(group[0], relation, group[1]):
+                yield group
+
+
+def _ignore(reason: str, text: str) -> None:
+    pass
+
+
+def _note_listed(listed: ListCheck, relation: str, candidates: list[_Candidate], sampled: list[_Candidate],
+                 selection: FactSelection) -> None:
+    """The listed facts the caps left out, and those kept."""
+    caps = [f"--{name.replace('_', '-')} {value}" for name, value in (("per_relation", selection.per_relation),
+                                                                        ("per_bucket", selection.per_bucket))
+            if value is not None]
+    kept = {c.id for c in sampled}
+    for c in candidates:
+        if c.id in kept:
+            listed.keep(c.subject, relation, c.object, c.id)
+        else:
+            listed.drop(c.subject, relation, c.object, "capped", f"left out by {' and '.join(caps)} (seed {selection.seed})")
 
 
 def _probe_fact(kg, candidate: _Candidate, relation: str, selection: FactSelection, label) -> ProbeFact:

@@ -23,13 +23,13 @@ PLUGIN_ENV = {"FACTPROBE_PLUGINS": "toy_kind",
 
 # Every option of `probeset build` besides --kind/--out/--store/--quiet/--overwrite/--json, written out by
 # hand: a name added, dropped or renamed in one place only fails here.
-SELECTION = ["relations", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at", "popularity_bins",
-             "seed", "languages"]
+SELECTION = ["relations", "facts", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at",
+             "popularity_bins", "seed", "languages"]
 KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "single_token", "choices",
                 "demo_fraction", "allow_fewer_choices", "trex_mc_filter", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
                 "strategies", "n", "semantic", "model", "distractor_types", "untyped_pool", "appropt_object"]
 # Paths on the server's disk: over HTTP only those its operator allowed (test_service_allowed.py).
-LOCAL = {"templates", "semantic"}
+LOCAL = {"facts", "templates", "semantic"}
 
 
 def test_the_cli_the_pipeline_and_the_service_offer_the_same_options():

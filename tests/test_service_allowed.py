@@ -72,8 +72,8 @@ def test_models_says_what_the_server_loads(service):
     assert status == 200
     assert answer == {
         "served": [SERVED], "allowed": [SERVED, str(encoder), str(templates), "gpt-4o-mini"],
-        "options": {"probeset": {"templates": "local", "single_token": "served-model", "semantic": "local",
-                                 "model": "served-model"},
+        "options": {"probeset": {"facts": "local", "templates": "local", "single_token": "served-model",
+                                 "semantic": "local", "model": "served-model"},
                     "eval": {"baselines": {"judge_model": "served-model", "judge_base_url": "url",
                                            "bertscore_model": "local"}}}}
 
@@ -115,6 +115,7 @@ def test_a_bad_method_option_is_422_in_evals_words(service, method, key, value, 
     ({"kind": "cloze", "single_token": "bert-base-cased"}, "single_token", "bert-base-cased"),
     ({"kind": "distractor", "strategies": ["appropt"], "model": "gpt2"}, "model", "gpt2"),
     ({"kind": "distractor", "semantic": "/tmp"}, "semantic", "/tmp"),
+    ({"kind": "cloze", "facts": "/etc/passwd"}, "facts", "/etc/passwd"),
 ])
 def test_a_probeset_option_naming_what_is_not_allowed_is_422(service, body, field, value):
     client, _, _ = service
