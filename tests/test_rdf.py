@@ -10,6 +10,7 @@ Every expected value below was worked out by reading those files.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import random
 import shutil
@@ -311,6 +312,21 @@ def test_truthy_twin_of_a_json_statement_is_dropped(tmp_path):
             "Q183$B1B2C3D4-0001", "Q183$B1B2C3D4-0002"]
         assert [f.id for f in kg.facts(subject="Q183", relation="P47")] == [
             derived_fact_id("rdf", "Q183", "P47", "Q142")]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_two_links_of_two_properties_to_one_statement_are_one_fact(tmp_path, order):
+    """The RDF twin of one statement id in two places: a statement node linked by p:P36 and
+    p:P31. Its fact is the one its ps: value says (P36), in whatever order the triples come."""
+    e, s = "<http://www.wikidata.org/entity/", "<http://www.wikidata.org/entity/statement/"
+    lines = [f"{e}Q64> <http://www.wikidata.org/prop/P36> {s}Q64-X> .",
+             f"{e}Q64> <http://www.wikidata.org/prop/P31> {s}Q64-X> .",
+             f"{s}Q64-X> <http://www.wikidata.org/prop/statement/P36> {e}Q1> ."]
+    path = tmp_path / "twice.nt"
+    path.write_text("".join(lines[k] + "\n" for k in order), encoding="utf-8")
+    report = load(path, tmp_path / "g.sqlite", RdfSource(languages=LANGS, chunk_bytes=64))
+    assert (report.rejects, report.drops) == ([], [])
+    assert [r[:5] for r in fact_rows(tmp_path / "g.sqlite")] == [("Q64$X", "Q64", "P36", "Q1", "item")]
 
 
 def test_format_from_option_and_unknown_extension(tmp_path):
