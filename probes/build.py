@@ -151,9 +151,10 @@ def check_replace(out: str | Path, kind: str, params: dict) -> str | None:
     wanted = json.loads(json.dumps(params))  # as the sidecar holds them (lists, not tuples)
     if not isinstance(held.params, dict) or set(held.params) != set(wanted):
         raise ValueError(f"{out} holds a probe set of kind {held.kind} made another way (`probeset import`?): {again}")
+    # An option added since the build (--facts), not given now, is the build's own: no key, no value.
     changed = [f"{key} {json.dumps(held.params[group].get(key))} -> {json.dumps(value)}"
                for group, values in wanted.items() for key, value in values.items()
-               if held.params[group].get(key, ...) != value]
+               if held.params[group].get(key, None if value is None else ...) != value]
     if changed:
         raise ValueError(f"{out} was built with other options ({', '.join(changed)}): {again}")
     with open(out, "rb") as stream:

@@ -287,3 +287,19 @@ def test_a_listed_fact_the_kind_asks_no_test_item_of_is_named_too(store, tmp_pat
     assert demonstrations == [("Q567", "P103"), ("Q183", "P36")]
     assert [(e["line"], e["reason"]) for e in meta["source"]["fact_list"]["not_selected"]] == [
         (1, "demonstration"), (6, "demonstration")]
+
+
+def test_a_set_built_before_the_option_existed_still_rebuilds_in_place(store, tmp_path):
+    """Its sidecar has no `facts`: not giving --facts now asks for the same build."""
+    out = tmp_path / "old.jsonl"
+    build(store, out, "--kind", "distractor", "--relation", "P36")
+    sidecar = tmp_path / "old.meta.json"
+    meta = json.loads(sidecar.read_text())
+    del meta["params"]["selection"]["facts"]
+    sidecar.write_text(json.dumps(meta))
+    assert build(store, out, "--kind", "distractor", "--relation", "P36")[0]["sha256"] == meta["sha256"]
+    proc = run_cli("probeset", "build", "--kind", "distractor", "--relation", "P36", "--store", store, "--out", out,
+                   "--facts", write_jsonl(tmp_path / "five.jsonl", FIVE), "--quiet")
+    assert (proc.returncode, proc.stderr) == (2, f'error: {out} was built with other options (facts null -> '
+                                                 f'"{tmp_path}/five.jsonl"): pass --overwrite to replace it, or '
+                                                 'another --out\n')
