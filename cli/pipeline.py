@@ -149,7 +149,7 @@ class Runner:
 
         p, built = self.p, {}
         for name, spec in p.probesets.items():
-            options = {k: v for k, v in spec.items() if k != "kind"}
+            options = {k: resolve_local_paths(p, k, v) for k, v in spec.items() if k != "kind"}
             if options.pop("with_corpus", False) and corpus_name:
                 options["corpus"] = corpus_name
             if spec["kind"] == "distractor" and semantic is not None:
@@ -214,3 +214,17 @@ def headline_lines(runs: list[tuple[Path, Path]]) -> list[str]:
         figures = registered().get(aggregate.get("method"), Method).headline(aggregate, probes)
         lines.append(f"{folder.name} ({aggregate.get('items')} items):" + (f" {figures}" if figures else ""))
     return lines
+
+
+def resolve_local_paths(p, key: str, value):
+    """A probe-set option declared to name a file on this disk (`facts`, `templates`, `semantic`)
+    is read relative to the pipeline file, as its other paths are, not to the working folder."""
+    from ..probes.declare import LOCAL
+    from .build_options import merged_options
+
+    option = merged_options().get(key)
+    if option is None or option.spec.exposure != LOCAL or value is None:
+        return value
+    if isinstance(value, list):
+        return [str(p.path(str(v))) for v in value]
+    return str(p.path(str(value)))

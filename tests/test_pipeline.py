@@ -176,3 +176,21 @@ def test_a_pipeline_names_a_bad_model_before_any_step_runs(tmp_path):
     with pytest.raises(ConfigError, match=r"bad.yaml: models\[1\]: model spec 'hf:.*nowhere'"):
         load_pipeline(tmp_path / "bad.yaml")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_probe_set_path_option_is_read_relative_to_the_pipeline_file(tmp_path, monkeypatch):
+    """`facts:` and `templates:` name files beside the pipeline file, as its other paths do, wherever
+    `factprobe run` is started from; other options pass through as written."""
+    from factprobe.cli.pipeline import resolve_local_paths
+    from factprobe.cli.pipeline_config import load_pipeline
+
+    _tiny_inputs(tmp_path)
+    (tmp_path / "tiny.yaml").write_text(CONFIG)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    pipeline = load_pipeline(tmp_path / "tiny.yaml")
+    assert resolve_local_paths(pipeline, "facts", "lists/judged.jsonl") == str(tmp_path / "lists" / "judged.jsonl")
+    assert resolve_local_paths(pipeline, "templates", ["t1", "/abs/t2"]) == [str(tmp_path / "t1"), "/abs/t2"]
+    assert resolve_local_paths(pipeline, "per_relation", 20) == 20
+    assert resolve_local_paths(pipeline, "facts", None) is None
