@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_USAGE, fail, os_error_line
+from .options import FolderPath
 from .outputs import overwrite_option
 
 
@@ -18,17 +19,17 @@ from .outputs import overwrite_option
 @click.option("--judgements", required=True, type=click.Path(dir_okay=False),
               help="Human judgements of whether the model knows each fact: .jsonl, .csv or DistFact's .json "
                    "(see above).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=FolderPath(),
               help="Folder for assess.json and assess.md (created if needed).")
 @click.option("--probes", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A probe set the runs evaluated (repeatable; matched by the SHA-256 in run.json): needed for "
                    "judgements naming triples, and for distractor runs whose records do not name the object and "
                    "the distractors.")
-@click.option("--flawed", multiple=True, type=click.Path(file_okay=False),
+@click.option("--flawed", multiple=True, type=FolderPath("input"),
               help="A run over flawed clozes (repeatable), for the robustness table; paired with --corrected. "
                    "The two probe sets: `probeset import --format distfact-taxonomy --verbalization flawed` "
                    "(and corrected), DistFact's published errors as each item's clozes.")
-@click.option("--corrected", multiple=True, type=click.Path(file_okay=False),
+@click.option("--corrected", multiple=True, type=FolderPath("input"),
               help="A run over the corrected clozes of the same facts, method and options (repeatable).")
 @click.option("--folds", type=click.IntRange(min=2), default=3, show_default=True,
               help="Cross-validation folds (the paper's K = 3).")

@@ -14,6 +14,7 @@ import click
 from ..probes.declare import LOCAL, OptionSpec, option_specs
 from ..probes.facts import FactSelection
 from ..probes.kinds import registered
+from .options import FolderPath
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _click_type(spec: OptionSpec) -> click.ParamType:
     if spec.type == "float":
         return click.FloatRange(min=spec.minimum, max=spec.maximum)
     if spec.exposure == LOCAL and spec.metavar == "DIR":
-        return click.Path(file_okay=False)
+        return FolderPath("input")
     if spec.exposure == LOCAL and spec.metavar == "FILE":
         return click.Path(dir_okay=False)
     return click.STRING

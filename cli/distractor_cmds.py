@@ -9,12 +9,12 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
-from .options import Declared, json_option, store_option, with_options
+from .options import Declared, FolderPath, json_option, store_option, with_options
 from .outputs import overwrite_option
 
 SEMANTIC_DIR = "semantic-index"  # where `distractors build` writes and the other commands read, unless told
 semantic_option = click.option(
-    "--semantic", "semantic_dir", type=click.Path(file_okay=False), default=SEMANTIC_DIR, show_default=True,
+    "--semantic", "semantic_dir", type=FolderPath("input"), default=SEMANTIC_DIR, show_default=True,
     envvar="FACTPROBE_SEMANTIC", help="Folder of the semantic index (env FACTPROBE_SEMANTIC).")
 STRATEGY_CHOICE = click.Choice(["random", "sem", "temp+sem", "appropt"])
 DEFAULT_TEMPLATE = "[X]'s [R] is [Y]."
@@ -34,7 +34,7 @@ def distractors_group() -> None:
 
 @distractors_group.command("build")
 @store_option
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=SEMANTIC_DIR, show_default=True,
+@click.option("--out", "out_dir", type=FolderPath(), default=SEMANTIC_DIR, show_default=True,
               help="Folder to write the index to.")
 @click.option("--min-df", type=click.IntRange(min=1), default=Declared("factprobe.index.semantic", "MIN_DF"),
               show_default=True,

@@ -8,7 +8,7 @@ import sys
 import click
 
 from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
-from .options import Declared, MethodOptionsCommand, json_option
+from .options import Declared, FolderPath, MethodOptionsCommand, json_option
 from .outputs import overwrite_option
 
 
@@ -53,7 +53,7 @@ def method_help() -> str:
 @click.option("--method", cls=MethodOption, required=True, type=MethodChoice(),
               help="Registered methods (FACTPROBE_PLUGINS adds more).")
 @click.option("--probes", required=True, type=click.Path(dir_okay=False, exists=True), help="A probe-set JSONL.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=FolderPath(),
               help="Results folder: run.json, items.jsonl, aggregate.json. A rerun continues there.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true (each method's "

@@ -9,7 +9,7 @@ import click
 
 from .errors import EXIT_USAGE, fail
 from .eval_cmds import MethodChoice
-from .options import json_option, method_options
+from .options import FolderPath, json_option, method_options
 from .outputs import overwrite_option
 
 
@@ -28,7 +28,7 @@ def export_group() -> None:
 @click.option("--probes", required=True, type=click.Path(dir_okay=False, exists=True), help="A probe-set JSONL.")
 @click.option("--method", required=True, type=MethodChoice(),
               help="kdf, ic-lke, eic-lke or belief-icl (the others are refused, with the reason).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=FolderPath(),
               help="The task folder: NAME.yaml, NAME.jsonl and utils.py (one task per folder).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Method option as `factprobe eval` takes it; what changes a prompt is written into the "

@@ -21,6 +21,7 @@ from ..kg.outputs import OutputError
 from ..kg.readers import InputError
 from ..kg.store import StoreError
 from .errors import EXIT_CLOSED_PIPE, EXIT_FAILURE, EXIT_USAGE, fail
+from .options import FolderPath
 from .outputs import overwrite_option
 
 
@@ -81,7 +82,7 @@ def main() -> None:
 
 
 @main.command("sample")
-@click.option("--out", type=click.Path(file_okay=False), default="runs/sample", show_default=True,
+@click.option("--out", type=FolderPath(), default="runs/sample", show_default=True,
               help="Directory for the sample run's files.")
 @click.option("--entity", "entity_id", default="Q183", show_default=True, help="Entity to show.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")

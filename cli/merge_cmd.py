@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail, os_error_line
-from .options import json_option
+from .options import FolderPath, json_option
 from .outputs import claim_merge_folder, overwrite_option
 
 
@@ -95,8 +95,7 @@ def _merged_line(merged) -> str:
 
 @click.command("merge")
 @click.argument("shards", nargs=-1, required=True, type=click.Path())  # merge_shards names a bad one
-# A file at --out is refused by claim_merge_folder in one line; click's own check would print three.
-@click.option("--out", "out_dir", required=True, type=click.Path(), metavar="DIRECTORY",
+@click.option("--out", "out_dir", required=True, type=FolderPath(),
               help="The run's folder: run.json, items.jsonl and aggregate.json as the unsharded eval writes them.")
 @overwrite_option
 @json_option

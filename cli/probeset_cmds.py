@@ -38,10 +38,14 @@ class BuildCommand(click.Command):
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         from .build_options import click_params
 
-        try:
-            declared = click_params()
-        except ImportError as error:  # a module FACTPROBE_PLUGINS names
-            raise click.ClickException(str(error)) from error
+        # The same objects on every call for one command line: click processes the options given in
+        # the order given by finding them among these, and fresh ones would all come last, after --kind.
+        declared = ctx.meta.get("factprobe.build_params")
+        if declared is None:
+            try:
+                declared = ctx.meta["factprobe.build_params"] = click_params()
+            except ImportError as error:  # a module FACTPROBE_PLUGINS names
+                raise click.ClickException(str(error)) from error
         help_option = self.get_help_option(ctx)
         return [*self.params[:3], *declared, *self.params[3:], *([help_option] if help_option else [])]
 

@@ -7,7 +7,7 @@ import json
 import click
 
 from .errors import EXIT_USAGE, fail
-from .options import json_option
+from .options import FolderPath, json_option
 from .outputs import overwrite_option
 
 # The choices are spelled out here so that `--help` works without importing the report module;
@@ -45,7 +45,7 @@ def _definitions(known: str, sharing: str, icl_setting: str = _ICL_SETTINGS[0]):
 
 @click.command("report")
 @click.argument("folders", nargs=-1, required=True, metavar="DIR...")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=FolderPath(),
               help="Folder for report.md, report.html and the PNG plots (created if needed).")
 @click.option("--title", default="factprobe report", show_default=True, help="Heading of the report.")
 @click.option("--probes", "probes", multiple=True, type=click.Path(exists=True), metavar="PATH",

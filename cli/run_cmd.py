@@ -11,12 +11,13 @@ import click
 
 from ..kg.outputs import Claim
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
+from .options import FolderPath
 from .outputs import claim_pipeline_folder, overwrite_option
 
 
 @click.command("run")
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), help="Output folder [default: the config's `out`, relative to the current directory "
+@click.option("--out", type=FolderPath(), help="Output folder [default: the config's `out`, relative to the current directory "
                             "for the shipped sample].")
 @click.option("--restart", is_flag=True, help="Delete the output folder first. A plain rerun resumes, and an "
                                               "evaluation whose probe set or options changed is refused.")

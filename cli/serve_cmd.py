@@ -11,7 +11,7 @@ import click
 from ..index.backend import Backend
 from ..probes.scoring.specs import SHORTCUTS
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
-from .options import store_option
+from .options import FolderPath, store_option
 from .outputs import claim_data_folder, overwrite_option
 
 
@@ -20,9 +20,9 @@ from .outputs import claim_data_folder, overwrite_option
 @store_option
 @click.option("--index", "index_path", type=click.Path(dir_okay=False), default=None,
               help="Embedded frequency index (from `factprobe corpus index`) for /frequency.")
-@click.option("--semantic", "semantic_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--semantic", "semantic_dir", type=FolderPath("input"), default=None,
               help="Semantic index folder (from `factprobe distractors build`) for sem and temp+sem.")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False), default="factprobe-data", show_default=True,
+@click.option("--data", "data_dir", type=FolderPath(), default="factprobe-data", show_default=True,
               help="Folder where jobs write their outputs (DATA/jobs/<job id>/) and their records "
                    "(DATA/jobs.sqlite): a restarted server answers for its jobs and resumes those it left unfinished.")
 @click.option("--es-url", envvar="FACTPROBE_ES_URL", default=None,
@@ -39,7 +39,7 @@ from .outputs import claim_data_folder, overwrite_option
               help="A model, folder or URL (as written) a client may name in an option that loads or calls one "
                    "(bertscore_model, judge_model, judge_base_url, templates, ...), besides --models; nothing "
                    "else a client names is loaded. Repeatable; GET /models lists them.")
-@click.option("--runs", "runs", multiple=True, type=click.Path(exists=True, file_okay=False), metavar="DIR",
+@click.option("--runs", "runs", multiple=True, type=FolderPath("input", exists=True), metavar="DIR",
               help="A run folder, or a folder of them (`factprobe run`'s OUT/runs), for the item view: "
                    "GET /items/view, and /items for scripts; the finished eval jobs are there too. Repeatable.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",

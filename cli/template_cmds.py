@@ -11,11 +11,11 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_USAGE, fail
-from .options import json_option
+from .options import FolderPath, json_option
 from .outputs import overwrite_option
 
 templates_option = click.option(
-    "--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
+    "--templates", "template_dirs", multiple=True, type=FolderPath("input"),
     help="User template folder, merged after the shipped templates; repeatable "
          "[default: the folders in FACTPROBE_TEMPLATES, os.pathsep-separated].")
 
@@ -96,7 +96,7 @@ def show(relation, template_dirs, as_json):
 
 
 @templates_group.command("check")
-@click.argument("dirs", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.argument("dirs", nargs=-1, required=True, type=FolderPath("input"))
 @json_option
 def check(dirs, as_json):
     """Validate user template folders: every *.yaml/*.yml file must be a relation's templates
@@ -139,7 +139,7 @@ def check(dirs, as_json):
 @click.option("--base-url", default=None,
               help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 [default: OPENAI_BASE_URL, "
                    "else the hosted OpenAI API]. The key comes from OPENAI_API_KEY.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("--out", "out_dir", type=FolderPath(), required=True,
               help="User template folder: new templates are appended to OUT/PXXX.yaml as generated.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed of the first request.")
 @click.option("--temperature", type=click.FloatRange(min=0), default=0.8, show_default=True,
