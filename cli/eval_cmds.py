@@ -108,7 +108,7 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
         fail(os_error_line(error), EXIT_FAILURE)
     except (ValueError, ScoringError, Unsupported) as error:  # the input, before the load; the model; a run
         fail(str(error), EXIT_USAGE)
-    summary = merge_after_launch(setup, summary, merge_wait, console)  # rank 0 of a launch
+    summary = merge_after_launch(setup, summary, merge_wait, console, evaluation.probes)  # rank 0 of a launch
     if as_json and setup.reports:
         click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,
                                "rejected": len(summary.rejected), **summary.aggregate}))

@@ -62,9 +62,10 @@ def shard_setup(shard_text: str | None, out_dir: str, device: str) -> ShardSetup
     return ShardSetup(launch.shard, str(launch.shard.folder(out_dir)), out_dir, device, True)
 
 
-def merge_after_launch(setup: ShardSetup, summary, wait: float, console):
+def merge_after_launch(setup: ShardSetup, summary, wait: float, console, probes: Path | None = None):
     """On rank 0 of a launch: waits up to `wait` seconds for the other ranks' shards, merges
-    them into --out and returns the merged run's EvalSummary; elsewhere `summary` as it is."""
+    them into --out and returns the merged run's EvalSummary; elsewhere `summary` as it is.
+    `probes`: the probe set the eval read, for the merged line's figures."""
     from ..probes.shard_merge import MergeError, merge_shards, wait_for_shards
 
     if not setup.merges:
@@ -83,14 +84,47 @@ def merge_after_launch(setup: ShardSetup, summary, wait: float, console):
         fail(str(error), EXIT_FAILURE)
     except OSError as error:
         fail(os_error_line(error), EXIT_FAILURE)
-    console.say(_merged_line(merged))
+    console.say(_merged_line(merged, probes))
     return dataclasses.replace(summary, out=merged.out, items=merged.items, aggregate=merged.aggregate)
 
 
-def _merged_line(merged) -> str:
-    accuracy = merged.aggregate.get("accuracy")
-    return (f"merged {merged.shards} shard(s): {merged.aggregate.get('method')} on {merged.items:,} items: accuracy "
-            f"{'n/a' if accuracy is None else f'{accuracy:.4f}'} -> {merged.out}/aggregate.json")
+def _merged_line(merged, probes: Path | None) -> str:
+    """The merged run's figures as `eval` states them (its method's headline); `probes` None
+    where the probe set is not at hand, so the line goes without what is read from it (chance)."""
+    from .steps import eval_headline
+
+    method = merged.aggregate.get("method")
+    figures = eval_headline(method, merged.aggregate, probes)
+    return (f"merged {merged.shards} shard(s): {method} on {merged.items:,} items{f': {figures}' if figures else ''}"
+            f" -> {merged.out}/aggregate.json")
+
+
+def _recorded_probe_set(out: str | Path) -> Path | None:
+    """The probe set a merged run read, from the path its run.json records (the shards' own;
+    the runner records a file name, looked for in the current folder, a hand-written one may be
+    a full path): only a file whose bytes hash to the recorded probes_sha256, so another file of
+    that name is never read as the run's. None when there is none."""
+    import hashlib
+
+    from ..probes.shard_merge import MergeError, read_run
+
+    try:
+        run = read_run(Path(out))
+    except MergeError:
+        return None
+    name, sha256 = run.get("probes"), run.get("probes_sha256")
+    if not isinstance(name, str) or not name or not isinstance(sha256, str):
+        return None
+    path, digest = Path(name), hashlib.sha256()
+    if not path.is_file():  # nor a pipe a hand-written name might point at, which would hang the read
+        return None
+    try:
+        with open(path, "rb") as stream:  # hashlib.file_digest is 3.11's
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:  # unreadable
+        return None
+    return path if digest.hexdigest() == sha256 else None
 
 
 @click.command("merge")
@@ -122,4 +156,4 @@ def merge_command(shards, out_dir, overwrite, as_json):
     if as_json:
         click.echo(json.dumps({"out": merged.out, "shards": merged.shards, **merged.aggregate}))
     else:
-        click.echo(_merged_line(merged))
+        click.echo(_merged_line(merged, _recorded_probe_set(out_dir)))

@@ -99,9 +99,10 @@ def eval_step(evaluation, models=None, console: Console = Console()):
     return summary
 
 
-def eval_headline(method: str, aggregate: dict, probes: Path) -> str:
+def eval_headline(method: str, aggregate: dict, probes: Path | None) -> str:
     """The run's figures as its method states them (Method.headline: Min@n and Avg@n for a
-    distractor run, where one accuracy would be n/a), the ones `factprobe run` ends with."""
+    distractor run, where one accuracy would be n/a), the ones `factprobe run` ends with;
+    `probes` None where the probe set is not at hand (then without the figures read from it)."""
     from ..probes.methods import Method, registered
 
     return registered().get(method, Method).headline(aggregate, probes)

@@ -87,10 +87,11 @@ class Method:
         return {}
 
     @classmethod
-    def headline(cls, aggregate: dict, probes: Path) -> str:
+    def headline(cls, aggregate: dict, probes: Path | None) -> str:
         """The run's figures in `factprobe run`'s closing summary, after "folder (N items):"; by
         default accuracy with its 95% interval, a uniform guess's accuracy when the probe set
-        (`probes`, the file the run read) is multiple choice, and accuracy per frequency bucket."""
+        (`probes`, the file the run read) is multiple choice, and accuracy per frequency bucket.
+        `probes` None: the file is not at hand (a merged run's, not found), no figure from it."""
         chance = chance_accuracy(probes)
         text = f"accuracy {headline_number(aggregate.get('accuracy'))}"
         text += headline_interval(aggregate.get("accuracy_interval"))
@@ -123,9 +124,12 @@ def base_record(item: dict, **fields) -> dict:
             "bucket": item.get("bucket"), "frequency": item.get("frequency"), **fields}
 
 
-def chance_accuracy(probes: Path) -> float | None:
+def chance_accuracy(probes: Path | None) -> float | None:
     """Expected accuracy of a uniform guess over a multiple-choice set's test items (None when the
-    items have no choices, or the file cannot be read): a headline number means little without it."""
+    items have no choices, or the file cannot be read or is None): a headline number means little
+    without it."""
+    if probes is None:
+        return None
     shares = []
     try:
         for line in jsonl_lines(probes):
