@@ -252,11 +252,13 @@ def _fact_record(line: str) -> dict | None:
 
 def _complete_lines(path: str) -> int:
     """Lines already written by an earlier run; a torn last line (a kill mid-write) is cut off."""
+    from ..kg.outputs import truncate
+
     p = Path(path)
     if not p.is_file():
         return 0
     data = p.read_bytes()
     if data and not data.endswith(b"\n"):
         data = data[: data.rfind(b"\n") + 1]
-        p.write_bytes(data)
+        truncate(p, len(data))  # in place, never into a link (kg/outputs.py)
     return data.count(b"\n")

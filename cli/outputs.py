@@ -100,7 +100,8 @@ def claim_pipeline_folder(out, *, overwrite: bool = False, inputs: Iterable = ()
     def ours(folder: Path) -> bool:
         return (folder / "graph.sqlite").is_file() and is_store(folder / "graph.sqlite")
 
-    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=["graph.sqlite"],
+    store = ["graph.sqlite", *(f"graph.sqlite{s}" for s in SQLITE_BESIDE)]  # SQLite writes into them
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=["graph.sqlite"], in_place=store,
                         what="a factprobe pipeline's output (no graph.sqlite store)")
 
 
@@ -109,9 +110,9 @@ def claim_data_folder(data, *, overwrite: bool = False, inputs: Iterable = ()) -
     def ours(folder: Path) -> bool:
         return "jobs" in (sqlite_tables(folder / "jobs.sqlite") or set())
 
-    return claim_folder(data, overwrite=overwrite, inputs=inputs, ours=ours, flag="--data",
-                        writes=["jobs.lock", "jobs.sqlite", *(f"jobs.sqlite{s}" for s in SQLITE_BESIDE), "jobs"],
-                        what="a factprobe service's data folder (no jobs.sqlite)")
+    in_place = ["jobs.lock", "jobs.sqlite", *(f"jobs.sqlite{s}" for s in SQLITE_BESIDE)]
+    return claim_folder(data, overwrite=overwrite, inputs=inputs, ours=ours, flag="--data", writes=[*in_place, "jobs"],
+                        in_place=in_place, what="a factprobe service's data folder (no jobs.sqlite)")
 
 
 # -- SQLite and JSONL files -----------------------------------------------------------------------
@@ -124,7 +125,7 @@ def claim_index(path, *, overwrite: bool = False, inputs: Iterable = ()) -> Clai
         tables = sqlite_tables(file)
         return tables is not None and (not tables or INDEX_TABLES <= tables)
 
-    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=ours, flag="--index",
+    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=ours, flag="--index", in_place=True,
                        what="a factprobe frequency index", beside=[f"{path}{s}" for s in SQLITE_BESIDE])
     if claim is Claim.REPLACE:
         remove(path, beside=SQLITE_BESIDE)
@@ -139,7 +140,7 @@ def claim_cache(path, *, overwrite: bool = False) -> Claim:
         return tables is not None and (not tables or "results" in tables)
 
     claim = claim_file(path, overwrite=overwrite, ours=ours, flag="--cache", what="a factprobe result cache",
-                       beside=[f"{path}{s}" for s in SQLITE_BESIDE])
+                       beside=[f"{path}{s}" for s in SQLITE_BESIDE], in_place=True)
     if claim is Claim.REPLACE:
         remove(path, beside=SQLITE_BESIDE)
     return claim
@@ -171,9 +172,9 @@ REJECTS = jsonl_of("file", "line", "reason")  # an ingest's rejects file
 
 def claim_jsonl(path, ours, what: str, *, overwrite: bool = False, inputs: Iterable = (), flag: str = "--out",
                 remove_replaced: bool = True) -> Claim:
-    """A JSONL output: its own kind (`ours`) is resumed or rewritten; another file is refused,
-    or removed first with `overwrite`."""
-    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=ours, what=what, flag=flag)
+    """A JSONL output: its own kind (`ours`) is resumed or rewritten in place (a hard link there
+    is refused); another file is refused, or removed first with `overwrite`."""
+    claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=ours, what=what, flag=flag, in_place=True)
     if claim is Claim.REPLACE and remove_replaced:
         remove(path)
     return claim

@@ -387,8 +387,10 @@ def ingest(
 def write_rejects(path: str | os.PathLike, reports: list[IngestReport]) -> int:
     """Write every reject of these inputs as JSON lines naming file, line and reason, then
     every dropped part naming also its record and path (and `"dropped": true`)."""
+    from .outputs import replacing
+
     n = 0
-    with open(path, "wb") as f:
+    with replacing(path) as f:  # written beside and renamed: never into a link at `path`
         for report in reports:
             for line, reason, text in report.rejects:
                 f.write(orjson.dumps({"file": report.path, "line": line, "reason": reason,

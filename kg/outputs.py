@@ -9,7 +9,13 @@ Every command that writes claims its output first (`claim_file`, `claim_folder`)
   unless --overwrite, in one line naming it and saying "pass --overwrite to replace it".
 The command's own output is resumed or rewritten as before. `replace_file` and `open_append`
 write without following a link at the last step (O_NOFOLLOW, a new temporary renamed over).
-The lowest layer, so that every layer can claim and write the same way.
+
+A write by rename (`replacing`) replaces the name only: another hard link to the old file keeps
+its bytes. A write in place (appending a run's items.jsonl a batch at a time, cutting off a torn
+last line, SQLite adding to a store) changes the file under every one of its names, so such a
+file with another name is refused always (`refuse_hard_link`): a claim refuses it when it names
+the file `in_place`, and every in-place open here checks the descriptor it opened before writing
+a byte. The lowest layer, so that every layer can claim and write the same way.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import enum
 import os
 import sqlite3
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator, TextIO
@@ -39,16 +46,19 @@ PathLike = str | os.PathLike
 
 def claim_file(path: PathLike, *, overwrite: bool = False, inputs: Iterable[PathLike] = (),
                ours: Callable[[Path], bool] = lambda _: False, what: str = "this command's output",
-               beside: Iterable[PathLike] = (), flag: str = "--out") -> Claim:
+               beside: Iterable[PathLike] = (), flag: str = "--out", in_place: bool = False) -> Claim:
     """May a command write the file `path`? `inputs`: the files it reads (never its output);
     `ours(path)`: whether an existing file is this command's own kind; `what`: that kind, as
     the refusal names it ("a factprobe probe set"); `beside`: files written next to it (a
     sidecar, SQLite's -wal), checked as `path` is; `flag`: the option naming `path`, for the
-    refusal. OutputError when it may not."""
+    refusal; `in_place`: the command writes into the existing file (appends, SQLite), so a hard
+    link there is refused. OutputError when it may not."""
     path, inputs = Path(path), list(inputs)
     for name in (path, *map(Path, beside)):
         refuse_link(name)
         refuse_input(name, inputs)
+        if in_place:
+            refuse_hard_link(name)
     if not os.path.lexists(path):
         return Claim.NEW
     if path.is_dir():
@@ -62,11 +72,12 @@ def claim_file(path: PathLike, *, overwrite: bool = False, inputs: Iterable[Path
 
 def claim_folder(folder: PathLike, *, overwrite: bool = False, inputs: Iterable[PathLike] = (),
                  ours: Callable[[Path], bool] = lambda _: False, what: str = "this command's output",
-                 writes: Iterable[str] = (), flag: str = "--out") -> Claim:
+                 writes: Iterable[str] = (), flag: str = "--out", in_place: Iterable[str] = ()) -> Claim:
     """May a command write into `folder`? It may when the folder is missing or empty, or holds
     the command's own output (`ours(folder)`), or with `overwrite`. `writes`: the names it
     writes inside (a link at one is refused, and so is an input that is one of them or the
-    folder itself). The folder as named may itself be a link: the user chose it."""
+    folder itself); `in_place`: those of them it writes into as they are (a hard link there is
+    refused). The folder as named may itself be a link: the user chose it."""
     folder = Path(folder)
     inputs = [Path(i) for i in inputs]
     if os.path.lexists(folder) and not folder.is_dir():
@@ -75,6 +86,8 @@ def claim_folder(folder: PathLike, *, overwrite: bool = False, inputs: Iterable[
     for name in writes:
         target = inside(folder, name)
         refuse_input(target, inputs)
+    for name in in_place:
+        refuse_hard_link(inside(folder, name))
     if not folder.exists() or not any(folder.iterdir()):
         return Claim.NEW
     if ours(folder):
@@ -102,6 +115,19 @@ def refuse_link(path: PathLike) -> None:
     if os.path.islink(path):
         raise OutputError(f"{path} is a symbolic link (to {os.readlink(path)}); factprobe never writes through "
                           "one: remove it, or choose another output")
+
+
+def refuse_hard_link(path: PathLike, fd: int | None = None) -> None:
+    """OutputError when the file at `path` (open as `fd`, when given: the file actually opened)
+    has another name, a hard link: written in place, it would change under that name too (a file
+    of ours elsewhere, or any file the user can write). Nothing there: no error."""
+    try:
+        info = os.fstat(fd) if fd is not None else os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        raise OutputError(f"{path} is a hard link (one file with {info.st_nlink} names): factprobe writes it in "
+                          "place and never into a file linked elsewhere: remove it, or choose another output")
 
 
 def refuse_input(path: PathLike, inputs: Iterable[PathLike]) -> None:
@@ -159,17 +185,35 @@ def open_new(path: PathLike) -> TextIO:
     return _open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, "w")
 
 
+# Every open below writes in place: never through a symbolic link (O_NOFOLLOW), never into a hard
+# link (the descriptor's link count, read before a byte is written or cut).
+
+
 def open_append(path: PathLike) -> TextIO:
     """`path` opened to append text (UTF-8; created when missing), never through a link."""
     return _open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, "a")
 
 
+def open_update(path: PathLike) -> TextIO:
+    """`path` opened to read and append text (UTF-8; created when missing), never through a
+    link: a lock file that names its holder."""
+    return _open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "a+")
+
+
 def open_truncate(path: PathLike) -> TextIO:
     """`path` emptied (created when missing) for writing text (UTF-8), never through a link."""
-    return _open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "w")
+    return _open(path, os.O_WRONLY | os.O_CREAT, "w", size=0)
 
 
-def _open(path: PathLike, flags: int, mode: str):
+def truncate(path: PathLike, size: int) -> None:
+    """Cut the existing file `path` to `size` bytes (a torn last line a killed write left),
+    never through a link."""
+    _open(path, os.O_WRONLY, "wb", size=size).close()
+
+
+def _open(path: PathLike, flags: int, mode: str, *, size: int | None = None):
+    """The file opened with `flags` as a stream of `mode`, cut to `size` bytes when given
+    (after the checks: O_TRUNC would cut before them)."""
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666)
     except FileExistsError:
@@ -178,6 +222,13 @@ def _open(path: PathLike, flags: int, mode: str):
     except OSError as error:
         refuse_link(path)  # ELOOP: the last step is a link
         raise OutputError(f"{path}: cannot write ({error.strerror})") from None
+    try:
+        refuse_hard_link(path, fd)
+        if size is not None:
+            os.ftruncate(fd, size)
+    except BaseException:
+        os.close(fd)
+        raise
     return os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding="utf-8")
 
 
@@ -221,7 +272,7 @@ def claim_store(path: PathLike, *, overwrite: bool = False, inputs: Iterable[Pat
     is refused, or removed first with `overwrite` (so that no foreign database gets our tables)."""
     beside = [f"{path}{suffix}" for suffix in SQLITE_BESIDE]
     claim = claim_file(path, overwrite=overwrite, inputs=inputs, ours=is_store, what="a factprobe graph store",
-                       beside=beside, flag="--store")
+                       beside=beside, flag="--store", in_place=True)  # SQLite writes into the file
     if claim is Claim.REPLACE:
         remove(path, beside=SQLITE_BESIDE)
     return claim

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..kg.jsonl import jsonl_lines, read_jsonl
-from ..kg.outputs import Claim, claim_folder
+from ..kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
 from .aggregate import aggregate
 from .methods import Method, MethodContext, get_method
 from .methods.base import check_option_types
@@ -175,7 +175,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     new = 0
     if progress:
         progress(len(done), len(done) + len(todo))
-    with open(items_path, "a", encoding="utf-8") as sink:
+    with open_append(items_path) as sink:  # never into a link: a symbolic one, or a hard one (kg/outputs.py)
         for start in range(0, len(todo), max(1, batch)):
             records = runner.run(scorer, todo[start:start + batch])
             sink.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
@@ -186,7 +186,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     records = list(read_jsonl(items_path))
     summary = aggregate(plan.method, records, runner.options)  # options name some measures' definitions
     summary["rejected_records"] = len(plan.rejected)
-    (out / "aggregate.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    replace_file(out / "aggregate.json", json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
     return EvalSummary(str(out), plan.method, len(records), new, len(done), plan.rejected, summary, plan.warnings)
 
 
@@ -206,7 +206,7 @@ def claim_run_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> 
     factprobe wrote, which the run resumes; one of other files only with `overwrite`, and then
     True: the run starts its own files over (the others stay). OutputError otherwise."""
     claim = claim_folder(out, overwrite=overwrite, inputs=inputs, ours=is_run_folder, writes=RUN_FILES,
-                         what="a factprobe eval run (it has no run.json)")
+                         in_place=["items.jsonl"], what="a factprobe eval run (it has no run.json)")
     return claim is Claim.REPLACE
 
 
@@ -321,7 +321,7 @@ def _record_config(out: Path, config: dict) -> None:
         _check_same_run(out, held, config)
         if held.get("limit", ...) == config["limit"]:
             return
-    path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    replace_file(path, json.dumps(config, indent=1, sort_keys=True) + "\n")
 
 
 def _done_ids(path: Path) -> set[str]:
@@ -332,7 +332,7 @@ def _done_ids(path: Path) -> set[str]:
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):  # killed mid-write: the torn record is redone
         data = data[: data.rfind(b"\n") + 1]
-        path.write_bytes(data)
+        truncate(path, len(data))  # in place, never into a link (kg/outputs.py)
     done = set()
     for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():

@@ -351,3 +351,171 @@ def test_run_restart_deletes_only_a_pipelines_own_folder(ws, tmp_path):
     shutil.copy(ws["pipeline"], config)
     _refused(["run", config, "--out", tmp_path / "p", "--quiet", "--restart"], tmp_path / "p",
              f"--restart would delete {config}")
+
+
+# -- hard links: an output written in place is never a file with another name --------------------
+#
+# Writing by rename leaves another hard link to the old file as it was; writing in place (an
+# append, a cut, SQLite) would change it. Each command that writes a file in place is run with a
+# hard link planted at that file, to a file of the same kind outside the output folder: refused
+# with exit 2, --overwrite or not, and the file outside keeps its bytes.
+
+
+def _results_cache(path: Path) -> Path:
+    """A result cache of `model --cache`'s schema (probes/scoring/cache.py)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE results (model TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
+                     "value TEXT NOT NULL, PRIMARY KEY (model, kind, key)) WITHOUT ROWID")
+    conn.close()
+    return path
+
+
+def _jobs_folder(folder: Path) -> Path:
+    """A service's data folder as `serve` leaves it: jobs.sqlite with its jobs table."""
+    from factprobe.cli.service.store import JobStore
+
+    folder.mkdir()
+    JobStore(folder).close()
+    return folder
+
+
+def _distractors(ws, path: Path) -> Path:
+    ok("distractors", "add", ws["counts"], "--out", path, "--strategy", "random", "--n", "1", "--store", ws["store"],
+       "--quiet")
+    return path
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """`victim(ws, elsewhere)`: the outside file, of the output's kind; `setup(ws, tmp)`: the
+    output folder or file prepared (None: nothing); `at(out)`: where the link goes; `argv(ws, out)`."""
+    name: str
+    victim: Callable[[dict, Path], Path]
+    at: Callable[[Path], Path]
+    argv: Callable[[dict, Path], list]
+    setup: Callable[[dict, Path], None] = lambda ws, out: None
+
+
+def _run_folder(ws, out: Path) -> None:
+    out.mkdir()
+    shutil.copy(ws["run"] / "run.json", out / "run.json")
+
+
+IN_PLACE = [
+    InPlace("ingest --store", lambda ws, e: _copy(ws["store"], e), lambda out: out / "g.sqlite",
+            lambda ws, out: ["ingest", "wikidata", DUMP, "--store", out / "g.sqlite", "--quiet"]),
+    InPlace("ingest --rejects", lambda ws, e: _rejects(e), lambda out: out / "r.jsonl",
+            lambda ws, out: ["ingest", "wikidata", DUMP, "--store", out / "new.sqlite", "--rejects", out / "r.jsonl",
+                             "--quiet"]),
+    InPlace("corpus index --index", lambda ws, e: _copy(ws["index"], e), lambda out: out / "idx.sqlite",
+            lambda ws, out: ["corpus", "index", ws["corpus"], "--store", ws["store"], "--index", out / "idx.sqlite",
+                             "--quiet"]),
+    InPlace("frequency annotate --out", lambda ws, e: _copy(ws["counts"], e), lambda out: out / "counts.jsonl",
+            lambda ws, out: ["frequency", "annotate", "--relation", "P36", "--store", ws["store"], "--index",
+                             ws["index"], "--out", out / "counts.jsonl", "--quiet"]),
+    InPlace("distractors add --out", lambda ws, e: _distractors(ws, e / "with.jsonl"), lambda out: out / "with.jsonl",
+            lambda ws, out: ["distractors", "add", ws["counts"], "--out", out / "with.jsonl", "--strategy", "random",
+                             "--n", "1", "--store", ws["store"], "--quiet"]),
+    InPlace("model score --cache", lambda ws, e: _results_cache(e / "cache.sqlite"), lambda out: out / "cache.sqlite",
+            lambda ws, out: ["model", "score", "hf:/no/model/needed/before/the/guard", "--context", "a",
+                             "--continuation", " b", "--device", "cpu", "--cache", out / "cache.sqlite"]),
+    InPlace("eval items.jsonl", lambda ws, e: _copy(ws["run"] / "items.jsonl", e), lambda out: out / "items.jsonl",
+            _eval, setup=_run_folder),
+    InPlace("run graph.sqlite", lambda ws, e: _copy(ws["store"], e), lambda out: out / "graph.sqlite",
+            lambda ws, out: ["run", ws["pipeline"], "--out", out, "--quiet"], setup=lambda ws, out: out.mkdir()),
+    InPlace("sample graph.sqlite", lambda ws, e: _copy(ws["store"], e), lambda out: out / "graph.sqlite",
+            lambda ws, out: ["sample", "--out", out, "--quiet"], setup=lambda ws, out: out.mkdir()),
+    InPlace("serve jobs.lock", lambda ws, e: _write(e / "jobs.lock", b"pid 1\n"), lambda out: out / "jobs.lock",
+            lambda ws, out: ["serve", "--store", ws["store"], "--data", out, "--port", ws["busy"]],
+            setup=lambda ws, out: _jobs_folder(out)),
+    InPlace("serve jobs.sqlite", lambda ws, e: Path(shutil.copy(_jobs_folder(e / "d") / "jobs.sqlite", e / "j.sqlite")),
+            lambda out: out / "jobs.sqlite",
+            lambda ws, out: ["serve", "--store", ws["store"], "--data", out, "--port", ws["busy"]],
+            setup=lambda ws, out: out.mkdir()),
+]
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _rejects(folder: Path) -> Path:
+    return _write(folder / "rejects.jsonl", b'{"file": "dump.json", "line": 3, "reason": "no id"}\n')
+
+
+@pytest.mark.parametrize("case", IN_PLACE, ids=[c.name for c in IN_PLACE])
+def test_a_hard_link_where_a_command_writes_in_place_is_refused(ws, case, tmp_path):
+    elsewhere, out = tmp_path / "elsewhere", tmp_path / "out"
+    elsewhere.mkdir()
+    victim = case.victim(ws, elsewhere)
+    case.setup(ws, out)
+    out.mkdir(exist_ok=True)
+    link = case.at(out)
+    os.link(victim, link)
+    for extra in ([], ["--overwrite"]):
+        _refused([*case.argv(ws, out), *extra], elsewhere, str(link), "hard link")
+        assert os.stat(link).st_nlink == 2 and os.path.samefile(link, victim)
+
+
+def test_every_in_place_open_checks_the_file_it_opened(tmp_path):
+    """The opens themselves refuse a hard link before a byte is written or cut (a link planted
+    after the claim); a file of one name is appended, updated, emptied and cut as asked."""
+    from factprobe.kg.outputs import OutputError, open_append, open_truncate, open_update, truncate
+
+    victim, link = tmp_path / "victim", tmp_path / "out.jsonl"
+    victim.write_bytes(b'{"id": "a"}\n{"id": "b"}\n')
+    os.link(victim, link)
+    opens = {"append": lambda p: open_append(p).close(), "update": lambda p: open_update(p).close(),
+             "truncate": lambda p: open_truncate(p).close(), "cut": lambda p: truncate(p, 3)}
+    for name, opened in opens.items():
+        with pytest.raises(OutputError) as refused:
+            opened(link)
+        assert str(refused.value) == (f"{link} is a hard link (one file with 2 names): factprobe writes it in place "
+                                      "and never into a file linked elsewhere: remove it, or choose another output")
+        assert victim.read_bytes() == b'{"id": "a"}\n{"id": "b"}\n', name
+    alone = tmp_path / "alone.jsonl"
+    alone.write_bytes(b'{"id": "a"}\n{"id": "b')
+    truncate(alone, 12)
+    with open_append(alone) as stream:
+        stream.write('{"id": "c"}\n')
+    with open_update(alone) as stream:
+        stream.seek(0)
+        assert stream.read() == '{"id": "a"}\n{"id": "c"}\n'
+    with open_truncate(alone) as stream:
+        stream.write("x\n")
+    assert alone.read_bytes() == b"x\n"
+
+
+@pytest.mark.slow
+def test_a_killed_eval_resumes_its_items_and_renames_its_summaries(request, ws, tmp_path):
+    """A run folder whose items.jsonl ends in a torn record continues it in place (the torn line
+    cut, the missing item appended); run.json and aggregate.json, hard-linked elsewhere, are
+    written by rename: the folder gets its own, the files elsewhere keep their bytes."""
+    model = request.getfixturevalue("shards")["model"]
+    out, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    argv = ["eval", "--model", model, "--method", "kdf", "--probes", ws["kdf"], "--out", out, "--batch", "1",
+            "--device", "cpu", "--quiet", "--json"]
+    code, stdout, err = cli(*argv, "--limit", "1")
+    assert code == 0 and json.loads(stdout)["new"] == 1, err
+    first = (out / "items.jsonl").read_bytes()
+    with open(out / "items.jsonl", "ab") as items:
+        items.write(b'{"id": "kdf:F1", "rel')  # killed mid-write
+    held = {}
+    for name in ("run.json", "aggregate.json"):
+        shutil.move(out / name, elsewhere / name)
+        os.link(elsewhere / name, out / name)
+        held[name] = (elsewhere / name).read_bytes()
+    code, stdout, err = cli(*argv)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert (summary["resumed_after"], summary["new"]) == (1, 1)
+    lines = (out / "items.jsonl").read_bytes().splitlines(keepends=True)
+    assert lines[0] == first and [json.loads(line)["id"] for line in lines] == ["kdf:F0", "kdf:F1"]
+    assert {name: (elsewhere / name).read_bytes() for name in held} == held
+    assert all(os.stat(out / name).st_nlink == 1 for name in held)
+    assert json.loads((out / "run.json").read_text())["limit"] is None
+    assert json.loads((out / "aggregate.json").read_text())["items"] == 2

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...kg.outputs import open_update
+
 FINISHED = ("done", "failed", "interrupted")
 PENDING = ("queued", "running")
 SCHEMA = 1
@@ -32,7 +34,7 @@ def hold_data_folder(data_dir: Path):
     """An exclusive lock on DATA/jobs.lock for as long as the returned file stays open (the
     process's end, `kill -9` included, lets go of it): two servers resuming the same jobs would
     run them twice. DataFolderInUse when another process holds it."""
-    held = open(data_dir / "jobs.lock", "a+", encoding="utf-8")
+    held = open_update(data_dir / "jobs.lock")  # never into a link, symbolic or hard (kg/outputs.py)
     try:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

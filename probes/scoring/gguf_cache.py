@@ -47,7 +47,7 @@ def file_sha256(path: Path) -> str:
 @contextmanager
 def _locked(lock_path: Path):
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as handle:
+    with open(lock_path, "a") as handle:  # "a": never empties a file (a hard link planted there keeps its bytes)
         fcntl.flock(handle, fcntl.LOCK_EX)  # two processes converting the same file wait for one
         try:
             yield
