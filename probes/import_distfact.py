@@ -19,12 +19,12 @@ again per sentence: a Dist. ApprOpt row is not quite its experiment (Random, Sem
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from ..kg.jsonl import read_jsonl
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
 FORMAT = "distfact-taxonomy"
@@ -166,13 +166,7 @@ def _cloze(sentence: str, subject: str, obj: str) -> Cloze | None:
 def _base_items(path: Path) -> dict[tuple[str, str, str], list[dict]]:
     """The --onto set's test items by (subject, relation, object)."""
     out: dict[tuple[str, str, str], list[dict]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+    for item in read_jsonl(path):
         if isinstance(item, dict) and item.get("split", "test") == "test":
             out.setdefault((item.get("subject"), item.get("relation"), item.get("object")), []).append(item)
     if not out:

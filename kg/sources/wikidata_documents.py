@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..readers import BOM, Chunk, DamagedInput, TruncatedInput, check_readable, decompressed_blocks
+from ..readers import Chunk, DamagedInput, TruncatedInput, check_readable, decompressed_blocks, without_bom
 
 if TYPE_CHECKING:
     from ..identity import InputDigest
@@ -44,9 +44,7 @@ def peek(path: Path) -> bytes:
 
 def opens_document(head: bytes) -> bool:
     """Whether data starting with `head` is one JSON object over several lines."""
-    if head.startswith(BOM):
-        head = head[len(BOM):]
-    first = head.lstrip().split(b"\n", 1)[0].strip()
+    first = without_bom(head).lstrip().split(b"\n", 1)[0].strip()
     return first[:1] == b"{" and first[-1:] != b"}" and len(first) <= _OPENING_LINE
 
 
