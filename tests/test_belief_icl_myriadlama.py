@@ -114,12 +114,18 @@ def test_demonstrations_follow_the_runs_seed(myriad, tmp_path):
     assert drawn(0) != drawn(1)
 
 
-def test_shots_are_for_cloze_sets_only(tmp_path):
+def _one_cloze_template_item(tmp_path):
+    """A belief-icl set of one item, France's capital under a cloze (not a question) template."""
     item = {"id": "b", "kind": "belief-icl", "split": "test", "fact": "F", "relation": "P36", "gold": ["Paris"],
             "subject_label": "France", "template": "The capital of [X] is [Y].", "prompt": "The capital of France is [Y].",
             "demonstrations": {"x-relation": []}}
     probes = tmp_path / "b.jsonl"
     probes.write_text(json.dumps(item) + "\n")
+    return probes
+
+
+def test_shots_are_for_cloze_sets_only(tmp_path):
+    probes = _one_cloze_template_item(tmp_path)
     with pytest.raises(ValueError, match="shots: a belief-icl set carries its demonstrations"):
         plan_eval("belief-icl", probes, tmp_path / "run", options={"shots": 2})
 
@@ -155,11 +161,7 @@ def test_qa_style_asks_the_question_templates_as_questions(myriad, tmp_path):
 
 
 def test_qa_style_refuses_a_set_without_question_templates(tmp_path):
-    item = {"id": "b", "kind": "belief-icl", "split": "test", "fact": "F", "relation": "P36", "gold": ["Paris"],
-            "subject_label": "France", "template": "The capital of [X] is [Y].", "prompt": "The capital of France is [Y].",
-            "demonstrations": {"x-relation": []}}
-    probes = tmp_path / "b.jsonl"
-    probes.write_text(json.dumps(item) + "\n")
+    probes = _one_cloze_template_item(tmp_path)
     with pytest.raises(ValueError, match=r"prompt_style=qa: item b's template 'The capital of \[X\] is \[Y\].' is "
                                          r"not a question"):
         plan_eval("belief-icl", probes, tmp_path / "run", options={"prompt_style": "qa"})

@@ -19,6 +19,12 @@ def _capital(country: str, capital: str, random: tuple[str, ...], sem: tuple[str
                             for strategy, names in (("random", random), ("sem", sem))}}
 
 
+# Three capitals with random and sem distractors, each test's distractor probe set.
+CAPITALS = [_capital("France", "Paris", ("Lyon", "Berlin"), ("Tokyo",)),
+            _capital("Japan", "Tokyo", ("Kyoto", "Paris"), ("Osaka",)),
+            _capital("Peru", "Lima", ("Cusco", "Quito"), ("Paris",))]
+
+
 def _toy_label_paths(self, requests):
     """The toy way for whole names too: a known name 0 nats, another minus one nat per character."""
     return [[LabelPathScore(0.0 if name in self.words else -float(len(name)), 1) for name in r.names]
@@ -32,10 +38,7 @@ def test_a_distractor_run_ends_with_min_and_avg_at_n(tmp_path, monkeypatch):
     (1, 1): Min@n 2/3, Avg@n 5/6. sem: Paris ties Tokyo (0, 0), Tokyo beats Osaka (1, 1), Lima
     loses to Paris (0, 0): 1/3 and 1/3."""
     probes = tmp_path / "d.jsonl"
-    items = [_capital("France", "Paris", ("Lyon", "Berlin"), ("Tokyo",)),
-             _capital("Japan", "Tokyo", ("Kyoto", "Paris"), ("Osaka",)),
-             _capital("Peru", "Lima", ("Cusco", "Quito"), ("Paris",))]
-    probes.write_text("".join(json.dumps(item) + "\n" for item in items))
+    probes.write_text("".join(json.dumps(item) + "\n" for item in CAPITALS))
     out = tmp_path / "run"
     with toy_backend():
         import toy_backend as module  # this context's fresh copy, dropped when it ends
@@ -78,10 +81,7 @@ def test_a_merged_distractor_run_prints_min_and_avg_at_n(tmp_path, monkeypatch):
     """The same three facts as above in two shards: the merged line has the unsharded run's
     figures (today's said "accuracy n/a"); they need no probe set, so none is looked for here."""
     probes = tmp_path / "d.jsonl"
-    items = [_capital("France", "Paris", ("Lyon", "Berlin"), ("Tokyo",)),
-             _capital("Japan", "Tokyo", ("Kyoto", "Paris"), ("Osaka",)),
-             _capital("Peru", "Lima", ("Cusco", "Quito"), ("Paris",))]
-    probes.write_text("".join(json.dumps(item) + "\n" for item in items))
+    probes.write_text("".join(json.dumps(item) + "\n" for item in CAPITALS))
     out = tmp_path / "run"
     with toy_backend():
         import toy_backend as module
