@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from ..kg.jsonl import jsonl_lines
+from ..kg.jsonl import jsonl_bytes, jsonl_lines, read_json_file
 from .measures.assess import AGGREGATIONS, ClozeWins, cloze_subset, distractor_counts, distractor_score, mean_of
 from .report.loading import Run
 
@@ -72,7 +72,7 @@ def read_judgements(path: str | Path) -> Judgements:
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict]]:
-    for line in jsonl_lines(path):
+    for line in jsonl_lines(path, finite=True):
         if line.error or not isinstance(line.value, dict):
             raise AssessInputError(f"{line.where(path)}: {line.error or 'not a JSON object'}")
         yield line.where(path), line.value
@@ -87,9 +87,9 @@ def _csv_rows(path: Path) -> Iterable[tuple[str, dict]]:
 
 def _distfact_rows(path: Path) -> Iterable[tuple[str, dict]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as error:
-        raise AssessInputError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
+        data = read_json_file(path, finite=True)
+    except ValueError as error:  # not UTF-8, not JSON, nested too deep, a number too long, NaN
+        raise AssessInputError(str(error)) from None
     if not isinstance(data, list):
         raise AssessInputError(f"{path}: not DistFact's judgements (a JSON array of [[s, r, o], score])")
     for k, entry in enumerate(data):
@@ -136,14 +136,11 @@ def read_probe_sets(paths: Sequence[str | Path]) -> dict[str, dict[str, dict]]:
     for path in paths:
         raw = Path(path).read_bytes()
         items = {}
-        for number, line in enumerate(raw.decode("utf-8-sig").splitlines(), start=1):
-            if line.strip():
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise AssessInputError(f"{path}:{number}: not JSON ({error.msg})") from None
-                if isinstance(item, dict) and "id" in item:
-                    items[str(item["id"])] = item
+        for line in jsonl_bytes(raw):
+            if line.error:
+                raise AssessInputError(f"{line.where(path)}: {line.error}")
+            if isinstance(line.value, dict) and "id" in line.value:
+                items[str(line.value["id"])] = line.value
         out[hashlib.sha256(raw).hexdigest()] = items
     return out
 

@@ -63,6 +63,7 @@ class ExportedTask:
     output_type: str  # multiple_choice or generate_until
     method: str
     options: dict  # the method's options as the export used them (defaults filled in)
+    rejected: tuple[str, ...] = ()  # "file:line: why" of each probe-set line that is not an item, left out
 
 
 class _Function(str):
@@ -122,7 +123,8 @@ def export_lm_eval(method: str, probes: str | Path, out: str | Path, *, options:
     replace_file(out / f"{task}.yaml", yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                                                  width=1000))
     replace_file(out / "utils.py", _utils_source(task, utils))
-    return ExportedTask(task, out, files, len(docs), config["output_type"], method, dict(runner.options))
+    return ExportedTask(task, out, files, len(docs), config["output_type"], method, dict(runner.options),
+                        tuple(plan.rejected))
 
 
 UTILS_HEAD = '"""Written by `factprobe export lm-eval`'

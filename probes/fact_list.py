@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..kg.jsonl import JsonRefused, parse_json
+
 MAX_BYTES = 64 * 2**20  # far above any hand-made list; a bigger file is a mistake, not a list
 ENTITY = re.compile(r"[QPL][1-9][0-9]{0,11}")
 PROPERTY = re.compile(r"P[1-9][0-9]{0,9}")
@@ -94,11 +96,11 @@ def _shape(path: Path, text: str) -> str:
         return "jsonl"
     if head.startswith("["):
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
+            value = parse_json(text)
+        except JsonRefused as refused:
             if head.split("\n", 1)[0].strip() == "[" or "\n" not in head.strip():  # one array, broken
-                raise ValueError(f"{path}:{error.lineno}: not JSON ({error.msg})") from None
-            return "jsonl"
+                raise ValueError(f"{path}:{refused.line or 1}: {refused.reason}") from None
+            return "jsonl"  # lines of [s, r, o]: each line says what is wrong with it
         return "jsonl" if _is_row(value) else "json"
     first = head.split("\n", 1)[0]
     return "tsv" if "\t" in first else "csv"
@@ -112,13 +114,13 @@ def _is_row(value: Any) -> bool:
 
 
 def _jsonl_rows(path: Path, text: str, _shape: str) -> Iterator[ListedFact]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is no line end in JSON
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+            value = parse_json(line)
+        except JsonRefused as refused:
+            raise ValueError(f"{path}:{number}: {refused.reason}") from None
         yield _json_row(value, path, number)
 
 

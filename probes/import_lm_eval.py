@@ -20,12 +20,11 @@ reported by file, line and field and skipped.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kg.jsonl import jsonl_lines
+from ..kg.jsonl import jsonl_lines, read_json_file
 from .lm_eval_templates import TemplateFailed, TemplateRefused, Templates
 from .lm_eval_yaml import FunctionRef, TaskRefused, checked_file, read_inside, read_task_yaml, resolves_inside
 
@@ -230,19 +229,17 @@ def _json_rows(path: Path, field: str | None) -> list[tuple[str, object]]:
         with open(path, "rb") as stream:
             head = stream.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
         if head.startswith(b"[") or field:
-            value = json.loads(path.read_text(encoding="utf-8-sig"))
+            value = read_json_file(path)
             rows = value.get(field) if field and isinstance(value, dict) else None if field else value
             if not isinstance(rows, list):
                 raise TaskRefused(f"{path}: {'the field ' + repr(field) if field else 'the file'} holds no JSON array")
             return [(f"{path}#{number}", row) for number, row in enumerate(rows, start=1)]
         return [(line.where(path), {"__error__": line.error} if line.error else line.value)
                 for line in jsonl_lines(path)]
-    except UnicodeDecodeError as error:
-        raise TaskRefused(f"{path}: not UTF-8 text (byte {error.start})") from None
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise TaskRefused(f"{path}: not JSON ({getattr(error, 'msg', type(error).__name__)})") from None
     except OSError as error:
         raise TaskRefused(f"{path}: {error.strerror or error}") from None
+    except ValueError as error:  # read_json_file's one line: not UTF-8, not JSON, too deep, a number too long
+        raise TaskRefused(str(error)) from None
 
 
 @dataclass

@@ -15,10 +15,10 @@ name are refused (their documents are numbered within the task).
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..kg.jsonl import JsonRefused, parse_json
 from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
@@ -75,13 +75,21 @@ def _choices(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value]
     text = str(value).strip()
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            parsed = parse(text)
-        except (ValueError, SyntaxError):
-            continue
-        if isinstance(parsed, (list, tuple)):
-            return [str(v) for v in parsed]
+    try:
+        parsed = parse_json(text)
+    except JsonRefused as refused:
+        if not refused.syntax:  # JSON, but too deep, a number too long, a lone surrogate
+            raise ImportRowError(f"Multiple Choices: {refused.reason}") from None
+        try:  # the published CSV writes Python's repr: "['Paris', 'Lyon']"
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # a deep text: RecursionError or SyntaxError
+            parsed = None
+    if isinstance(parsed, (list, tuple)) and all(isinstance(v, (str, int, float)) for v in parsed):
+        choices = [str(v) for v in parsed]
+        if any(c.encode("utf-8", "surrogatepass") != c.encode("utf-8", "replace") for c in choices):
+            # a Python escape (\ud800) makes a lone surrogate json would have refused
+            raise ImportRowError("Multiple Choices: a choice holds a lone surrogate (an \\ud800-\\udfff escape): not text")
+        return choices
     raise ImportRowError("Multiple Choices: not a list (nor its JSON or Python text)")
 
 

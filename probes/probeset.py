@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..kg.jsonl import read_jsonl
+from ..kg.jsonl import read_json_file, read_jsonl
 from ..kg.outputs import Claim, claim_file, open_new, replace_file
 from .kinds import get_kind
 
@@ -103,13 +103,9 @@ def _write_parquet(path: Path, rows: list[dict]) -> None:
 def read_meta(path: str | Path) -> ProbeSetMeta:
     side = sidecar_path(path)
     try:
-        data = json.loads(side.read_text(encoding="utf-8"))
+        data = read_json_file(side)  # ValueError "SIDE: why", one line
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no sidecar {side.name} beside it (was it built by factprobe?)") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{side}: not JSON ({error})") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{side}: not UTF-8") from None
     if not isinstance(data, dict):
         raise ValueError(f"{side}: not a probe-set sidecar factprobe wrote (not a JSON object)")
     missing = [k for k in ("kind", "items", "seed", "params", "source", "sha256") if k not in data]
@@ -144,7 +140,7 @@ def claim_probeset(path: str | Path, *, overwrite: bool = False, inputs=(), parq
 
 def _is_sidecar(side: Path) -> bool:
     try:
-        data = json.loads(side.read_text(encoding="utf-8"))
+        data = read_json_file(side)
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and {"kind", "items", "sha256"} <= set(data)

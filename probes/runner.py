@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..kg.jsonl import jsonl_lines, read_jsonl
+from ..kg.jsonl import json_value, jsonl_lines, read_jsonl
 from ..kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
 from .aggregate import aggregate
 from .methods import Method, MethodContext, get_method
@@ -227,13 +227,12 @@ def _kind(probes: Path) -> tuple[str, str | None]:
     if sidecar_path(probes).is_file():
         meta = read_meta(probes)
         return meta.kind, meta.sha256
-    try:
-        for line in jsonl_lines(probes):  # a set from elsewhere: its first item says
-            if isinstance(line.value, dict) and "kind" in line.value:
-                return line.value["kind"], None
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{probes}: not UTF-8 (byte {error.start} of a line, before any item says its kind)") from None
-    raise ValueError(f"{probes}: no sidecar and no item with a `kind`: is it a factprobe probe set?")
+    unread = ""
+    for line in jsonl_lines(probes):  # a set from elsewhere: its first item says (a bad line is rejected later)
+        if isinstance(line.value, dict) and "kind" in line.value:
+            return line.value["kind"], None
+        unread = unread or (f" (line {line.number}: {line.error})" if line.error else "")
+    raise ValueError(f"{probes}: no sidecar and no item with a `kind`{unread}: is it a factprobe probe set?")
 
 
 def _records(path: Path, digest, rejected: list[str]) -> Iterator[tuple[int, dict]]:
@@ -249,13 +248,9 @@ def _records(path: Path, digest, rejected: list[str]) -> Iterator[tuple[int, dic
                 raw = raw.removeprefix(b"\xef\xbb\xbf")  # a BOM some editors write: not part of the item
             if not raw.strip():
                 continue
-            try:
-                value = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                rejected.append(f"{path}:{number}: not UTF-8")
-                continue
-            except json.JSONDecodeError as error:
-                rejected.append(f"{path}:{number}: not JSON ({error.msg})")
+            value, error = json_value(raw)
+            if error:
+                rejected.append(f"{path}:{number}: {error}")
                 continue
             if not isinstance(value, dict) or "id" not in value:
                 rejected.append(f"{path}:{number}: not a probe item (no id)")

@@ -129,20 +129,22 @@ def test_a_results_folder_that_is_not_one_is_named(tmp_path):
 @pytest.mark.parametrize("sidecar, why", [
     ("[1]", "not a probe-set sidecar factprobe wrote (not a JSON object)"),
     ('{"kind": "kdf"}', "not a probe-set sidecar factprobe wrote (no items, seed, params, source, sha256)"),
-    (b"\xff", "not UTF-8"),
+    (b"\xff", ":1: not UTF-8 (byte 0xff at column 1)"),
 ])
 def test_a_sidecar_that_is_not_one_is_named(tmp_path, sidecar, why):
     probes = write_set(tmp_path / "p.jsonl", [kdf_item(0)])
     side = tmp_path / "p.meta.json"
     side.write_bytes(sidecar if isinstance(sidecar, bytes) else sidecar.encode())
-    assert one_error(cli(*eval_args(probes, tmp_path / "run"))) == f"error: {side}: {why}"
+    where = "" if why.startswith(":") else ": "
+    assert one_error(cli(*eval_args(probes, tmp_path / "run"))) == f"error: {side}{where}{why}"
 
 
 def test_a_probe_set_not_utf8_before_its_kind_is_named(tmp_path):
     probes = tmp_path / "p.jsonl"
     probes.write_bytes(b"\xff\xfe" + json.dumps(kdf_item(0)).encode() + b"\n")
     assert one_error(cli(*eval_args(probes, tmp_path / "run"))) == \
-        f"error: {probes}: not UTF-8 (byte 0 of a line, before any item says its kind)"
+        f"error: {probes}: no sidecar and no item with a `kind` (line 1: not UTF-8 (byte 0xff at column 1)): is it a " \
+        "factprobe probe set?"
 
 
 def test_model_commands_name_a_bad_cache_and_an_empty_continuation_before_loading(tmp_path):

@@ -204,7 +204,7 @@ def test_missing_or_broken_run_folder(runs, tmp_path):
     (broken / "aggregate.json").write_text("{not json")
     proc = run_cli("compare", str(runs["a"]), str(broken))
     assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "aggregate.json: not JSON" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "aggregate.json:1: not JSON" in proc.stderr
 
 
 def test_compare_json(runs):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
-from ...kg.jsonl import jsonl_lines
+from ...kg.jsonl import jsonl_lines, read_json_file
 
 RUN_FILES = ("run.json", "aggregate.json", "items.jsonl")
 
@@ -110,11 +110,9 @@ def load_run(folder: str | Path, items: bool = True) -> Run:
 
 def _json_object(path: Path) -> dict:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise RunError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
-    except UnicodeDecodeError:
-        raise RunError(f"{path}: not UTF-8 text") from None
+        value = read_json_file(path)
+    except ValueError as error:  # not UTF-8, not JSON, nested too deep, a number too long
+        raise RunError(str(error)) from None
     if not isinstance(value, dict):
         raise RunError(f"{path}: not a JSON object")
     return value

@@ -1,0 +1,167 @@
+"""Issue 44, items A and I, for every reader of outside files but the ingest: a hostile value
+(nesting 100,000 and 5,000 brackets deep, a CSV cell over csv's 131,072 characters, a lone
+surrogate, bytes that are not UTF-8, an integer of 5,000 digits) inserted into real rows
+(tests/data, tests/fixtures) is one line naming file:line (and the field where a cell), exit 2
+or, where the reader rejects row by row, that row rejected and every good row imported as the
+clean file imports it. Never a traceback."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_cli
+from test_assess import runs  # noqa: F401  (a fixture: a distractor and a baselines run, judgements)
+from test_eval_input import kdf_item, write_set
+
+HERE = Path(__file__).parent
+P19 = HERE / "data" / "lama" / "trex" / "P19.jsonl"
+PARAREL = HERE / "data" / "lama" / "pararel" / "P36.jsonl"
+GOOGLE_RE = HERE / "data" / "lama" / "google_re" / "place_of_birth_test.jsonl"
+MYRIADLAMA = HERE / "fixtures" / "probesets" / "myriadlama.jsonl"
+TREX_MC_JSONL = HERE / "fixtures" / "probesets" / "trex_mc.jsonl"
+TREX_MC_CSV = HERE / "fixtures" / "probesets" / "trex_mc.csv"
+
+DEPTHS = (100_000, 5_000)
+
+
+def deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def deep_row(n: int) -> bytes:
+    return ('{"sub_label": ' + deep(n) + "}").encode()
+
+
+def with_line(source: Path, folder: Path, line: bytes, at: int) -> Path:
+    """A copy of `source` (same name: ParaRel reads its relation from it) with `line` as line `at`."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    lines.insert(at - 1, line.rstrip(b"\n") + b"\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / source.name
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def one_line(proc, code: int) -> str:
+    """The one line on stderr, checked: the exit code, no traceback, nothing else."""
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr[-2000:]
+    return lines[0]
+
+
+def items_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def imported(fmt: str, source: Path, out: Path, *extra: str):
+    proc = run_cli("probeset", "import", "--format", fmt, str(source), "--out", str(out), *extra)
+    return proc, (items_of(out) if out.exists() else [])
+
+
+def clean_import(fmt: str, source: Path, tmp_path: Path) -> list[dict]:
+    proc, items = imported(fmt, source, tmp_path / "clean" / "out.jsonl")
+    assert proc.returncode in (0, 3), proc.stderr
+    assert items
+    return items
+
+
+IMPORTS = [("lama-trex", P19), ("pararel", PARAREL), ("lama-google-re", GOOGLE_RE), ("myriadlama", MYRIADLAMA),
+           ("trex-mc", TREX_MC_JSONL)]
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("fmt, source", IMPORTS, ids=[f for f, _ in IMPORTS])
+def test_a_deep_row_costs_its_row_in_every_jsonl_import(tmp_path, fmt, source, depth):
+    good = clean_import(fmt, source, tmp_path)
+    clean_rejects = run_cli("probeset", "import", "--format", fmt, str(source), "--out",
+                            str(tmp_path / "again.jsonl")).stderr.splitlines()
+    hostile = with_line(source, tmp_path / "hostile", deep_row(depth), 2)
+    proc, items = imported(fmt, hostile, tmp_path / "out.jsonl")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    rejected = [line for line in proc.stderr.splitlines()]
+    assert rejected[0] == f"rejected {hostile}:2: nested over 100 deep"
+    assert len(rejected) == 1 + len(clean_rejects)  # the rows the clean file rejects still are, a line later
+    assert items == good
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_probeset_stats_names_a_deep_line(tmp_path, depth):
+    hostile = with_line(P19, tmp_path, deep_row(depth), 3)
+    assert one_line(run_cli("probeset", "stats", str(hostile)), 2) == f"error: {hostile}:3: nested over 100 deep"
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_evals_probe_set_read_rejects_a_deep_line_and_keeps_the_rest(tmp_path, depth):
+    from factprobe.probes.runner import plan_eval
+
+    probes = write_set(tmp_path / "p.jsonl", [kdf_item(0), kdf_item(1)])
+    hostile = with_line(probes, tmp_path / "h", deep_row(depth), 2)
+    plan = plan_eval("kdf", hostile, tmp_path / "run")
+    assert plan.rejected == [f"{hostile}:2: nested over 100 deep"]
+    assert [i["id"] for i in plan.test] == ["kdf:F0", "kdf:F1"]
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_export_rejects_a_deep_line_by_line_and_exports_the_rest(tmp_path, depth):
+    probes = write_set(tmp_path / "p.jsonl", [kdf_item(0), kdf_item(1)])
+    hostile = with_line(probes, tmp_path / "h", deep_row(depth), 2)
+    proc = run_cli("export", "lm-eval", "--probes", str(hostile), "--method", "kdf", "--out", str(tmp_path / "task"))
+    assert one_line(proc, 3) == f"rejected {hostile}:2: nested over 100 deep"
+    assert proc.stdout.startswith("2 multiple_choice documents -> ")
+
+
+def a_run(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps({"model": "hf:gpt2@main/float32", "method": "kdf", "options": {},
+                                                 "probes": "p.jsonl", "seed": 0}))
+    (folder / "aggregate.json").write_text(json.dumps({"method": "kdf", "items": 2, "accuracy": 0.5}))
+    (folder / "items.jsonl").write_text(json.dumps({"id": "kdf:F0", "correct": True}) + "\n" +
+                                        json.dumps({"id": "kdf:F1", "correct": False}) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("name", ["items.jsonl", "run.json", "aggregate.json"])
+def test_report_and_compare_name_a_deep_line_of_a_run_folder(tmp_path, depth, name):
+    run, other = a_run(tmp_path / "run"), a_run(tmp_path / "other")
+    if name == "items.jsonl":
+        with_line(run / name, run, deep_row(depth), 2)
+        want = f"error: {run / name}:2: nested over 100 deep"
+    else:
+        (run / name).write_text(deep(depth))
+        want = f"error: {run / name}: nested over 100 deep"
+    assert one_line(run_cli("report", str(run), "--out", str(tmp_path / "report")), 2) == want
+    assert one_line(run_cli("compare", str(other), str(run)), 2) == want
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_assess_names_a_deep_judgement_and_a_deep_probe_set_line(runs, tmp_path, depth):  # noqa: F811
+    judgements = with_line(runs["judgements"], tmp_path / "j", deep_row(depth), 2)
+    proc = run_cli("assess", str(runs["distractor"]), "--judgements", str(judgements), "--out", str(tmp_path / "a"))
+    assert one_line(proc, 2) == f"error: {judgements}:2: nested over 100 deep"
+    probes = write_set(tmp_path / "d.jsonl", [kdf_item(0)])
+    hostile = with_line(probes, tmp_path / "p", deep_row(depth), 2)
+    proc = run_cli("assess", str(runs["distractor"]), "--judgements", str(runs["judgements"]), "--probes",
+                   str(hostile), "--out", str(tmp_path / "b"))
+    assert one_line(proc, 2) == f"error: {hostile}:2: nested over 100 deep"
+
+
+def test_a_multiple_choices_cell_5000_brackets_deep_costs_its_row(tmp_path):
+    good = clean_import("trex-mc", TREX_MC_CSV, tmp_path)
+    rows = list(csv.reader(TREX_MC_CSV.open(newline="")))
+    rows.insert(2, ["P36", "Chile", "Santiago", deep(5_000)])
+    hostile = tmp_path / "h" / "trex_mc.csv"
+    hostile.parent.mkdir()
+    with hostile.open("w", newline="") as stream:
+        csv.writer(stream).writerows(rows)
+    proc, items = imported("trex-mc", hostile, tmp_path / "out.jsonl")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Multiple Choices: nested over 100 deep"
+    assert items == good
