@@ -241,24 +241,40 @@ def fingerprint(path: str | os.PathLike) -> str:
     return h.hexdigest()[:24]
 
 
+# The deepest nesting of objects and arrays a record may have. orjson writes no deeper (it
+# reads 1,024 levels), and the duplicate-key check below writes every record back; a real
+# Wikidata entity is nested about 10 levels (claims.P.[i].qualifiers.P.[j].datavalue.value).
+MAX_DEPTH = 254
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
 def json_record(raw: bytes) -> tuple[dict | None, str | None]:
     """One JSON object record of a dump: (the object, None), or (None, why it is rejected). A
     byte order mark before it is skipped; an object with a key twice is rejected, naming the
-    key and where it is (a JSON parser would silently keep the last value)."""
+    key and where it is (a JSON parser would silently keep the last value); so is one nested
+    deeper than MAX_DEPTH levels, before anything recursive (Python's json, orjson's writer)
+    meets it."""
     raw = without_bom(raw)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return None, "invalid UTF-8" if "utf-8" in str(exc).lower() else f"malformed JSON ({exc})"
+        why = str(exc)
+        if "depth limit" in why or "recursion limit" in why.lower():  # orjson reads 1,024 levels
+            return None, TOO_DEEP
+        return None, "invalid UTF-8" if "utf-8" in why.lower() else f"malformed JSON ({why})"
     if not isinstance(value, dict):
         return None, "not a JSON object"
+    try:
+        written = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # what orjson.loads gives back it writes, nested at most MAX_DEPTH
+        return None, TOO_DEEP
     # The cheap proof that no key was dropped, on the bulk path: every key is followed by one
     # colon outside strings, and orjson writes the colons inside strings as they are, so the
     # parsed object written back holds as many colons as the record unless a duplicate went
     # (fewer) or the record escaped a colon as \u003a (more, or hiding a duplicate). It costs
     # ~0.7x the orjson parse: the Wikidata parse's CPU +30%, where json's object_pairs_hook on
     # every record would cost +110%. A record it does not clear is parsed again to find the key.
-    if raw.count(b":") != orjson.dumps(value).count(b":") or b"\\u003" in raw:
+    if raw.count(b":") != written.count(b":") or b"\\u003" in raw:
         duplicate = duplicate_key(raw)
         if duplicate:
             return None, duplicate

@@ -27,7 +27,7 @@ import orjson
 from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import INSTANCE_OF, LANGUAGES, SUBCLASS_OF, Rows, fact_row
-from ..readers import Chunk, excerpt, json_record, line_chunks, split_lines
+from ..readers import TOO_DEEP, Chunk, excerpt, json_record, line_chunks, split_lines
 from ..revisions import replaces
 from .wikidata_documents import document_chunks, entity_members, opens_document, peek, records_of
 from .wikidata_statements import statement
@@ -110,7 +110,10 @@ class WikidataJsonSource:
     def _document(self, b: _Batch, chunk: Chunk) -> bool:
         """A pretty-printed EntityData / wbgetentities file's entities into `b`; False when the
         chunk is no such object (then it is read line by line, as a dump)."""
-        whole, _ = json_record(chunk.data.strip())
+        whole, why = json_record(chunk.data.strip())
+        if why == TOO_DEEP:  # read line by line, every line of it would be a reject of its own
+            b.rejects.append((chunk.first, f"the object starting here: {why}", excerpt(chunk.data)))
+            return True
         members = entity_members(whole) if whole is not None else None
         if members is None:
             return False
