@@ -7,14 +7,13 @@ and beams are not cut at "." or "," (the paper sets no cut)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-from conftest import llama_server, run_cli
+from conftest import llama_server, needs_llama_cpp, run_cli
 from factprobe.probes import measures as metrics
 from factprobe.probes.methods.base import answer_key
 from factprobe.probes.runner import evaluate
@@ -23,8 +22,7 @@ from test_eval import capital_graph
 from wikidata_builder import write_dump
 
 KEY = "judge-key"
-needs_server = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                  reason="llama-cpp-python[server] is not installed (bash setup.sh dev installs it)")
+needs_server = needs_llama_cpp
 
 
 @pytest.fixture(scope="module")

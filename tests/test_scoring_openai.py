@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
 from factprobe.probes.scoring.openai_api import OpenAIScorer
 from factprobe.probes.scoring.requests import GenerateRequest, LoglikelihoodRequest
 from factprobe.probes.scoring.scorer import ScoringError, Unsupported
-from conftest import llama_server
+from conftest import llama_server, needs_llama_cpp
 from scoring_models import real_scorer
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                reason="llama-cpp-python[server] is not installed (bash setup.sh dev installs it)")
+pytestmark = needs_llama_cpp
 KEY = "test-key"
 
 

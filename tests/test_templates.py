@@ -3,7 +3,6 @@ paraphrasing through a real OpenAI-compatible server (llama-cpp-python serving S
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,14 +13,13 @@ from factprobe.probes.paraphrase import (ParaphraseError, make_client, paraphras
                                          write_generated)
 from factprobe.probes.templates import (SHIPPED_DIR, RelationTemplates, Template, TemplateError, fill, load_file,
                                         load_templates, normalize, object_final, prompt_before_object)
-from conftest import free_port, llama_server, run_cli
+from conftest import free_port, llama_server, needs_llama_cpp, run_cli
 
 LAMA_TREX = ("P17 P19 P20 P27 P30 P31 P36 P37 P39 P47 P101 P103 P106 P108 P127 P131 P136 P138 P140 P159 P176 "
              "P178 P190 P264 P276 P279 P361 P364 P407 P413 P449 P463 P495 P527 P530 P740 P937 P1001 P1303 "
              "P1376 P1412").split()
 KEY = "test-key"
-needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                 reason="llama-cpp-python[server] is not installed (bash setup.sh dev installs it)")
+needs_llama = needs_llama_cpp
 
 
 def _write(folder: Path, name: str, text: str) -> Path:
