@@ -12,7 +12,6 @@ human score is the mean rating (004:178). DistFact's published file (a JSON arra
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import math
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..kg.jsonl import jsonl_bytes, jsonl_lines, read_json_file
+from .import_rows import csv_records, open_csv
 from .measures.assess import AGGREGATIONS, ClozeWins, cloze_subset, distractor_counts, distractor_score, mean_of
 from .report.loading import Run
 
@@ -79,10 +79,15 @@ def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict]]:
 
 
 def _csv_rows(path: Path) -> Iterable[tuple[str, dict]]:
-    with open(path, newline="", encoding="utf-8-sig") as stream:
-        reader = csv.DictReader(stream)
-        for row in reader:
-            yield f"{path}:{reader.line_num}", {k.strip(): v for k, v in row.items() if k and v not in (None, "")}
+    with open_csv(path) as stream:
+        header = None
+        for record in csv_records(stream):
+            if record.bad:
+                raise AssessInputError(f"{path}:{record.line}: {record.problem(header)}")
+            if header is None:
+                header = [name.strip() for name in record.cells] or None  # blank lines before it: not a header
+            elif record.cells:
+                yield f"{path}:{record.line}", {k: v for k, v in zip(header, record.cells) if k and v != ""}
 
 
 def _distfact_rows(path: Path) -> Iterable[tuple[str, dict]]:

@@ -16,8 +16,8 @@ error naming file:line.
 
 from __future__ import annotations
 
-import csv
 import hashlib
+import io
 import json
 import re
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..kg.jsonl import JsonRefused, parse_json
+from .import_rows import csv_records
 
 MAX_BYTES = 64 * 2**20  # far above any hand-made list; a bigger file is a mistake, not a list
 ENTITY = re.compile(r"[QPL][1-9][0-9]{0,11}")
@@ -155,11 +156,11 @@ def _json_row(value: Any, path: Path, line: int, entry: int | None = None) -> Li
 
 
 def _delimited_rows(path: Path, text: str, shape: str) -> Iterator[ListedFact]:
-    reader = csv.reader(text.splitlines(), delimiter="\t" if shape == "tsv" else ",")
     header: list[str] | None = None
-    start = 1
-    for cells in reader:
-        line, start = start, reader.line_num + 1
+    for record in csv_records(io.StringIO(text, newline=""), delimiter="\t" if shape == "tsv" else ","):
+        line, cells = record.line, record.cells
+        if record.bad:
+            raise ValueError(f"{path}:{line}: {record.problem(header)}")
         if not any(c.strip() for c in cells):
             continue
         if header is None:

@@ -72,6 +72,12 @@ def clean_import(fmt: str, source: Path, tmp_path: Path) -> list[dict]:
     return items
 
 
+def rejected_by(fmt: str, source: Path, tmp_path: Path) -> list[str]:
+    """The lines the clean file's import rejects (some fixtures hold bad rows of their own)."""
+    proc = run_cli("probeset", "import", "--format", fmt, str(source), "--out", str(tmp_path / "again.jsonl"))
+    return proc.stderr.splitlines()
+
+
 IMPORTS = [("lama-trex", P19), ("pararel", PARAREL), ("lama-google-re", GOOGLE_RE), ("myriadlama", MYRIADLAMA),
            ("trex-mc", TREX_MC_JSONL)]
 
@@ -79,9 +85,7 @@ IMPORTS = [("lama-trex", P19), ("pararel", PARAREL), ("lama-google-re", GOOGLE_R
 @pytest.mark.parametrize("depth", DEPTHS)
 @pytest.mark.parametrize("fmt, source", IMPORTS, ids=[f for f, _ in IMPORTS])
 def test_a_deep_row_costs_its_row_in_every_jsonl_import(tmp_path, fmt, source, depth):
-    good = clean_import(fmt, source, tmp_path)
-    clean_rejects = run_cli("probeset", "import", "--format", fmt, str(source), "--out",
-                            str(tmp_path / "again.jsonl")).stderr.splitlines()
+    good, clean_rejects = clean_import(fmt, source, tmp_path), rejected_by(fmt, source, tmp_path)
     hostile = with_line(source, tmp_path / "hostile", deep_row(depth), 2)
     proc, items = imported(fmt, hostile, tmp_path / "out.jsonl")
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
@@ -165,3 +169,140 @@ def test_a_multiple_choices_cell_5000_brackets_deep_costs_its_row(tmp_path):
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Multiple Choices: nested over 100 deep"
     assert items == good
+
+
+# -- item I: a cell over csv's limit, a lone surrogate, bytes not UTF-8, a 5,000-digit integer ----------
+
+LIMIT = 131_072
+OVER = f"over {LIMIT:,} characters (csv's field_size_limit)"
+HUGE = "1" * 5_000
+TOO_LONG = "a number too long to read (Exceeds the limit (4300 digits) for integer string conversion)"
+
+
+def write_rows(path: Path, rows: list[list[str]], delimiter: str = ",") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        csv.writer(stream, delimiter=delimiter).writerows(rows)
+    return path
+
+
+def with_bytes(path: Path, text: str, raw: bytes) -> Path:
+    """`path` with the first `text` in it replaced by the bytes `raw`."""
+    data = path.read_bytes()
+    assert text.encode() in data
+    path.write_bytes(data.replace(text.encode(), raw, 1))
+    return path
+
+
+@pytest.mark.parametrize("cell", ["x" * (LIMIT + 1), deep(100_000)], ids=["long", "deep"])
+def test_a_multiple_choices_cell_over_csvs_limit_costs_its_row_and_the_rows_after_it_are_read(tmp_path, cell):
+    good = clean_import("trex-mc", TREX_MC_CSV, tmp_path)
+    rows = list(csv.reader(TREX_MC_CSV.open(newline="")))
+    rows.insert(2, ["P36", "Chile", "Santiago", cell])
+    hostile = write_rows(tmp_path / "h" / "trex_mc.csv", rows)
+    proc, items = imported("trex-mc", hostile, tmp_path / "out.jsonl")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Multiple Choices: {OVER}"
+    assert items == good
+
+
+def test_a_quoted_cell_over_the_limit_across_lines_costs_only_its_record(tmp_path):
+    good = clean_import("trex-mc", TREX_MC_CSV, tmp_path)
+    rows = list(csv.reader(TREX_MC_CSV.open(newline="")))
+    # the cell's lines after the first would read as records of their own if the reader resumed there
+    rows.insert(2, ["P36", "x" * (LIMIT + 1) + "\nP36,Chile,Santiago,\"['Santiago']\"\n", "Santiago", "['Santiago']"])
+    hostile = write_rows(tmp_path / "h" / "trex_mc.csv", rows)
+    proc, items = imported("trex-mc", hostile, tmp_path / "out.jsonl")
+    assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Subject: {OVER}"
+    assert items == good  # no Chile item made of the cell's second line
+    assert f"rejected {hostile}:7: Multiple Choices: the Object 'Lima' is not among them" in proc.stderr.splitlines()
+
+
+def test_a_taxonomy_cell_over_csvs_limit_costs_its_row(tmp_path):
+    from test_distfact_import import HEADER, ROWS
+
+    clean = write_rows(tmp_path / "clean" / "taxonomy_hichem.csv", [HEADER, *ROWS])
+    args = ("--verbalization", "flawed")
+    good = imported("distfact-taxonomy", clean, tmp_path / "clean.jsonl", *args)[1]
+    bad = [*ROWS[0][:5], "The capital of France is " + "x" * (LIMIT + 1), *ROWS[0][6:]]
+    hostile = write_rows(tmp_path / "h" / "taxonomy_hichem.csv", [HEADER, ROWS[0], bad, *ROWS[1:]])
+    proc, items = imported("distfact-taxonomy", hostile, tmp_path / "out.jsonl", *args)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert f"rejected {hostile}:3: verbalization: {OVER}" in proc.stderr.splitlines()
+    assert items == good
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("sample") / "sample.sqlite"
+    run_cli("ingest", "wikidata", HERE.parent / "kg" / "data" / "sample_wikidata.json", "--store", path, "--quiet",
+            check=True)
+    return path
+
+
+@pytest.mark.parametrize("delimiter, suffix", [(",", "csv"), ("\t", "tsv")])
+def test_a_fact_list_cell_over_csvs_limit_stops_the_build_naming_line_and_column(store, tmp_path, delimiter, suffix):
+    listed = write_rows(tmp_path / f"facts.{suffix}", [["subject", "relation", "object"], ["Q142", "P36", "Q90"],
+                                                        ["Q183", "P36", "Q" + "6" * (LIMIT + 1)], ["Q38", "P36", "Q220"]],
+                        delimiter)
+    proc = run_cli("probeset", "build", "--kind", "cloze", "--store", store, "--out", tmp_path / "p.jsonl",
+                   "--facts", listed, "--quiet")
+    assert one_line(proc, 2) == f"error: {listed}:3: object: {OVER}"
+    assert not (tmp_path / "p.jsonl").exists()
+
+
+def judge(runs, judgements: Path, tmp_path: Path):
+    return run_cli("assess", str(runs["distractor"]), "--judgements", str(judgements), "--out", str(tmp_path / "a"))
+
+
+def test_a_judgement_cell_over_csvs_limit_is_one_line(runs, tmp_path):  # noqa: F811
+    path = write_rows(tmp_path / "human.csv", [["fact", "knows"], ["F0", "1"], ["F" * (LIMIT + 1), "0"]])
+    assert one_line(judge(runs, path, tmp_path), 2) == f"error: {path}:3: fact: {OVER}"
+
+
+def test_a_lone_surrogate_in_a_pararel_row_costs_its_row(tmp_path):
+    good = clean_import("pararel", PARAREL, tmp_path)
+    hostile = with_line(PARAREL, tmp_path / "h", b'{"sub_label": "Cook \\ud800 County", "obj_label": "Chicago"}', 3)
+    proc, items = imported("pararel", hostile, tmp_path / "out.jsonl")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[0] == (f"rejected {hostile}:3: a string holds a lone surrogate (an \\ud800-\\udfff "
+                                           "escape outside a pair): not text")
+    assert items == good
+
+
+@pytest.mark.parametrize("fmt, source", IMPORTS, ids=[f for f, _ in IMPORTS])
+def test_bytes_not_utf8_and_a_5000_digit_integer_cost_their_rows_only(tmp_path, fmt, source):
+    good, clean = clean_import(fmt, source, tmp_path), rejected_by(fmt, source, tmp_path)
+    hostile = with_line(source, tmp_path / "h", b'{"sub_label": "Cook \xff\xfe County"}', 2)
+    with_line(hostile, hostile.parent, ('{"uuid": ' + HUGE + "}").encode(), 4)
+    proc, items = imported(fmt, hostile, tmp_path / "out.jsonl")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    rejected = proc.stderr.splitlines()
+    assert rejected[0] == f"rejected {hostile}:2: not UTF-8 (byte 0xff at column 21)"
+    assert f"rejected {hostile}:4: {TOO_LONG}" in rejected and len(rejected) == 2 + len(clean)
+    assert items == good  # the lines after the bad bytes are read
+
+
+def test_bytes_not_utf8_in_a_csv_row_cost_their_row(tmp_path):
+    good = clean_import("trex-mc", TREX_MC_CSV, tmp_path)
+    rows = list(csv.reader(TREX_MC_CSV.open(newline="")))
+    rows.insert(2, ["P36", "Ch@@le", "Santiago", "['Santiago']"])
+    hostile = with_bytes(write_rows(tmp_path / "h" / "trex_mc.csv", rows), "@@", b"\xc3\x28")
+    proc, items = imported("trex-mc", hostile, tmp_path / "out.jsonl")
+    assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Subject: not UTF-8 (byte 0xc3)"
+    assert items == good
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("human.jsonl", b'{"fact": "F0", "knows": 1}\n{"fact": "F1", "knows": \xff}\n',
+     ":2: not UTF-8 (byte 0xff at column 25)"),
+    ("human.jsonl", b'{"fact": "F0", "knows": 1}\n{"fact": "F1", "knows": ' + HUGE.encode() + b"}\n", f":2: {TOO_LONG}"),
+    ("human.jsonl", b'{"fact": "F0", "knows": NaN}\n', ":1: not JSON (NaN is not a JSON number)"),
+    ("human.csv", b"fact,knows\nF0,1\nF\xff,0\n", ":3: fact: not UTF-8 (byte 0xff)"),
+    ("human.json", b'[[["Q142", "P36", "Q90"], ' + HUGE.encode() + b"]]", f": {TOO_LONG}"),
+    ("human.json", b'[[["Q142", "P36", "Q90"], 1.0],\n [["Q183", "P36", "Q64"], \xff]]', ":2: not UTF-8 (byte 0xff at column 27)"),
+])
+def test_a_judgement_file_with_a_hostile_value_is_one_line(runs, tmp_path, name, text, message):  # noqa: F811
+    path = tmp_path / name
+    path.write_bytes(text)
+    assert one_line(judge(runs, path, tmp_path), 2) == f"error: {path}{message}"
