@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 from ..kg.outputs import replace_file
 from .aggregate import aggregate
+from .run_files import check_run_json
 from .runner import check_results_folder
 
 RUN, ITEMS, AGGREGATE = "run.json", "items.jsonl", "aggregate.json"
@@ -44,11 +45,14 @@ def read_run(folder: Path) -> dict:
         run = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MergeError(f"{folder}: no {RUN}: not an eval results folder") from None
-    except (OSError, ValueError) as error:  # ValueError: not UTF-8, not JSON
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: not UTF-8, not JSON, a 5,000-digit number
         raise MergeError(f"{path}: unreadable ({error})") from None
     if not isinstance(run, dict):
         raise MergeError(f"{path}: not a {RUN} eval wrote (not a JSON object)")
-    return run
+    try:
+        return check_run_json(run, path)  # a field of the wrong type: named, before any is used
+    except ValueError as error:
+        raise MergeError(str(error)) from None
 
 
 def record_lines(folder: Path) -> list[bytes]:
@@ -66,7 +70,7 @@ def finished(folder: Path) -> bool:
         shard = read_run(folder).get("shard") or {}
         held = json.loads((Path(folder) / AGGREGATE).read_text(encoding="utf-8"))
         lines = record_lines(folder)
-    except (MergeError, OSError, ValueError):  # ValueError: not UTF-8, not JSON
+    except (MergeError, OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON
         return False
     return isinstance(shard, dict) and isinstance(held, dict) and "items" in shard \
         and held.get("items") == shard["items"] == len(lines)
@@ -133,7 +137,7 @@ def _check_shard_run(folder: Path, run: dict) -> None:
 def _record(path: Path, number: int, line: bytes) -> dict:
     try:
         record = json.loads(line)
-    except ValueError:  # not UTF-8, not JSON
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deep
         record = None
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         raise MergeError(f"{path}:{number}: not a record eval wrote (a JSON object with a text id)")

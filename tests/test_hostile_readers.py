@@ -306,3 +306,80 @@ def test_a_judgement_file_with_a_hostile_value_is_one_line(runs, tmp_path, name,
     path = tmp_path / name
     path.write_bytes(text)
     assert one_line(judge(runs, path, tmp_path), 2) == f"error: {path}{message}"
+
+
+# -- run.json and aggregate.json of the wrong shape -----------------------------------------------------------
+
+RUN = {"model": "hf:gpt2@main/float32", "method": "kdf", "options": {}, "probes": "p.jsonl", "seed": 0,
+       "probes_sha256": None, "limit": None, "kind": "kdf"}
+INTERVAL = {"value": 0.5, "se": 0.35, "low": 0.09, "high": 0.91, "n": 2, "method": "wilson", "few": True}
+AGGREGATE = {"method": "kdf", "items": 2, "accuracy": 0.5, "scored": 2, "accuracy_interval": INTERVAL,
+             "by_relation": {"P36": {"accuracy": 0.5, "correct": 1, "total": 2, "interval": INTERVAL}}}
+WRONG = {  # (file, the field set so, the line's end)
+    "n ten": ("aggregate.json", {"accuracy_interval": {**INTERVAL, "n": "ten"}},
+              "accuracy_interval.n: a text ('ten'), not a count (a whole number, 0 or more)"),
+    "accuracy a list": ("aggregate.json", {"accuracy": []}, "accuracy: a list, not a number"),
+    "items ten": ("aggregate.json", {"items": "ten"}, "items: a text ('ten'), not a count (a whole number, 0 or more)"),
+    "no items": ("aggregate.json", {"items": None}, "items: missing (every run folder eval writes has it)"),
+    "by_relation a list": ("aggregate.json", {"by_relation": []}, "by_relation: a list, not an object (entries by name)"),
+    "an entry a list": ("aggregate.json", {"by_relation": {"P36": [1]}},
+                        "by_relation.P36: a list, not an object (an entry)"),
+    "a bin's count": ("aggregate.json", {"reliability": [{"confidence": 0.5, "accuracy": 1.0, "count": -1}]},
+                      "reliability[0].count: a number (-1), not a count (a whole number, 0 or more)"),
+    "model 5": ("run.json", {"model": 5}, "model: a number (5), not a text"),
+    "no model": ("run.json", {"model": None}, "model: missing (every run folder eval writes has it)"),
+    "options a list": ("run.json", {"options": ["n=3"]}, "options: a list, not an object"),
+    "seed a text": ("run.json", {"seed": "0"}, "seed: a text ('0'), not a whole number"),
+    "sha256 a number": ("run.json", {"probes_sha256": 5}, "probes_sha256: a number (5), not a text"),
+}
+
+
+def run_folder(folder: Path, run: dict, aggregate: dict) -> Path:
+    folder.mkdir(parents=True)
+    for name, value in (("run.json", run), ("aggregate.json", aggregate)):
+        (folder / name).write_text(json.dumps({k: v for k, v in value.items() if v is not None}))
+    (folder / "items.jsonl").write_text(json.dumps({"id": "kdf:F0", "correct": True, "relation": "P36"}) + "\n" +
+                                        json.dumps({"id": "kdf:F1", "correct": False, "relation": "P36"}) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("case", sorted(WRONG))
+def test_a_wrongly_typed_run_file_field_is_one_line_in_report_compare_and_assess(runs, tmp_path, case):  # noqa: F811
+    name, change, why = WRONG[case]
+    good = run_folder(tmp_path / "good", RUN, AGGREGATE)
+    bad = run_folder(tmp_path / "bad", {**RUN, **change} if name == "run.json" else RUN,
+                     {**AGGREGATE, **change} if name == "aggregate.json" else AGGREGATE)
+    want = f"error: {bad / name}: {why}"
+    assert one_line(run_cli("report", str(good), str(bad), "--out", str(tmp_path / "report")), 2) == want
+    assert not (tmp_path / "report").exists()
+    assert one_line(run_cli("compare", str(good), str(bad)), 2) == want
+    proc = run_cli("assess", str(runs["distractor"]), str(bad), "--judgements", str(runs["judgements"]),
+                   "--out", str(tmp_path / "assess"))
+    assert one_line(proc, 2) == want
+
+
+@pytest.mark.parametrize("case", sorted(k for k, (name, _, _) in WRONG.items() if name == "run.json"))
+def test_a_wrongly_typed_shard_run_json_is_one_line_in_merge(tmp_path, case):
+    _, change, why = WRONG[case]
+    shard = {"index": 0, "count": 1, "batch": 8, "items": 2}
+    bad = run_folder(tmp_path / "shard-0-of-1", {**RUN, **change, "shard": shard}, AGGREGATE)
+    proc = run_cli("merge", str(bad), "--out", str(tmp_path / "merged"))
+    assert one_line(proc, 2) == f"error: {bad / 'run.json'}: {why}"
+
+
+def test_the_checked_fields_pass_every_run_folder_eval_writes():
+    """The checker against run folders real evals wrote (the sample job's), so it refuses no
+    honest folder."""
+    import tarfile
+
+    from factprobe.probes.run_files import check_aggregate_json, check_run_json
+
+    checked = 0
+    with tarfile.open(HERE / "fixtures" / "sample_job.tar.xz") as tar:
+        for member in tar.getmembers():
+            name = Path(member.name).name
+            if member.isfile() and name in ("run.json", "aggregate.json"):
+                value = json.load(tar.extractfile(member))
+                (check_run_json if name == "run.json" else check_aggregate_json)(value, member.name)
+                checked += 1
+    assert checked >= 2

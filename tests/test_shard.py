@@ -199,7 +199,9 @@ BROKEN_SHARDS = {
     "shard without numbers": (lambda f: _rewrite_run(f, shard={}),
                               "{F}/run.json: its `shard` has no whole number index, count, batch, items: not one "
                               "eval wrote"),
-    "no method": (lambda f: _rewrite_run(f, method=None), "{F}/run.json: no `method`: not one eval wrote"),
+    "no method": (lambda f: _rewrite_run(f, method=None),
+                  "{F}/run.json: method: missing (every run folder eval writes has it)"),
+    "options a list": (lambda f: _rewrite_run(f, options=[]), "{F}/run.json: options: a list, not an object"),
     "garbage record": (lambda f: (f / "items.jsonl").write_bytes(
         b"garbage\n" + b"".join((f / "items.jsonl").read_bytes().splitlines(keepends=True)[1:])),
         "{F}/items.jsonl:1: not a record eval wrote (a JSON object with a text id)"),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ...kg.jsonl import jsonl_lines, read_json_file
+from ..run_files import check_aggregate_json, check_run_json
 
 RUN_FILES = ("run.json", "aggregate.json", "items.jsonl")
 
@@ -94,8 +95,8 @@ def load_run(folder: str | Path, items: bool = True) -> Run:
     for name in RUN_FILES:
         if not (path / name).is_file():
             raise RunError(f"{folder}: not a run folder (no {name}; run `factprobe eval --out {folder}` first)")
-    config = _json_object(path / "run.json")
-    aggregate = _json_object(path / "aggregate.json")
+    config = _json_object(path / "run.json", check_run_json)
+    aggregate = _json_object(path / "aggregate.json", check_aggregate_json)
     if not items:
         return Run(str(folder), config, aggregate, ())
     records = []
@@ -108,14 +109,12 @@ def load_run(folder: str | Path, items: bool = True) -> Run:
     return Run(str(folder), config, aggregate, tuple(records))
 
 
-def _json_object(path: Path) -> dict:
+def _json_object(path: Path, check) -> dict:
     try:
-        value = read_json_file(path)
-    except ValueError as error:  # not UTF-8, not JSON, nested too deep, a number too long
+        # not UTF-8, not JSON, nested too deep, a number too long; a field of the wrong type
+        return check(read_json_file(path), path)
+    except ValueError as error:
         raise RunError(str(error)) from None
-    if not isinstance(value, dict):
-        raise RunError(f"{path}: not a JSON object")
-    return value
 
 
 def load_runs(folders: Iterable[str | Path]) -> list[Run]:
