@@ -6,10 +6,12 @@ no unsafe or mutating method and no {% include %} / {% import %} / {% extends %}
 a template) is reached. `lipsum`, random filler text, is left out: an imported prompt must be
 the same text on every import.
 
-Text is bounded where a few bytes could ask for gigabytes at once: every `~`, `+`, `*`, `**`, `%`,
-call and filter result, and a template's output, holds at most MAX_TEXT characters (or items),
-no call or filter takes a size above it, and a number stays under MAX_BITS bits. CPU time is not
-bounded (nested loops, a regex that backtracks).
+Text is bounded where a few bytes could ask for gigabytes at once, and bounded before it is made
+(probes/lm_eval_bounds.py): every `~`, `+`, `*`, `**`, `%`, call and filter result, and a
+template's output, weighs at most MAX_TEXT characters (or items), reckoned from the operands or
+built piece by piece and stopped at the cap (str.format, format_map, printf `%`, join, translate,
+replace, widths), no call or filter takes a size above it, and a number stays under MAX_BITS
+bits. CPU time is not bounded (nested loops, a regex that backtracks).
 
 What the sandbox forbids, and a template that does not compile, refuse the task
 (TemplateRefused); what fails on one document (an undefined field, a bound reached, a type error)
@@ -20,14 +22,13 @@ caller adds file and field.
 from __future__ import annotations
 
 import functools
-import math
 import re
 
-MAX_TEXT = 1 << 20
-MAX_BITS = 4096
-# printf widths and precisions ("%9999999d", "%*d"), str.format ones ("{:>9999999}"): sizes asked for
-_PRINTF_SIZE = re.compile(r"%[-#0 +]*(\*|\d{7,}|\d*\.(\*|\d{7,}))")
-_FORMAT_SIZE = re.compile(r"\{[^{}]*:[^{}]*(\d{7,}|\{)")
+from .lm_eval_bounds import (MAX_TEXT, TooLarge, asks, bounded, bounded_join, check_binop, counted, filter_growth,
+                             formatters, method_growth, translated)
+
+__all__ = ["MAX_TEXT", "TemplateFailed", "TemplateRefused", "Templates", "regex_replace"]
+
 
 
 class TemplateRefused(Exception):
@@ -38,9 +39,30 @@ class TemplateFailed(Exception):
     """The template fails on this document: reject the document."""
 
 
+_GROUP_REFERENCE = re.compile(r"\\(?:g<[^>]*>|[1-9][0-9]?)")
+
+
 def regex_replace(string, pattern, repl, count: int = 0):
-    """Harness's one filter of its own (lm_eval/utils.py): re.sub."""
-    return re.sub(pattern, repl, string, count=count)
+    """Harness's one filter of its own (lm_eval/utils.py): re.sub, each replacement reckoned
+    before it is made (its text, and each group it names at most the longest group's length)
+    and the replacements counted together: `\\g<0>` written 1,000 times stops at the bound."""
+    made, references = 0, len(_GROUP_REFERENCE.findall(repl)) if isinstance(repl, str) else 0
+
+    def replacement(match) -> str:
+        nonlocal made
+        if isinstance(repl, str):
+            longest = max((len(group) for group in (match[0], *match.groups()) if group), default=0)
+            if made + len(repl) + references * longest > MAX_TEXT:
+                raise asks("regex_replace")
+            text = match.expand(repl)
+        else:  # a macro: its output is bounded, their sum here
+            text = str(repl(match))
+        made += len(text)
+        if made > MAX_TEXT:
+            raise asks("regex_replace")
+        return text
+
+    return re.sub(pattern, replacement, string, count=count)
 
 
 class Templates:
@@ -77,7 +99,7 @@ class Templates:
         template = self.compile(text)
         try:
             return template.render(doc)  # a dict, not **doc: a field may be called "self"
-        except _TooLarge as error:
+        except TooLarge as error:
             raise TemplateFailed(str(error)) from None
         except TemplateNotFound as error:
             raise TemplateRefused(f"it includes, imports or extends {error.name!r}: a template here reads no "
@@ -90,68 +112,12 @@ class Templates:
             raise TemplateFailed(f"{type(error).__name__}: {_one_line(error)}") from None
 
 
-def _size(value) -> int:
-    """Characters or items a value holds, a collection's texts counted too (what joining it makes)."""
-    if isinstance(value, (str, bytes)):
-        return len(value)
-    if isinstance(value, dict):
-        value = [*value.keys(), *value.values()]
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return len(value) + sum(len(v) for v in value if isinstance(v, (str, bytes)))
-    return 0
-
-
-class _TooLarge(Exception):
-    """A bound reached (told apart from the sandbox's SecurityError: the document is rejected)."""
-
-
-def _bounded(value):
-    if _size(value) > MAX_TEXT:
-        raise _TooLarge(f"the template makes a value of {_size(value):,} characters or items (at most {MAX_TEXT:,})")
-    if isinstance(value, int) and value.bit_length() > MAX_BITS:
-        raise _TooLarge(f"the template makes a number past {MAX_BITS} bits")
-    return value
-
-
-def _growth(name: str, value, args: tuple, kwargs: dict) -> int:
-    """What the few calls that multiply their input would make, in characters, before they run
-    (0 for every other call): widths, indents, replacements, printf and format sizes."""
-    def number(at: int, key: str, default: int = 0):
-        given = args[at] if len(args) > at else kwargs.get(key, default)
-        return given if isinstance(given, int) and not isinstance(given, bool) else len(str(given))
-
-    if not isinstance(value, str):
-        return 0
-    if name in ("center", "ljust", "rjust", "zfill"):
-        return number(0, "width")
-    if name == "indent":
-        return len(value) + number(0, "width", 4) * (value.count("\n") + 1)
-    if name == "expandtabs":
-        return len(value) + number(0, "tabsize", 8) * value.count("\t")
-    if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
-        return len(value) + value.count(args[0]) * len(args[1])
-    if name in ("format", "__mod__") and _PRINTF_SIZE.search(value) or name in ("format", "format_map") \
-            and _FORMAT_SIZE.search(value):
-        return MAX_TEXT + 1
-    return 0
-
-
-def _bounded_join(value):
-    """An iterable handed to join, taken into a list while its text stays within MAX_TEXT."""
-    items, total = [], 0
-    for item in value:
-        total += len(item) if isinstance(item, str) else 1
-        if total > MAX_TEXT:
-            raise _TooLarge(f"the template joins more than {MAX_TEXT:,} characters")
-        items.append(item)
-    return items
-
-
-def _check(name: str, value, args: tuple, kwargs: dict) -> None:
+def _check(name: str, value, args: tuple, kwargs: dict, growth) -> None:
+    """No call or filter takes a value past the bounds, nor is asked to make one (`growth`)."""
     for given in (*args, *kwargs.values()):
-        _bounded(given)
-    if _growth(name, value, args, kwargs) > MAX_TEXT:
-        raise _TooLarge(f"the template asks {name} for more than {MAX_TEXT:,} characters")
+        bounded(given)
+    if growth(name, value, args, kwargs) > MAX_TEXT:
+        raise asks(name)
 
 
 def _guarded(name: str, function):
@@ -161,12 +127,24 @@ def _guarded(name: str, function):
     @functools.wraps(function)  # keeps jinja_pass_arg
     def guarded(*args, **kwargs):
         value, rest = args[value_at], args[value_at + 1:]
-        _check(name, value, rest, kwargs)
+        _check(name, value, rest, kwargs, filter_growth)
         if name == "join":
-            args = (*args[:value_at], _bounded_join(value), *rest)
-        return _bounded(function(*args, **kwargs))
+            return bounded(_joined(args[:value_at], value, rest, kwargs))
+        return bounded(counted(function(*args, **kwargs)))
 
     return guarded
+
+
+def _joined(passed: tuple, value, rest: tuple, kwargs: dict) -> str:
+    """The join filter, its items taken (and an attribute of each, `attribute=`) while the text
+    stays within MAX_TEXT, then joined as Jinja's filter joins them (str() of each)."""
+    from jinja2.filters import make_attrgetter
+
+    separator = str(rest[0] if rest else kwargs.get("d", ""))
+    attribute = rest[1] if len(rest) > 1 else kwargs.get("attribute")
+    if attribute is not None:
+        value = map(make_attrgetter(passed[0].environment, attribute), value)
+    return separator.join(bounded_join(value, separator, convert=True))
 
 
 @functools.cache
@@ -174,56 +152,77 @@ def _sandbox():
     """The sandbox class, made on first use (jinja2 is imported only when a template is)."""
     from jinja2.compiler import CodeGenerator
     from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.utils import Namespace
+    from markupsafe import Markup
 
     class Generator(CodeGenerator):
-        """`a ~ b` is joined by the generated code itself; wrapped, its result is bounded."""
+        """`a ~ b` is joined by the generated code itself; here by the sandbox, within the bound."""
 
         def visit_Concat(self, node, frame) -> None:  # noqa: N802 (Jinja's visitor names)
-            self.write("environment.bounded(")
-            super().visit_Concat(node, frame)
-            self.write(")")
+            self.write("environment.joined((")
+            for part in node.nodes:
+                self.visit(part, frame)
+                self.write(", ")
+            self.write("))")
+
+    class BoundedNamespace(Namespace):
+        """namespace(): its text is its name, not its attributes (each may weigh up to the bound,
+        and a template may set many)."""
+
+        def __repr__(self) -> str:
+            return "<Namespace>"
 
     class Sandbox(ImmutableSandboxedEnvironment):
         code_generator_class = Generator
         intercepted_binops = frozenset({"+", "*", "**", "%"})
 
+        def __init__(self, **kwargs) -> None:
+            super().__init__(**kwargs)
+            self.globals["namespace"] = BoundedNamespace
+
         @staticmethod
-        def bounded(value):
-            return _bounded(value)
+        def joined(parts) -> str:
+            return "".join(bounded_join(parts, convert=True))
 
         def concat(self, chunks) -> str:  # the output of a template, a block or a macro
-            return "".join(_bounded_join(chunks))
+            return "".join(bounded_join(chunks))
 
         def call_binop(self, context, operator, left, right):
-            _check_binop(operator, left, right)
-            return _bounded(super().call_binop(context, operator, left, right))
+            check_binop(operator, left, right)
+            return bounded(super().call_binop(context, operator, left, right))
+
+        def wrap_str_format(self, value):
+            """str.format and format_map through a formatter that stops at the bound."""
+            if super().wrap_str_format(value) is None:
+                return None
+            owner, mapped = value.__self__, value.__name__ == "format_map"
+            plain, escaping = formatters()
+
+            def wrapper(*args, **kwargs):
+                if mapped:
+                    if kwargs or len(args) != 1:
+                        raise TypeError(f"format_map() takes exactly one argument ({len(args) + len(kwargs)} given)")
+                    args, kwargs = (), args[0]
+                formatter = escaping(self, escape=owner.escape) if isinstance(owner, Markup) else plain(self)
+                return type(owner)(formatter.vformat(owner, args, kwargs))
+
+            return functools.update_wrapper(wrapper, value)
 
         def call(self, context, obj, /, *args, **kwargs):
-            method = getattr(obj, "__wrapped__", obj)  # the sandbox wraps str.format at access
+            method = getattr(obj, "__wrapped__", obj)  # str.format comes wrapped (wrap_str_format)
             owner = getattr(method, "__self__", None)
             name = getattr(method, "__name__", "")
-            _check(name, owner if isinstance(owner, str) else None, args, kwargs)
-            if isinstance(owner, str) and name == "join" and args:
-                args = (_bounded_join(args[0]), *args[1:])
-            return _bounded(super().call(context, obj, *args, **kwargs))
+            if isinstance(owner, str):
+                _check(name, owner, args, kwargs, method_growth)
+                if name == "join" and args and not kwargs:
+                    return bounded(owner.join(bounded_join(args[0], owner)))
+                if name == "translate" and len(args) == 1 and not kwargs:
+                    return translated(owner, args[0])
+            else:
+                _check(name, None, args, kwargs, lambda *_: 0)
+            return bounded(counted(super().call(context, obj, *args, **kwargs)))
 
     return Sandbox
-
-
-def _check_binop(operator: str, left, right) -> None:
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
-    if operator == "**" and numbers and right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > MAX_BITS:
-        raise _TooLarge(f"the template asks for a number past {MAX_BITS} bits")
-    if operator == "*":
-        if numbers and isinstance(left, int) and isinstance(right, int) \
-                and left.bit_length() + right.bit_length() > MAX_BITS:
-            raise _TooLarge(f"the template asks for a number past {MAX_BITS} bits")
-        times, sequence = (left, right) if isinstance(left, int) else (right, left)
-        if isinstance(times, int) and isinstance(sequence, (str, list, tuple)) and _size(sequence) * times > MAX_TEXT:
-            raise _TooLarge(f"the template asks for {_size(sequence) * times:,} characters or items "
-                            f"(at most {MAX_TEXT:,})")
-    if operator == "%":
-        _check("__mod__", left, (), {})
 
 
 def _one_line(error) -> str:
