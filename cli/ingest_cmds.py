@@ -13,7 +13,7 @@ import click
 
 from ..kg.ingest import IngestReport, default_workers
 from ..kg.model import LANGUAGES
-from ..kg.readers import InputError
+from ..kg.readers import MAX_RECORD_BYTES, InputError
 from ..kg.restrict import parse_relations
 from ..kg.store import StoreError
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
@@ -49,6 +49,11 @@ common_ingest_options = [
     json_option,
 ]
 ingest_options = [workers_option, *common_ingest_options]
+# Of the line readers: a longer line is rejected as it streams past (kg/readers.py).
+max_record_option = click.option(
+    "--max-record-bytes", type=click.IntRange(min=4096), default=MAX_RECORD_BYTES, show_default=True,
+    help="The longest line (or pretty-printed EntityData file) read; a longer one is rejected by its "
+         "line, never held in memory.")
 
 
 @click.group("ingest")
@@ -121,8 +126,9 @@ def print_report(r: IngestReport) -> None:
                    "and types) and the classes of those types. 'templates': the relations that "
                    "have templates (`factprobe templates list`). For full dumps: a few percent "
                    "of the store, same facts.")
+@max_record_option
 @with_options(ingest_options)
-def ingest_wikidata(files, keep_external_ids, chunk_size, relations_text, store, languages,
+def ingest_wikidata(files, keep_external_ids, chunk_size, relations_text, max_record_bytes, store, languages,
                     workers, restart, rejects_path, quiet, overwrite, as_json):
     """Ingest Wikidata JSON dumps (.json, .json.gz, .json.bz2, .json.xz).
 
@@ -139,7 +145,8 @@ def ingest_wikidata(files, keep_external_ids, chunk_size, relations_text, store,
 
     relations = _relations(relations_text)
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
-    source = WikidataJsonSource(languages=languages, keep_external_ids=keep_external_ids, **options)
+    source = WikidataJsonSource(languages=languages, keep_external_ids=keep_external_ids,
+                                max_record_bytes=max_record_bytes, **options)
     _run_ingest(store, [(source, f) for f in files], workers=workers, restart=restart,
                 rejects_path=rejects_path, quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite,
                 relations=relations)
@@ -168,9 +175,10 @@ def _relations(text: str | None) -> frozenset[str] | None:
               help="The Wikibase's entity IRI prefix (its `wd:`, e.g. https://example.org/id/) when its "
                    "entities are not <server>/entity/Q1; a Turtle file's `@prefix wd:` is used without it.")
 @click.option("--keep-external-ids", is_flag=True, help="Also keep external-id claims (skipped by default).")
+@max_record_option
 @with_options(ingest_options)
-def ingest_rdf(files, fmt, chunk_size, entity_prefix, keep_external_ids, store, languages, workers, restart,
-               rejects_path, quiet, overwrite, as_json):
+def ingest_rdf(files, fmt, chunk_size, entity_prefix, keep_external_ids, max_record_bytes, store, languages,
+               workers, restart, rejects_path, quiet, overwrite, as_json):
     """Ingest Wikidata-style RDF: N-Triples (.nt, .nt.gz, .nt.bz2) or Turtle (.ttl, .ttl.gz),
     as Wikidata's dumps and Special:EntityData write it, or another Wikibase (--entity-prefix).
 
@@ -186,7 +194,8 @@ def ingest_rdf(files, fmt, chunk_size, entity_prefix, keep_external_ids, store, 
 
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
     pairs = [(RdfSource(languages=languages, format=fmt, entity_prefix=entity_prefix,
-                        keep_external_ids=keep_external_ids, **options), f) for f in files]
+                        keep_external_ids=keep_external_ids, max_record_bytes=max_record_bytes, **options), f)
+             for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 
@@ -225,8 +234,9 @@ def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_p
                    "'wikidata5m:<id>' titled with the entity's label when known.")
 @click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
               help="Bytes of (decompressed) input per parsing task and per committed checkpoint.")
+@max_record_option
 @with_options(ingest_options)
-def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chunk_size, store,
+def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chunk_size, max_record_bytes, store,
                       languages, workers, restart, rejects_path, quiet, overwrite, as_json):
     """Ingest Wikidata5M: triples TSV, entity/relation alias files, and the corpus (--documents).
 
@@ -238,7 +248,7 @@ def ingest_wikidata5m(triples, entity_aliases, relation_aliases, documents, chun
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
 
     def source(kind, **extra):
-        return Wikidata5mSource(kind=kind, languages=languages, **options, **extra)
+        return Wikidata5mSource(kind=kind, languages=languages, max_record_bytes=max_record_bytes, **options, **extra)
 
     pairs = [(source("entity-aliases"), f) for f in entity_aliases]
     pairs += [(source("relation-aliases"), f) for f in relation_aliases]

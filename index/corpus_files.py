@@ -35,6 +35,7 @@ def jsonl_documents(path: str | Path, report: ReadReport,
     name = str(path)
     try:
         for chunk in line_chunks(path):
+            report.rejects.extend(Reject(name, *reject) for reject in chunk.rejects)  # lines over the cap
             for number, raw in split_lines(chunk):
                 if not raw.strip():
                     continue

@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     from .identity import InputDigest
 
 CHUNK_BYTES = 4 << 20
+# The longest record (a dump line, a pretty-printed EntityData object) read whole. The largest
+# entities of a real Wikidata dump are lines of 10-20 MB; a longer one is rejected by its line
+# while it streams past, so reading holds at most this much plus a chunk and a block, however
+# long a line a few MB of gzip may expand to. Sources take it as `max_record_bytes`.
+MAX_RECORD_BYTES = 64 << 20
+# The most bytes one decompression step hands back: a small compressed input can expand to
+# gigabytes, and without this bound one step would hold all of them at once.
+DECOMPRESSED_BLOCK = 4 << 20
 
 
 class InputError(Exception):
@@ -51,6 +59,19 @@ class Chunk:
     data: bytes
     position: int
     progress: int
+    # Records the reader left out of `data`, each (line, reason, excerpt): a line over the cap
+    # on one record stands in `data` as an empty line. A source's parse adds them to its rejects.
+    rejects: tuple[tuple[int, str, str], ...] = ()
+
+
+def size_text(n: int) -> str:
+    """A byte count as a person reads it: "64 MiB", else "5,000 bytes"."""
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n:,} bytes"
+
+
+def too_long(what: str, cap: int) -> str:
+    """The reason a record over the cap is rejected (`what`: "line", "object")."""
+    return f"{what} longer than {size_text(cap)} (the cap on one record; --max-record-bytes)"
 
 
 def check_readable(path: str | os.PathLike) -> Path:
@@ -105,12 +126,11 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20,
                 digest.feed(raw, consumed)
             while raw:
                 try:
-                    out = d.decompress(raw)
+                    for out in _bounded_output(d, raw):
+                        yield out, consumed
                 except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
                     raise DamagedInput(str(exc)) from exc
                 fed = True
-                if out:
-                    yield out, consumed
                 if d.eof:
                     raw = d.unused_data
                     d, fed = make(), False
@@ -120,6 +140,34 @@ def decompressed_blocks(path: Path, raw_block: int = 1 << 20,
             raise DamagedInput("compressed stream ends before its end marker")
 
 
+_ZLIB = type(zlib.decompressobj())
+
+
+def _bounded_output(d, raw: bytes) -> Iterator[bytes]:
+    """What decompressor `d` makes of `raw`, in pieces of at most DECOMPRESSED_BLOCK bytes.
+    zlib keeps the input it has not used in `unconsumed_tail` (and may hold output back when a
+    piece came out full); bz2 and lzma keep it inside and say so with `needs_input`."""
+    limit = DECOMPRESSED_BLOCK
+    out = d.decompress(raw, limit)
+    if out:
+        yield out
+    if isinstance(d, _ZLIB):
+        while not d.eof:
+            tail = d.unconsumed_tail
+            if not tail and len(out) < limit:
+                return
+            out = d.decompress(tail, limit)
+            if out:
+                yield out
+            elif d.unconsumed_tail == tail:  # nothing more comes out of it (no step is lost)
+                return
+    else:
+        while not d.eof and not d.needs_input:
+            out = d.decompress(b"", limit)
+            if out:
+                yield out
+
+
 def line_chunks(
     path: str | os.PathLike,
     *,
@@ -127,16 +175,22 @@ def line_chunks(
     start_position: int = 0,
     chunk_bytes: int = CHUNK_BYTES,
     digest: InputDigest | None = None,
+    max_line_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[Chunk]:
     """Whole-line chunks of a (possibly compressed) text file, resuming after `start_line`
     lines / `start_position` decompressed bytes; `digest` is fed the file's bytes as read. At a
     corrupt or truncated tail it yields every complete line before the damage, then raises
-    TruncatedInput."""
+    TruncatedInput. A line longer than `max_line_bytes` is dropped as it streams past (never
+    held whole) and comes out as a chunk of its own: one empty line, with the reject naming it
+    in `rejects`; line numbers and positions count it as it was."""
     p = check_readable(path)
     line, position = start_line, start_position
     to_skip = start_position
     pending: list[bytes] = []
     pending_size = 0
+    tail = 0  # bytes of the line not ended yet, at the end of pending
+    head = b""  # that line's first bytes, for the excerpt should it be too long
+    dropping: list[int] | None = None  # [bytes dropped] while an over-long line streams past
     disk = 0
 
     def make(whole: bytes) -> Chunk:
@@ -147,10 +201,10 @@ def line_chunks(
         line += n
         return chunk
 
-    def cut(tail: str) -> Iterator[Chunk]:
+    def cut(tail_rule: str) -> Iterator[Chunk]:
         """Chunks of about chunk_bytes, ending at line ends, from the pending data. What is
-        left under chunk_bytes stays pending (tail="keep"), goes out up to its last complete
-        line (tail="lines": the input is damaged after it) or entirely (tail="all": the end)."""
+        left under chunk_bytes stays pending (tail_rule="keep"), goes out up to its last
+        complete line ("lines": the input is damaged after it) or entirely ("all": the end)."""
         nonlocal pending, pending_size
         data = b"".join(pending)
         offset = 0
@@ -162,12 +216,86 @@ def line_chunks(
                     break
             yield make(data[offset:end])
             offset = end
-        end = {"keep": offset, "lines": data.rfind(b"\n", offset) + 1, "all": len(data)}[tail]
+        end = {"keep": offset, "lines": data.rfind(b"\n", offset) + 1, "all": len(data)}[tail_rule]
         if end > offset:
             yield make(data[offset:end])
             offset = end
         rest = data[offset:]
         pending, pending_size = ([rest], len(rest)) if rest else ([], 0)
+
+    def start_dropping(seen: int) -> Iterator[Chunk]:
+        """The line in progress (`seen` bytes so far, the last `tail` of them pending) is over
+        the cap: let it go, and send out the complete lines before it."""
+        nonlocal pending_size, tail, dropping
+        while tail:
+            last = pending[-1]
+            if len(last) <= tail:
+                pending.pop()
+                pending_size -= len(last)
+                tail -= len(last)
+            else:
+                pending[-1] = last[:-tail]
+                pending_size -= tail
+                tail = 0
+        if pending_size:
+            yield from cut("all")
+        dropping = [seen]
+
+    def dropped(ended: bool) -> Chunk:
+        """The chunk standing for the over-long line just let go (`ended`: by a newline)."""
+        nonlocal line, position, dropping, head
+        size, dropping = dropping[0] + ended, None
+        line += 1
+        position += size
+        why = too_long("line", max_line_bytes)
+        chunk = Chunk(line, 1, b"\n" if ended else b"", position, disk, rejects=((line, why, excerpt(head)),))
+        head = b""
+        return chunk
+
+    def take(block: bytes) -> Iterator[Chunk]:
+        """Add a block to the pending lines, letting go of any line over the cap."""
+        nonlocal pending_size, tail, head
+        at = 0
+        while at < len(block):
+            if dropping is not None:
+                nl = block.find(b"\n", at)
+                if nl < 0:
+                    dropping[0] += len(block) - at
+                    return
+                dropping[0] += nl - at
+                yield dropped(True)
+                at = nl + 1
+                continue
+            nl = block.find(b"\n", at)
+            stop = nl if nl >= 0 else len(block)
+            if tail + stop - at > max_line_bytes:
+                if not tail:
+                    head = block[at:at + 160]
+                elif len(head) < 160:
+                    head += block[at:at + 160 - len(head)]
+                yield from start_dropping(tail + stop - at)
+                at = stop
+                continue
+            if nl < 0:  # the line goes on into the next block
+                if len(head) < 160:
+                    head += block[at:at + 160 - len(head)]
+                pending.append(block[at:] if at else block)
+                pending_size += len(block) - at
+                tail += len(block) - at
+                return
+            # Every line after this one fits when the rest of the block does; else (a cap under
+            # a block) they are looked at one by one.
+            whole = len(block) - nl - 1 <= max_line_bytes
+            last = block.rfind(b"\n") if whole else nl
+            pending.append(block[at:last + 1] if at or last + 1 < len(block) else block)
+            pending_size += last + 1 - at
+            tail, head, at = 0, b"", last + 1
+            if whole and at < len(block):  # the line going on into the next block
+                rest = block[at:]
+                pending.append(rest)
+                pending_size += len(rest)
+                tail, head = len(rest), rest[:160]
+                return
 
     if to_skip and _decompressor_factory(p.name.lower()) is None:
         blocks = _plain_blocks_from(p, to_skip, digest=digest)
@@ -181,9 +309,9 @@ def line_chunks(
                     to_skip -= len(block)
                     continue
                 block, to_skip = block[to_skip:], 0
-            pending.append(block)
-            pending_size += len(block)
-            if pending_size >= chunk_bytes:
+            yield from take(block)
+            # Only complete lines can go out: a long line in progress is not joined again per block.
+            if pending_size >= chunk_bytes and pending_size > tail:
                 yield from cut("keep")
     except DamagedInput as exc:
         # Lines completed before the damage are good; the partial one after them is not.
@@ -191,7 +319,9 @@ def line_chunks(
         raise TruncatedInput(str(p), line + 1, str(exc)) from exc
     if to_skip:
         raise InputError(f"{p}: shorter than the recorded resume position; use --restart")
-    if pending_size:
+    if dropping is not None:
+        yield dropped(False)
+    elif pending_size:
         yield from cut("all")
 
 

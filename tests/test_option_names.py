@@ -76,6 +76,7 @@ MEANINGS = {
     "--links": ("flag", "count the entities a document's own annotations link"),
     "--log-level": ("text", "the server's log level"),
     "--manual-only": ("flag", "hand-written templates only"),
+    "--max-record-bytes": ("number", "bytes of the longest record (line) read"),
     "--max-requests": ("number", "requests per relation"),
     "--max-tokens": ("number", "tokens generated at most"),
     "--merge-wait": ("number", "seconds rank 0 of a launch waits for the other ranks' shards"),

@@ -268,7 +268,7 @@ class TrexSource:
             for d in docs:
                 total += len(d)
                 ends.append(total)
-            return DocumentChunk(first, len(docs), b"".join(docs), last, disk, tuple(ends))
+            return DocumentChunk(first, len(docs), b"".join(docs), last, disk, ends=tuple(ends))
 
         try:
             for block, disk in _blocks_from(p, offset, max(1, min(self.chunk_bytes, 4 << 20)), digest):

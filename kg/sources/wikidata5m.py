@@ -15,7 +15,7 @@ from pathlib import Path
 from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import INSTANCE_OF, LANGUAGES, NORMAL, SUBCLASS_OF, Rows, derived_fact_id, fact_row
-from ..readers import Chunk, excerpt, line_chunks, split_lines
+from ..readers import MAX_RECORD_BYTES, Chunk, excerpt, line_chunks, split_lines
 
 SOURCE = "wikidata5m"
 FILE_KINDS = ("triples", "entity-aliases", "relation-aliases", "corpus")  # the parts Wikidata5M ships as files
@@ -38,6 +38,7 @@ class Wikidata5mSource:
     languages: tuple[str, ...] = LANGUAGES
     chunk_bytes: int = 4 << 20
     labels_from: str | None = None  # corpus only: store file whose entity labels become titles
+    max_record_bytes: int = MAX_RECORD_BYTES  # a longer line is rejected unread (kg/readers.py)
 
     def __post_init__(self) -> None:
         if self.kind not in FILE_KINDS:
@@ -50,11 +51,11 @@ class Wikidata5mSource:
 
     def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
         return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes,
-                           digest=digest)
+                           digest=digest, max_line_bytes=self.max_record_bytes)
 
     def parse(self, chunk: Chunk) -> ParseResult:
         rows = Rows()
-        rejects: list[tuple[int, str, str]] = []
+        rejects: list[tuple[int, str, str]] = list(chunk.rejects)  # the lines over the cap
         records = 0
         handle = {
             "triples": self._triple,

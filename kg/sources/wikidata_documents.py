@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..readers import Chunk, DamagedInput, TruncatedInput, check_readable, decompressed_blocks, without_bom
+from ..readers import (MAX_RECORD_BYTES, Chunk, DamagedInput, TruncatedInput, check_readable, decompressed_blocks,
+                       excerpt, too_long, without_bom)
 
 if TYPE_CHECKING:
     from ..identity import InputDigest
@@ -48,15 +49,33 @@ def opens_document(head: bytes) -> bool:
     return first[:1] == b"{" and first[-1:] != b"}" and len(first) <= _OPENING_LINE
 
 
-def document_chunks(path: str | Path, digest: InputDigest | None = None) -> Iterator[Chunk]:
-    """The whole (decompressed) file as one chunk of all its lines; `digest` is fed its bytes."""
+def document_chunks(path: str | Path, digest: InputDigest | None = None,
+                    max_bytes: int = MAX_RECORD_BYTES) -> Iterator[Chunk]:
+    """The whole (decompressed) file as one chunk of all its lines; `digest` is fed its bytes.
+    A file over `max_bytes` is one record too long to read: it is streamed to its end unkept
+    (its lines counted, its bytes hashed) and comes out as an empty chunk naming it in its
+    rejects."""
     p = check_readable(path)
-    parts, disk = [], 0
+    parts: list[bytes] = []
+    size = lines = disk = 0
+    head = last = b""
     try:
         for block, disk in decompressed_blocks(p, digest=digest):
-            parts.append(block)
+            if not size:
+                head = block[:160]
+            size += len(block)
+            lines += block.count(b"\n")
+            last = block[-1:]
+            if size <= max_bytes:
+                parts.append(block)
+            elif parts:  # over the cap: let go of what was kept, the rest is only counted
+                parts = []
     except DamagedInput as exc:  # a cut object cannot be read at all
         raise TruncatedInput(str(p), 1, str(exc)) from exc
+    if size > max_bytes:
+        why = too_long("object", max_bytes)
+        yield Chunk(1, lines + (last != b"\n"), b"", size, disk, rejects=((1, why, excerpt(head)),))
+        return
     data = b"".join(parts)
     if data:
         yield Chunk(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1), data, len(data), disk)

@@ -27,7 +27,7 @@ import orjson
 from ..identity import InputDigest
 from ..ingest import ParseResult
 from ..model import INSTANCE_OF, LANGUAGES, SUBCLASS_OF, Rows, fact_row
-from ..readers import TOO_DEEP, Chunk, excerpt, json_record, line_chunks, split_lines
+from ..readers import MAX_RECORD_BYTES, TOO_DEEP, Chunk, excerpt, json_record, line_chunks, split_lines
 from ..revisions import replaces
 from .wikidata_documents import document_chunks, entity_members, opens_document, peek, records_of
 from .wikidata_statements import statement
@@ -67,6 +67,9 @@ class WikidataJsonSource:
     # give the types table its rows; they are facts only when listed. Everything is decoded
     # as without the filter, so the same entities are rejected (and units dropped) either way.
     relations: frozenset[str] | None = None
+    # The longest line, or pretty-printed EntityData file, read: a longer one is rejected as it
+    # streams past, never held (kg/readers.py).
+    max_record_bytes: int = MAX_RECORD_BYTES
     name: str = SOURCE
     # Its rows are upserts that read back only by primary key or subject (the revisions of
     # kg/revisions.py), so a bulk load may build the randomly filled indexes at the end
@@ -75,9 +78,9 @@ class WikidataJsonSource:
 
     def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
         if start == 0 and opens_document(peek(Path(path))):  # a pretty-printed EntityData file
-            return document_chunks(path, digest)
+            return document_chunks(path, digest, max_bytes=self.max_record_bytes)
         return line_chunks(path, start_line=start, start_position=position, chunk_bytes=self.chunk_bytes,
-                           digest=digest)
+                           digest=digest, max_line_bytes=self.max_record_bytes)
 
     def parse(self, chunk: Chunk) -> ParseResult:
         return self._parse_with_null(chunk, None)
@@ -88,6 +91,7 @@ class WikidataJsonSource:
         NULL just like None but binds several times faster (see kg/ingest.py); `parse`
         passes None."""
         b = _Batch(null)
+        b.rejects.extend(chunk.rejects)  # the lines the reader left out, over the cap
         if not (chunk.first == 1 and opens_document(chunk.data[:4096]) and self._document(b, chunk)):
             for line_no, raw in split_lines(chunk):
                 line = raw.strip()

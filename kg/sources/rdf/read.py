@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from ...identity import InputDigest
-from ...readers import CHUNK_BYTES, Chunk, InputError, line_chunks, without_bom
+from ...readers import CHUNK_BYTES, MAX_RECORD_BYTES, Chunk, InputError, line_chunks, without_bom
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -59,15 +59,28 @@ def _last_blank_line(buf: bytes) -> int:
 
 
 def turtle_chunks(path: str | Path, *, start_line: int = 0, start_position: int = 0,
-                  chunk_bytes: int = CHUNK_BYTES, digest: InputDigest | None = None) -> Iterator[TurtleChunk]:
+                  chunk_bytes: int = CHUNK_BYTES, digest: InputDigest | None = None,
+                  max_line_bytes: int = MAX_RECORD_BYTES) -> Iterator[TurtleChunk]:
     """Chunks of whole blank-line-separated Turtle blocks, each with the directives declared
     before it. A resumed read re-reads the skipped part for its directives. `digest` is fed
-    the file's bytes as read (kg/identity.py)."""
+    the file's bytes as read (kg/identity.py). A line over `max_line_bytes` is rejected by
+    line_chunks, named in the rejects of the chunk holding its (empty) place."""
     directives: dict[bytes, bytes] = {}
     pending = b""
     first, position, progress = start_line + 1, start_position, 0
-    for lc in line_chunks(path, chunk_bytes=chunk_bytes, digest=digest):
+    for lc in line_chunks(path, chunk_bytes=chunk_bytes, digest=digest, max_line_bytes=max_line_bytes):
         data, progress = lc.data, lc.progress
+        if lc.rejects:  # a line over the cap, let go unread: it ends the block in progress
+            if lc.position <= start_position:
+                continue
+            if pending.strip():
+                yield TurtleChunk(first, pending.count(b"\n"), pending, position + len(pending), progress,
+                                  header=b"".join(directives.values()))
+                collect_directives(directives, pending)
+            first, pending = first + pending.count(b"\n"), b""
+            yield TurtleChunk(first, lc.count, b"", lc.position, progress, lc.rejects)
+            first, position = first + lc.count, lc.position
+            continue
         begin = lc.position - len(data)
         if begin == 0:  # a byte order mark is no part of the first block, nor of its first directive
             data = without_bom(data)

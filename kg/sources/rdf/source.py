@@ -19,7 +19,7 @@ from rdflib.plugins.parsers.ntriples import W3CNTriplesParser
 from ...identity import InputDigest
 from ...ingest import ParseResult
 from ...model import LANGUAGES
-from ...readers import CHUNK_BYTES, Chunk, InputError, excerpt, line_chunks, split_lines
+from ...readers import CHUNK_BYTES, MAX_RECORD_BYTES, Chunk, InputError, excerpt, line_chunks, split_lines
 
 from .collect import TripleCollector
 from .read import TurtleChunk, collect_directives, declared_prefix, turtle_chunks
@@ -78,6 +78,7 @@ class RdfSource:
     chunk_bytes: int = CHUNK_BYTES
     entity_prefix: str | None = None
     keep_external_ids: bool = False
+    max_record_bytes: int = MAX_RECORD_BYTES  # a longer line is rejected unread (kg/readers.py)
     name: str = SOURCE
 
     def syntax(self, path: str | Path) -> str:
@@ -98,9 +99,9 @@ class RdfSource:
     def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
         if self.syntax(path) == "ttl":
             return turtle_chunks(path, start_line=start, start_position=position,
-                                 chunk_bytes=self.chunk_bytes, digest=digest)
+                                 chunk_bytes=self.chunk_bytes, digest=digest, max_line_bytes=self.max_record_bytes)
         return line_chunks(path, start_line=start, start_position=position,
-                           chunk_bytes=self.chunk_bytes, digest=digest)
+                           chunk_bytes=self.chunk_bytes, digest=digest, max_line_bytes=self.max_record_bytes)
 
     def collector(self, chunk: Chunk) -> TripleCollector:
         prefix = self.entity_prefix
@@ -113,7 +114,7 @@ class RdfSource:
 
     def parse(self, chunk: Chunk) -> ParseResult:
         collector = self.collector(chunk)
-        rejects: list[tuple[int, str, str]] = []
+        rejects: list[tuple[int, str, str]] = list(chunk.rejects)  # the lines over the cap
         with quiet_rdflib():
             if isinstance(chunk, TurtleChunk):
                 self._parse_turtle(chunk, collector, rejects)
