@@ -12,6 +12,7 @@ import click
 from .errors import EXIT_USAGE, fail, os_error_line
 from .options import FolderPath
 from .outputs import overwrite_option
+from .terminal import echo
 
 
 @click.command("assess")
@@ -91,9 +92,9 @@ def assess_command(folders, judgements, out_dir, probes, flawed, corrected, fold
     replace_file(out / "assess.json", json.dumps(result, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     replace_file(out / "assess.md", to_markdown(assess_blocks(result)))
     for measure in result["measures"].values():
-        click.echo(f"{measure['label']}: mean tau {_number(measure['mean_tau'])} (paper "
+        echo(f"{measure['label']}: mean tau {_number(measure['mean_tau'])} (paper "
                    f"{(measure.get('paper') or {}).get('mean_tau', '-')})")
-    click.echo(f"{result['judgements']['assessed']} facts -> {out / 'assess.json'}, {out / 'assess.md'}")
+    echo(f"{result['judgements']['assessed']} facts -> {out / 'assess.json'}, {out / 'assess.md'}")
 
 
 def _number(value) -> str:

@@ -11,6 +11,7 @@ import click
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import Declared, FolderPath, json_option, store_option, with_options
 from .outputs import overwrite_option
+from .terminal import echo
 
 SEMANTIC_DIR = "semantic-index"  # where `distractors build` writes and the other commands read, unless told
 semantic_option = click.option(
@@ -54,15 +55,15 @@ def build(store, out_dir, min_df, check_queries, seed, quiet, overwrite, as_json
     from .steps import Console
     from .steps_graph import semantic_step
 
-    console = Console(quiet=quiet, say=(lambda _: None) if as_json else click.echo,
-                      note=lambda text: click.echo(text, err=True))
+    console = Console(quiet=quiet, say=(lambda _: None) if as_json else echo,
+                      note=lambda text: echo(text, err=True))
     try:
         index, _ = semantic_step(store, out_dir, console, min_df=min_df, check_queries=check_queries, seed=seed,
                                  overwrite=overwrite)
     except FileNotFoundError as error:
         fail(str(error), EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps({**index.meta, "out": out_dir}))
+        echo(json.dumps({**index.meta, "out": out_dir}))
 
 
 def _finder(store, semantic_dir, strategies, model, languages, exact=False, batch=None, rules=None):
@@ -158,15 +159,15 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
         except ValueError as error:
             fail(str(error), EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict()))
+        echo(json.dumps([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict()))
         return
     for r in results:
-        click.echo(f"{r.strategy} ({r.pool} pool{', types ' + ','.join(r.types) if r.types else ''}):")
+        echo(f"{r.strategy} ({r.pool} pool{', types ' + ','.join(r.types) if r.types else ''}):")
         for d in r.distractors:
             score = "" if d.score is None else f"  {d.score:.4f}"
-            click.echo(f"  {d.entity:<12} {d.label or '':<30} {d.source}{score}")
+            echo(f"  {d.entity:<12} {d.label or '':<30} {d.source}{score}")
         if r.shortfall:
-            click.echo(f"  ({len(r.distractors)} of {r.n}: {r.shortfall})")
+            echo(f"  ({len(r.distractors)} of {r.n}: {r.shortfall})")
 
 
 @distractors_group.command("add")
@@ -206,7 +207,7 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, l
                 record = _fact_record(line)
                 if record is None:
                     rejected.append(number)
-                    click.echo(f"rejected {facts_file}:{number}: needs JSON with subject, relation, object", err=True)
+                    echo(f"rejected {facts_file}:{number}: needs JSON with subject, relation, object", err=True)
                     record = {"rejected": True}  # written all the same: keeps line numbers aligned for a rerun
                 records.append(record)
             facts = [r for r in records if "rejected" not in r]
@@ -231,9 +232,9 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, l
             bar.update(len(records))
     summary = {"facts": written, "resumed_after": done, "rejected": rejected, "short": short, "out": out_path}
     if as_json:
-        click.echo(json.dumps(summary))
+        echo(json.dumps(summary))
     else:
-        click.echo(f"{written:,} facts given distractors -> {out_path}" + (f" (continued after {done:,})" if done else "")
+        echo(f"{written:,} facts given distractors -> {out_path}" + (f" (continued after {done:,})" if done else "")
                    + (f"; {short} strategy results short of {n}" if short else ""))
     if rejected:
         sys.exit(EXIT_PARTIAL)

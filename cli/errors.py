@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-import click
+from .terminal import echo
 
 EXIT_OK = 0  # done, and complete
 EXIT_FAILURE = 1  # the command failed (also what an uncaught exception exits with)
@@ -26,7 +26,7 @@ EXIT_CLOSED_PIPE = 141
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print `error: MESSAGE` on stderr and exit with `code`."""
-    click.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     sys.exit(code)
 
 

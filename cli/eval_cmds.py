@@ -10,6 +10,7 @@ import click
 from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import Declared, FolderPath, MethodOptionsCommand, json_option
 from .outputs import overwrite_option
+from .terminal import echo
 
 
 class MethodChoice(click.Choice):
@@ -100,8 +101,8 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
     evaluation = Evaluation(spec, method, probes, setup.out, options=parsed, limit=limit, batch=batch, seed=seed,
                             shard=setup.shard, restart=restart, overwrite=overwrite, device=setup.device,
                             dtype=dtype)
-    console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else click.echo,
-                      note=lambda text: click.echo(text, err=True))
+    console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else echo,
+                      note=lambda text: echo(text, err=True))
     try:
         summary = eval_step(evaluation, console=console)
     except OSError as error:  # the input checked before the load, then the folder unwritable or full
@@ -110,7 +111,7 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
         fail(str(error), EXIT_USAGE)
     summary = merge_after_launch(setup, summary, merge_wait, console, evaluation.probes)  # rank 0 of a launch
     if as_json and setup.reports:
-        click.echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,
+        echo(json.dumps({"out": summary.out, "new": summary.new, "resumed_after": summary.resumed_after,
                                "rejected": len(summary.rejected), **summary.aggregate}))
     if summary.rejected and setup.reports:
         sys.exit(EXIT_PARTIAL)

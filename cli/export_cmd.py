@@ -12,6 +12,7 @@ from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .eval_cmds import MethodChoice
 from .options import FolderPath, json_option, method_options
 from .outputs import overwrite_option
+from .terminal import echo
 
 
 @click.group("export")
@@ -53,13 +54,13 @@ def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, 
     except (ValueError, OSError) as error:
         fail(str(error), EXIT_USAGE)
     for line in task.rejected:  # as eval names them: the task holds every other item
-        click.echo(f"rejected {line}", err=True)
+        echo(f"rejected {line}", err=True)
     if as_json:
-        click.echo(json.dumps({"task": task.name, "folder": str(task.folder), "files": list(task.files),
+        echo(json.dumps({"task": task.name, "folder": str(task.folder), "files": list(task.files),
                                "documents": task.documents, "output_type": task.output_type,
                                "method": task.method, "options": task.options, "rejected": len(task.rejected)}))
     else:
-        click.echo(f"{task.documents:,} {task.output_type} documents -> {task.folder}/{task.name}.yaml; run: lm_eval "
+        echo(f"{task.documents:,} {task.output_type} documents -> {task.folder}/{task.name}.yaml; run: lm_eval "
                    f"--include_path {task.folder} --tasks {task.name} --log_samples")
     if task.rejected:
         sys.exit(EXIT_PARTIAL)

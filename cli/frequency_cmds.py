@@ -20,6 +20,7 @@ from ..index.settings import NAMES
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
+from .terminal import echo
 
 index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default=Backend.path,
                             show_default=True, envvar="FACTPROBE_INDEX",
@@ -126,7 +127,7 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min
         result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json),
                             overwrite=overwrite)
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        echo(json.dumps(result.to_dict()))
     if result.rejects:
         sys.exit(EXIT_PARTIAL)
 
@@ -139,8 +140,8 @@ def _console(quiet: bool, as_json: bool):
     """The steps' output for these commands: the summary on stdout unless --json, notes on stderr."""
     from .steps import Console
 
-    return Console(quiet=quiet, say=(lambda _: None) if as_json else click.echo,
-                   note=lambda text: click.echo(text, err=True))
+    return Console(quiet=quiet, say=(lambda _: None) if as_json else echo,
+                   note=lambda text: echo(text, err=True))
 
 
 @click.group("frequency")
@@ -185,9 +186,9 @@ def frequency_entity(entity, backend, index_path, es_url, es_index, corpus_files
     where = _backend(backend, index_path, es_url, es_index)
     count, how = _count([entity], where, corpus_files, corpus_from_store, languages, store)
     if as_json:
-        click.echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count), "counted_by": how}))
+        echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count), "counted_by": how}))
     else:
-        click.echo(f"{entity}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
+        echo(f"{entity}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
 
 
 @frequency_group.command("pair")
@@ -204,10 +205,10 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, corpus_fil
     where = _backend(backend, index_path, es_url, es_index)
     count, how = _count([head, tail], where, corpus_files, corpus_from_store, languages, store)
     if as_json:
-        click.echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count),
+        echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count),
                                "counted_by": how}))
     else:
-        click.echo(f"{head} + {tail}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
+        echo(f"{head} + {tail}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
 
 
 @frequency_group.command("annotate")
@@ -249,4 +250,4 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
         result = annotate_step(_backend(backend, index_path, es_url, es_index), store, options,
                                _console(quiet, as_json), overwrite=overwrite)
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        echo(json.dumps(result.to_dict()))

@@ -19,6 +19,7 @@ from ..kg.store import StoreError
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
+from .terminal import echo
 
 
 def _languages(value: str) -> tuple[str, ...]:
@@ -75,8 +76,8 @@ def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path
     from .steps import Console
     from .steps_graph import ingest_step
 
-    console = Console(quiet=quiet, say=click.echo,
-                      note=(lambda _: None) if as_json else (lambda text: click.echo(text, err=True)))
+    console = Console(quiet=quiet, say=echo,
+                      note=(lambda _: None) if as_json else (lambda text: echo(text, err=True)))
     try:
         reports = ingest_step(store_path, sources_and_paths, languages, workers=workers, restart=restart,
                               relations=relations, rejects_path=rejects_path, console=console, overwrite=overwrite)
@@ -91,7 +92,7 @@ def _finish(store_path, reports: list[IngestReport], rejects_path, as_json, file
     if as_json:
         rejected = sum(r.rejected + r.dropped for r in reports)
         target = rejects_path or f"{store_path}.rejects.jsonl"
-        click.echo(json.dumps({"store": str(store_path), "inputs": [r.as_dict() for r in reports],
+        echo(json.dumps({"store": str(store_path), "inputs": [r.as_dict() for r in reports],
                                "rejects_file": target if rejected else None}, indent=2))
     # An input file that read without an error and gave nothing is not what its format's
     # reader reads (another Wikibase's IRIs, an empty or foreign file): said, exit 2.
@@ -113,7 +114,7 @@ def print_report(r: IngestReport) -> None:
     """One input's outcome, one line on stderr (also `factprobe sample`'s)."""
     from .steps_graph import ingest_line
 
-    click.echo(ingest_line(r), err=True)
+    echo(ingest_line(r), err=True)
 
 
 @ingest_group.command("wikidata")
@@ -294,6 +295,6 @@ def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store
     except (InputError, StoreError, SparqlError) as exc:
         fail(str(exc), EXIT_USAGE)
     write_ingest_rejects(store, reports, rejects_path,
-                         Console(note=(lambda _: None) if as_json else (lambda text: click.echo(text, err=True))))
+                         Console(note=(lambda _: None) if as_json else (lambda text: echo(text, err=True))))
     _finish(store, reports, rejects_path, as_json)
 

@@ -12,6 +12,7 @@ from ..kg.graph import KnowledgeGraph
 from ..kg.store import StoreError
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import json_option, store_option
+from .terminal import echo
 
 
 @click.group("kg")
@@ -37,11 +38,11 @@ def kg_stats(store, as_json):
     with _open(store) as kg:
         stats = kg.stats()
     if as_json:
-        click.echo(json.dumps(asdict(stats), indent=2))
+        echo(json.dumps(asdict(stats), indent=2))
         return
     from .render import render_stats
 
-    click.echo(render_stats(store, stats))
+    echo(render_stats(store, stats))
 
 
 @kg_group.command("entity")
@@ -58,9 +59,9 @@ def kg_entity(entity_id, store, at, as_json):
         if record is None:
             fail(f"{entity_id}: not in {store}", EXIT_FAILURE)
         if as_json:
-            click.echo(json.dumps(record, indent=2, ensure_ascii=False))
+            echo(json.dumps(record, indent=2, ensure_ascii=False))
         else:
-            click.echo(render_entity(kg, record, at=at))
+            echo(render_entity(kg, record, at=at))
 
 
 @kg_group.command("facts")
@@ -84,7 +85,7 @@ def kg_facts(relation, subject, at, current, include_deprecated, limit, store, a
             if (at or current) and not (fact.object and kg.is_fact(fact.subject, fact.relation, fact.object, at=at)):
                 continue
             record = fact_record(kg, fact)
-            click.echo(json.dumps(record, ensure_ascii=False) if as_json else render_fact_line(record))
+            echo(json.dumps(record, ensure_ascii=False) if as_json else render_fact_line(record))
             n += 1
             if limit and n >= limit:
                 break

@@ -104,17 +104,17 @@ def sample(out, entity_id, quiet, overwrite):
     source = WikidataJsonSource(languages=("en", "de", "fr"))
     try:
         ingest_step(store_path, [(source, data)], source.languages, overwrite=overwrite,
-                    console=Console(quiet=quiet, note=lambda text: click.echo(text, err=True)))
+                    console=Console(quiet=quiet, note=lambda text: echo(text, err=True)))
     except (InputError, StoreError) as exc:
         fail(str(exc), EXIT_USAGE)
     with KnowledgeGraph(store_path) as kg:
-        click.echo(render_stats(str(store_path), kg.stats()))
-        click.echo()
+        echo(render_stats(str(store_path), kg.stats()))
+        echo()
         record = entity_record(kg, entity_id)
         if record is None:
             fail(f"{entity_id}: not in the sample graph", EXIT_FAILURE)
-        click.echo(render_entity(kg, record))
-    click.echo(f"\nstore: {store_path}  (try: factprobe kg facts --relation P36 --store {store_path})")
+        echo(render_entity(kg, record))
+    echo(f"\nstore: {store_path}  (try: factprobe kg facts --relation P36 --store {store_path})")
 
 
 from .ingest_cmds import ingest_group  # noqa: E402  (after `main` exists)
@@ -131,6 +131,7 @@ from .report_cmds import compare_command, report_command  # noqa: E402
 from .serve_cmd import serve_command  # noqa: E402
 from .export_cmd import export_group  # noqa: E402
 from .assess_cmd import assess_command  # noqa: E402
+from .terminal import echo
 
 main.add_command(ingest_group)
 main.add_command(kg_group)

@@ -20,6 +20,7 @@ import click
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail, os_error_line
 from .options import FolderPath, json_option
 from .outputs import claim_merge_folder, overwrite_option
+from .terminal import echo
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,6 @@ def merge_command(shards, out_dir, overwrite, as_json):
     except OSError as error:  # --out checked, then unwritable or full
         fail(os_error_line(error), EXIT_FAILURE)
     if as_json:
-        click.echo(json.dumps({"out": merged.out, "shards": merged.shards, **merged.aggregate}))
+        echo(json.dumps({"out": merged.out, "shards": merged.shards, **merged.aggregate}))
     else:
-        click.echo(_merged_line(merged, _recorded_probe_set(out_dir)))
+        echo(_merged_line(merged, _recorded_probe_set(out_dir)))

@@ -16,6 +16,7 @@ from ..probes.scoring.requests import FillMaskRequest, GenerateRequest
 from .errors import EXIT_USAGE, fail, os_error_line
 from .options import json_option, with_options
 from .outputs import claim_cache, overwrite_option
+from .terminal import echo
 
 
 
@@ -57,7 +58,7 @@ def _load(spec, device, dtype, batch_size, cache_path, overwrite=False):
         scorer = load_scorer(spec, device=device, dtype=dtype, batch_size=batch_size)
     except (SpecError, ValueError, FileNotFoundError, ScoringError) as error:
         fail(str(error), EXIT_USAGE)
-    click.echo(f"loaded {scorer.identity} in {time.perf_counter() - started:.1f} s", err=True)
+    echo(f"loaded {scorer.identity} in {time.perf_counter() - started:.1f} s", err=True)
     if not cache_path:
         return scorer
     try:
@@ -133,12 +134,12 @@ def score(spec, device, dtype, batch_size, cache_path, overwrite, context, conti
     rows = sorted(({"continuation": c, **asdict(s)} for c, s in zip(continuations, scores)),
                   key=lambda r: -r["logprob"])
     if as_json:
-        click.echo(json.dumps({"model": scorer.identity, "context": context, "scores": rows}, ensure_ascii=False))
+        echo(json.dumps({"model": scorer.identity, "context": context, "scores": rows}, ensure_ascii=False))
         return
     width = max(len(repr(r["continuation"])) for r in rows)
     for r in rows:
         flag = "  greedy" if r["is_greedy"] else ""
-        click.echo(f"{r['continuation']!r:<{width}}  {r['logprob']:10.4f} nats  {r['n_tokens']} tok{flag}")
+        echo(f"{r['continuation']!r:<{width}}  {r['logprob']:10.4f} nats  {r['n_tokens']} tok{flag}")
 
 
 @model_group.command("generate")
@@ -165,10 +166,10 @@ def generate(spec, device, dtype, batch_size, cache_path, overwrite, prompt, max
     scorer = _load(spec, device, dtype, batch_size, cache_path, overwrite)
     [answer] = _run(lambda: scorer.generate([request]))
     if as_json:
-        click.echo(json.dumps({"model": scorer.identity, "prompt": prompt, **asdict(answer)}, ensure_ascii=False))
+        echo(json.dumps({"model": scorer.identity, "prompt": prompt, **asdict(answer)}, ensure_ascii=False))
         return
     for text, reason in zip(answer.texts, answer.finish_reasons):
-        click.echo(f"{text!r}  [{reason}]")
+        echo(f"{text!r}  [{reason}]")
 
 
 @model_group.command("fill-mask")
@@ -185,8 +186,8 @@ def fill_mask(spec, device, dtype, batch_size, cache_path, overwrite, text, top_
     scorer = _load(spec, device, dtype, batch_size, cache_path, overwrite)
     [candidates] = _run(lambda: scorer.fill_mask([request]))
     if as_json:
-        click.echo(json.dumps({"model": scorer.identity, "text": text,
+        echo(json.dumps({"model": scorer.identity, "text": text,
                                "candidates": [asdict(c) for c in candidates]}, ensure_ascii=False))
         return
     for c in candidates:
-        click.echo(f"{c.token!r:<20} {c.prob:.4f}")
+        echo(f"{c.token!r:<20} {c.prob:.4f}")

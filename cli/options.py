@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from .terminal import echo
 
 DEFAULT_STORE = "factprobe.sqlite"
 
@@ -96,7 +97,7 @@ class RenamedOption(click.Option):
             new = next((o for o in self.opts if o.startswith("--")), self.opts[0])
             for old, value in given.items():
                 if not ctx.resilient_parsing:
-                    click.echo(f"warning: {old} is deprecated, use {new}", err=True)
+                    echo(f"warning: {old} is deprecated, use {new}", err=True)
                 if self.name not in opts:
                     opts[self.name] = value
                 elif self.multiple:

@@ -22,6 +22,7 @@ from typing import Callable
 
 from .command_line import command_line
 from .pipeline_config import Pipeline
+from .terminal import echo
 
 # Errors a step reports in one line; anything else also prints its traceback.
 EXPECTED_ERRORS = (ValueError, OSError, RuntimeError, LookupError)
@@ -47,8 +48,8 @@ class Runner:
         from ..kg.readers import InputError
         from ..kg.store import StoreError
 
-        print(f"\n[{time.perf_counter() - self.started:6.1f} s] {title}", flush=True)
-        print(f"  $ factprobe {shlex.join(args + (['--overwrite'] if self.overwrite else []))}", flush=True)
+        echo(f"\n[{time.perf_counter() - self.started:6.1f} s] {title}")
+        echo(f"  $ factprobe {shlex.join(args + (['--overwrite'] if self.overwrite else []))}")
         try:
             action()
         except OutputError:

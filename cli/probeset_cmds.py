@@ -12,6 +12,7 @@ from ..kg.outputs import Claim
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option
 from .outputs import overwrite_option
+from .terminal import echo
 
 
 
@@ -94,15 +95,15 @@ def build(ctx, kind, out_path, store, quiet, overwrite, as_json, **_options):
     from .build_options import given_values
     from .steps import Console, build_step
 
-    console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else click.echo,
-                      note=lambda text: click.echo(text, err=True))
+    console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else echo,
+                      note=lambda text: echo(text, err=True))
     try:
         request = build_request(kind, given_values(ctx))
         meta = build_step(store, out_path, request, console, overwrite=overwrite)
     except (ValueError, FileNotFoundError, RuntimeError) as error:
         fail(str(error), EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps({"out": out_path, **meta.to_dict()}))
+        echo(json.dumps({"out": out_path, **meta.to_dict()}))
 
 
 @probeset_group.command("stats")
@@ -117,14 +118,14 @@ def stats(path, as_json):
     except ValueError as error:
         fail(str(error), EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps(counted.to_dict()))
+        echo(json.dumps(counted.to_dict()))
         return
-    click.echo(f"{counted.items:,} items; splits: " + ", ".join(f"{k} {v:,}" for k, v in counted.by_split.items()))
+    echo(f"{counted.items:,} items; splits: " + ", ".join(f"{k} {v:,}" for k, v in counted.by_split.items()))
     buckets = list(counted.by_bucket)
-    click.echo(f"{'relation':<12}{'items':>8}" + "".join(f"{b:>12}" for b in buckets))
+    echo(f"{'relation':<12}{'items':>8}" + "".join(f"{b:>12}" for b in buckets))
     for relation, total in counted.by_relation.items():
         row = counted.by_relation_bucket[relation]
-        click.echo(f"{relation:<12}{total:>8}" + "".join(f"{row.get(b, 0):>12}" for b in buckets))
+        echo(f"{relation:<12}{total:>8}" + "".join(f"{row.get(b, 0):>12}" for b in buckets))
 
 
 @probeset_group.command("import")
@@ -192,17 +193,17 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
     except (ValueError, OSError) as error:  # lm-eval: a task this import cannot follow, named
         fail(str(error), EXIT_USAGE)
     for line in report.rejected:
-        click.echo(f"rejected {line}", err=True)
+        echo(f"rejected {line}", err=True)
     for what, count in report.notes.items():
-        click.echo(f"note: {count:,} {what}", err=True)
+        echo(f"note: {count:,} {what}", err=True)
     if claim is Claim.OURS:
         _same_items(out_path, items)
     meta = write_probeset(out_path, items, kind=kind, seed=0, params=params,
                           source={"files": [Path(f).name for f in files], **report.to_dict()}, parquet=parquet)
     if as_json:
-        click.echo(json.dumps({"out": out_path, **meta.to_dict()}))
+        echo(json.dumps({"out": out_path, **meta.to_dict()}))
     else:
-        click.echo(f"{meta.items:,} {kind} items from {report.rows:,} {fmt} rows -> {out_path}"
+        echo(f"{meta.items:,} {kind} items from {report.rows:,} {fmt} rows -> {out_path}"
                    + (f"; {len(report.rejected)} rejected" if report.rejected else ""))
     if report.rejected:
         sys.exit(EXIT_PARTIAL)

@@ -9,6 +9,7 @@ import click
 from .errors import EXIT_USAGE, fail
 from .options import FolderPath, json_option
 from .outputs import overwrite_option
+from .terminal import echo
 
 # The choices are spelled out here so that `--help` works without importing the report module;
 # probes/measures/overlap.py `Definitions` checks them too. The first of each is the paper's (known:
@@ -80,7 +81,7 @@ def report_command(folders, out_dir, title, probes, items_rows, items_seed, know
 
     items = ItemViewOptions(tuple(Path(p) for p in probes), items_rows, items_seed)
     try:
-        report_step(folders, out_dir, title, _definitions(known, sharing, icl_setting), Console(say=click.echo),
+        report_step(folders, out_dir, title, _definitions(known, sharing, icl_setting), Console(say=echo),
                     overwrite=overwrite, items=items)
     except (RunError, OSError) as error:
         fail(str(error), EXIT_USAGE)
@@ -113,7 +114,7 @@ def compare_command(dir_a, dir_b, as_json, known, sharing, icl_setting):
              f"{', '.join(icl_settings(icl)) or 'none'}", EXIT_USAGE)
     result = compare(a, b, definitions)
     if not result.same_probe_set:
-        click.echo(f"warning: {dir_a} and {dir_b} ran over different probe sets ({a.probe_set} vs {b.probe_set}); "
+        echo(f"warning: {dir_a} and {dir_b} ran over different probe sets ({a.probe_set} vs {b.probe_set}); "
                    f"only the {result.overlap.shared_items} items with the same id are compared", err=True)
     data = result.as_dict()
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else comparison_text(data))
+    echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else comparison_text(data))

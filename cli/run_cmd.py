@@ -13,6 +13,7 @@ from ..kg.outputs import Claim
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import FolderPath
 from .outputs import claim_pipeline_folder, overwrite_option
+from .terminal import echo
 
 
 @click.command("run")
@@ -49,27 +50,27 @@ def run_command(config, out, restart, quiet, as_json, overwrite):
         import shutil
 
         _check_restart(pipeline.out, claim, inputs)
-        click.echo(f"--restart: removing {pipeline.out}")
+        echo(f"--restart: removing {pipeline.out}")
         shutil.rmtree(pipeline.out)
     try:
         summary = Runner(pipeline, quiet, overwrite=overwrite).run()
     except RuntimeError as error:
-        click.echo(f"error: {error}", err=True)
-        click.echo("(a rerun resumes where this one stopped; after editing the config, `factprobe run --restart` "
+        echo(f"error: {error}", err=True)
+        echo("(a rerun resumes where this one stopped; after editing the config, `factprobe run --restart` "
                    "starts the output folder over)", err=True)
         sys.exit(EXIT_FAILURE)
     if as_json:
-        click.echo(json.dumps(summary))
+        echo(json.dumps(summary))
         return
-    click.echo(f"\ndone in {summary['seconds']:.0f} s. Headline numbers:")
+    echo(f"\ndone in {summary['seconds']:.0f} s. Headline numbers:")
     for line in summary["headline"]:
-        click.echo(f"  {line}")
+        echo(f"  {line}")
     if summary["report"]:
-        click.echo(f"report: {summary['report']}  (and report.md beside it)")
+        echo(f"report: {summary['report']}  (and report.md beside it)")
     if summary.get("items"):
-        click.echo(f"items:  {summary['items']}  (every item: filters, prompts, scores, the runs side by side)")
+        echo(f"items:  {summary['items']}  (every item: filters, prompts, scores, the runs side by side)")
     if summary.get("serve"):
-        click.echo(f"serve:  {summary['serve']}  (then open http://127.0.0.1:8000/items/view)")
+        echo(f"serve:  {summary['serve']}  (then open http://127.0.0.1:8000/items/view)")
 
 
 def _inputs(pipeline) -> list[Path]:

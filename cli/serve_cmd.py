@@ -13,6 +13,7 @@ from ..probes.scoring.specs import SHORTCUTS
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import FolderPath, store_option
 from .outputs import claim_data_folder, overwrite_option
+from .terminal import echo
 
 
 
@@ -71,7 +72,7 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
     served = tuple(m.strip() for m in models.split(",") if m.strip())
     token = os.environ.get(token_env) or None
     if token is None:
-        click.echo(f"warning: ${token_env} is not set: POST endpoints will answer 503", err=True)
+        echo(f"warning: ${token_env} is not set: POST endpoints will answer 503", err=True)
     config = ServiceConfig(Path(store), Path(data_dir), Path(index_path) if index_path else None,
                            Path(semantic_dir) if semantic_dir else None, token, served, es_url, es_index,
                            tuple(dict.fromkeys(a.strip() for a in allow if a.strip())),

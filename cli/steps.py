@@ -7,18 +7,19 @@ for the service, which keeps the returned result instead.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .terminal import echo
+
 
 def _stdout(text: str) -> None:
-    print(text, flush=True)
+    echo(text)
 
 
 def _stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    echo(text, err=True)
 
 
 @dataclass(frozen=True)

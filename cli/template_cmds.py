@@ -13,6 +13,7 @@ import click
 from .errors import EXIT_USAGE, fail
 from .options import FolderPath, json_option
 from .outputs import overwrite_option
+from .terminal import echo
 
 templates_option = click.option(
     "--templates", "template_dirs", multiple=True, type=FolderPath("input"),
@@ -60,12 +61,12 @@ def list_cmd(template_dirs, as_json):
     rows = [{"relation": e.relation, "label": e.label, "manual": len(e.manual_cloze),
              "generated": len(e.generated_cloze), "qa": len(e.qa)} for e in _load(template_dirs).values()]
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False))
+        echo(json.dumps(rows, ensure_ascii=False))
         return
-    click.echo(f"{'relation':<9} {'label':<50} {'manual':>6} {'generated':>9} {'qa':>3}")
+    echo(f"{'relation':<9} {'label':<50} {'manual':>6} {'generated':>9} {'qa':>3}")
     for r in rows:
-        click.echo(f"{r['relation']:<9} {r['label'][:50]:<50} {r['manual']:>6} {r['generated']:>9} {r['qa']:>3}")
-    click.echo(f"{len(rows)} relations")
+        echo(f"{r['relation']:<9} {r['label'][:50]:<50} {r['manual']:>6} {r['generated']:>9} {r['qa']:>3}")
+    echo(f"{len(rows)} relations")
 
 
 @templates_group.command("show")
@@ -78,21 +79,21 @@ def show(relation, template_dirs, as_json):
     if entry is None:
         fail(f"no templates for {relation} (see `factprobe templates list`)", EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps(asdict(entry), ensure_ascii=False))
+        echo(json.dumps(asdict(entry), ensure_ascii=False))
         return
-    click.echo(f"{entry.relation} {entry.label}" + (f": {entry.description}" if entry.description else ""))
+    echo(f"{entry.relation} {entry.label}" + (f": {entry.description}" if entry.description else ""))
     for kind in ("cloze", "qa"):
-        click.echo(f"{kind}:")
+        echo(f"{kind}:")
         for t in getattr(entry, kind):
-            click.echo(f"  [{t.source:<9}] {t.text}")
+            echo(f"  [{t.source:<9}] {t.text}")
     if entry.kdf is not None or entry.label:
-        click.echo(f"kdf: {entry.kdf_question()}")
+        echo(f"kdf: {entry.kdf_question()}")
     for other in entry.other_languages:
-        click.echo(f"{other.language}: {other.label}")
+        echo(f"{other.language}: {other.label}")
         for t in other.qa + other.cloze:
-            click.echo(f"  {t.kind:<5} [{t.source:<9}] {t.text}")
+            echo(f"  {t.kind:<5} [{t.source:<9}] {t.text}")
         if other.kdf is not None:
-            click.echo(f"  kdf   {other.kdf_question()}")
+            echo(f"  kdf   {other.kdf_question()}")
 
 
 @templates_group.command("check")
@@ -120,13 +121,13 @@ def check(dirs, as_json):
         summary.append({"dir": folder, "files": len(files), "relations": sorted({e.relation for e in entries}),
                         "cloze": sum(len(e.cloze) for e in entries), "qa": sum(len(e.qa) for e in entries)})
     if as_json:
-        click.echo(json.dumps({"ok": not errors, "dirs": summary, "errors": errors}))
+        echo(json.dumps({"ok": not errors, "dirs": summary, "errors": errors}))
     else:
         for s in summary:
-            click.echo(f"{s['dir']}: {s['files']} files, {len(s['relations'])} relations, "
+            echo(f"{s['dir']}: {s['files']} files, {len(s['relations'])} relations, "
                        f"{s['cloze']} cloze and {s['qa']} QA templates")
     for error in errors:
-        click.echo(f"error: {error}", err=True)
+        echo(f"error: {error}", err=True)
     if errors:
         sys.exit(EXIT_USAGE)
 
@@ -185,17 +186,17 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
     except ParaphraseError as error:
         fail(str(error), EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps([{"relation": r.relation, "added": [t.text for t in r.added],
+        echo(json.dumps([{"relation": r.relation, "added": [t.text for t in r.added],
                                 "duplicates": len(r.duplicates), "lost_slot": len(r.lost_slot),
                                 "parsed": r.parsed, "requests": r.requests, "file": str(p) if p else None}
                                for _, r, p in results], ensure_ascii=False))
         return
     for entry, r, path in results:
-        click.echo(f"{r.relation} ({entry.label}): {len(r.added)} added, {len(r.duplicates)} duplicates, "
+        echo(f"{r.relation} ({entry.label}): {len(r.added)} added, {len(r.duplicates)} duplicates, "
                    f"{len(r.lost_slot)} lost a slot ({r.parsed} lines, {r.requests} requests)"
                    + (f" -> {path}" if path else ""))
     total = [sum(len(getattr(r, k)) for _, r, _ in results) for k in ("added", "duplicates", "lost_slot")]
-    click.echo(f"total: {total[0]} added, {total[1]} duplicates, {total[2]} lost a slot")
+    echo(f"total: {total[0]} added, {total[1]} duplicates, {total[2]} lost a slot")
 
 
 def _claim_relation_files(out: Path, relations: list[str], overwrite: bool) -> set[str]:
