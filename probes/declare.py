@@ -8,6 +8,7 @@ with the same checks for each.
 
 from __future__ import annotations
 
+import math
 import re
 import types
 import typing
@@ -97,8 +98,9 @@ def coerce(cls: type, mapping: Mapping[str, Any], where: str = "") -> Any:
 
 
 def check_value(spec: OptionSpec, value: Any, prefix: str = "", *, strict: bool = False) -> Any:
-    """One value as its option's type, within its bounds, choices and pattern. `strict`: text is
-    never read as a number (a method's options arrive typed, as JSON or YAML; "2" is a typo)."""
+    """One value as its option's type, within its bounds, choices and pattern; a number finite
+    (no inf or NaN, however spelled). `strict`: text is never read as a number (a method's
+    options arrive typed, as JSON or YAML; "2" is a typo)."""
     name = f"{prefix}option {spec.name}"
     if value is None:
         if spec.optional:
@@ -130,6 +132,8 @@ def check_value(spec: OptionSpec, value: Any, prefix: str = "", *, strict: bool 
             words = f" nor {' / '.join(spec.choices)}" if spec.choices else ""
             kind = "an int" if spec.type == "int" else "a float"
             raise ValueError(f"{name}: {value!r} is not {kind}{words}") from None
+        if not math.isfinite(number):  # however spelled: 1e999, .inf, Infinity, -inf, nan
+            raise ValueError(f"{name}: {value!r} is not a finite number")
         if spec.minimum is not None and number < spec.minimum:
             raise ValueError(f"{name}: {number} is below its minimum {spec.minimum:g}")
         if spec.maximum is not None and number > spec.maximum:
