@@ -214,15 +214,27 @@ def _peak_rss(*args: str) -> tuple[int, int]:
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
 
 
-def _gzip_with_huge(path: Path, lines: list[str], at: int, prefix: bytes, mib: int, suffix: bytes) -> Path:
+def _gzip(path: Path, head: bytes, mib: int, tail: bytes) -> Path:
+    """A gzip file of head, `mib` MiB of "a" and tail, written a MiB at a time."""
     with gzip.open(path, "wb", compresslevel=1) as f:
-        f.write(("[\n" + ",\n".join(lines[:at]) + ",\n").encode())
-        f.write(prefix)
+        f.write(head)
         block = b"a" * (1 << 20)
         for _ in range(mib):
             f.write(block)
-        f.write(suffix + (",\n" + ",\n".join(lines[at:]) + "\n]\n").encode())
+        f.write(tail)
     return path
+
+
+def _ingest_within_bound(clean: Path, hostile: Path, store: Path) -> list[tuple]:
+    """Ingest `clean`, then `hostile` (in new processes, the cap at CAP), assert the second's
+    peak resident set is within the bound over the first's, and return its rejects."""
+    options = ("--quiet", "--workers", "0", "--max-record-bytes", CAP)
+    code, base = _peak_rss("ingest", "wikidata", clean, "--store", f"{store}.clean", *options)
+    assert code == 0
+    code, peak = _peak_rss("ingest", "wikidata", hostile, "--store", store, *options)
+    assert code == 3
+    assert peak - base < 2 * CAP + (24 << 20), f"peak {peak >> 20} MiB, {base >> 20} MiB without the huge record"
+    return reasons([json.loads(x) for x in Path(f"{store}.rejects.jsonl").read_text().splitlines()])
 
 
 def test_a_200_mib_line_in_a_gzip_dump_is_read_within_a_bound_that_does_not_grow_with_it(tmp_path):
@@ -231,35 +243,19 @@ def test_a_200_mib_line_in_a_gzip_dump_is_read_within_a_bound_that_does_not_grow
     again per block (about 4 x the line: 800 MB here); with it, the peak is the cap and a block
     or two over the same ingest without the line."""
     lines = [json.dumps(e) for e in entities(20)]
-    clean = tmp_path / "clean.json"
-    write_dump(clean, lines)
-    code, base = _peak_rss("ingest", "wikidata", clean, "--store", tmp_path / "c.sqlite", "--quiet", "--workers", "0",
-                           "--max-record-bytes", CAP)
-    assert code == 0
-    dump = _gzip_with_huge(tmp_path / "dump.json.gz", lines, 10,
-                           b'{"type":"item","id":"Q2","labels":{"en":{"language":"en","value":"', 200, b'"}}}')
-    code, peak = _peak_rss("ingest", "wikidata", dump, "--store", tmp_path / "s.sqlite", "--quiet", "--workers", "0",
-                           "--max-record-bytes", CAP)
-    assert code == 3
-    assert peak - base < 2 * CAP + (24 << 20), f"peak {peak >> 20} MiB, {base >> 20} MiB without the line"
-    rejects = [json.loads(x) for x in Path(f"{tmp_path / 's.sqlite'}.rejects.jsonl").read_text().splitlines()]
-    assert reasons(rejects) == [(str(dump), 12, "line longer than 8 MiB (the cap on one record; --max-record-bytes)")]
-    assert stored(tmp_path / "s.sqlite") == stored(tmp_path / "c.sqlite")
+    clean = write_dump(tmp_path / "clean.json", lines)
+    dump = _gzip(tmp_path / "dump.json.gz",
+                 ("[\n" + ",\n".join(lines[:10]) + ',\n{"type":"item","id":"Q2","labels":{"en":{"value":"').encode(),
+                 200, ('"}}},\n' + ",\n".join(lines[10:]) + "\n]\n").encode())
+    store = tmp_path / "s.sqlite"
+    why = "line longer than 8 MiB (the cap on one record; --max-record-bytes)"
+    assert _ingest_within_bound(clean, dump, store) == [(str(dump), 12, why)]
+    assert stored(store) == stored(Path(f"{store}.clean"))
 
 
 def test_a_pretty_printed_entity_data_object_over_the_cap_is_one_reject_read_within_the_bound(tmp_path):
-    code, base = _peak_rss("ingest", "wikidata", WBGETENTITIES, "--store", tmp_path / "c.sqlite", "--quiet",
-                           "--workers", "0", "--max-record-bytes", CAP)
-    assert code == 0
-    path = tmp_path / "object.json.gz"
-    with gzip.open(path, "wb", compresslevel=1) as f:
-        f.write(b'{\n  "entities": {\n    "Q1": {\n      "id": "Q1",\n      "labels": {"en": {"value": "')
-        for _ in range(100):
-            f.write(b"a" * (1 << 20))
-        f.write(b'"}}\n    }\n  }\n}\n')
-    code, peak = _peak_rss("ingest", "wikidata", path, "--store", tmp_path / "s.sqlite", "--quiet", "--workers", "0",
-                           "--max-record-bytes", CAP)
-    assert code == 3
-    assert peak - base < 2 * CAP + (24 << 20), f"peak {peak >> 20} MiB, {base >> 20} MiB for a small file"
-    rejects = [json.loads(x) for x in Path(f"{tmp_path / 's.sqlite'}.rejects.jsonl").read_text().splitlines()]
-    assert reasons(rejects) == [(str(path), 1, "object longer than 8 MiB (the cap on one record; --max-record-bytes)")]
+    path = _gzip(tmp_path / "object.json.gz",
+                 b'{\n  "entities": {\n    "Q1": {\n      "id": "Q1",\n      "labels": {"en": {"value": "', 100,
+                 b'"}}\n    }\n  }\n}\n')
+    why = "object longer than 8 MiB (the cap on one record; --max-record-bytes)"
+    assert _ingest_within_bound(WBGETENTITIES, path, tmp_path / "s.sqlite") == [(str(path), 1, why)]
