@@ -97,7 +97,7 @@ def _shape(path: Path, text: str) -> str:
         return "jsonl"
     if head.startswith("["):
         try:
-            value = parse_json(text)
+            value = parse_json(text, finite=True)
         except JsonRefused as refused:
             if head.split("\n", 1)[0].strip() == "[" or "\n" not in head.strip():  # one array, broken
                 raise ValueError(f"{path}:{refused.line or 1}: {refused.reason}") from None
@@ -119,7 +119,7 @@ def _jsonl_rows(path: Path, text: str, _shape: str) -> Iterator[ListedFact]:
         if not line.strip():
             continue
         try:
-            value = parse_json(line)
+            value = parse_json(line, finite=True)
         except JsonRefused as refused:
             raise ValueError(f"{path}:{number}: {refused.reason}") from None
         yield _json_row(value, path, number)

@@ -151,7 +151,7 @@ def file_rows(path: Path) -> Iterator[tuple[str, dict]]:
                     yield where, ({"__error__": record.problem(header)} if record.bad else
                                   dict(zip(header, record.cells + [None] * (len(header) - len(record.cells)))))
         return
-    for line in jsonl_lines(path):
+    for line in jsonl_lines(path, finite=True):  # NaN is no label, no id: not JSON, as RFC 8259 says
         row = {"__error__": line.error} if line.error else line.value
         # Rows are read by field name: a list or a number on a line is a bad row, not a crash.
         if not isinstance(row, dict):
