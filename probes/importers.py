@@ -15,6 +15,7 @@ name are refused (their documents are numbered within the task).
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -80,10 +81,7 @@ def _choices(value: object) -> list[str]:
     except JsonRefused as refused:
         if not refused.syntax:  # JSON, but too deep, a number too long, a lone surrogate
             raise ImportRowError(f"Multiple Choices: {refused.reason}") from None
-        try:  # the published CSV writes Python's repr: "['Paris', 'Lyon']"
-            parsed = ast.literal_eval(text)
-        except (ValueError, SyntaxError, RecursionError, MemoryError):  # a deep text: RecursionError or SyntaxError
-            parsed = None
+        parsed = _python_list(text)
     if isinstance(parsed, (list, tuple)) and all(isinstance(v, (str, int, float)) for v in parsed):
         choices = [str(v) for v in parsed]
         if any(c.encode("utf-8", "surrogatepass") != c.encode("utf-8", "replace") for c in choices):
@@ -91,6 +89,20 @@ def _choices(value: object) -> list[str]:
             raise ImportRowError("Multiple Choices: a choice holds a lone surrogate (an \\ud800-\\udfff escape): not text")
         return choices
     raise ImportRowError("Multiple Choices: not a list (nor its JSON or Python text)")
+
+
+def _python_list(text: str) -> object:
+    """The published CSV writes Python's repr: "['Paris', 'Lyon']". Parsed, never run; only a
+    bracketed text, and without the parser's warnings (an odd text makes one per token, each a
+    line on stderr)."""
+    if not (text[:1] in "[(" and text[-1:] in "])"):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # deep: RecursionError, SyntaxError
+            return None
 
 
 def _trex_mc(rows, report: ImportReport) -> Iterator[dict]:

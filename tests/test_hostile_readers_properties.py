@@ -287,3 +287,27 @@ def test_a_run_folder_with_a_hostile_value_is_one_line_naming_the_file(value, na
         line = one_line(run_cli("compare", str(good), str(bad)), 2)
         where = f"{bad / name}:{at + 1}: " if name == "items.jsonl" else f"{bad / name}"
         assert line.startswith(f"error: {where}") and reason in line, line
+
+
+PYTHONISH = st.text(alphabet="[](){}'\",-+~1e .:\\nifelsotambdx", max_size=3_000)
+
+
+@SETTINGS
+@given(inner=st.one_of(PYTHONISH, st.integers(100, 60_000).map(lambda n: "(" * n + ")" * n),
+                       st.integers(2, 20_000).map(lambda n: "1if 1 else " * n + "1"),
+                       st.integers(100, 120_000).map(lambda n: "-" * n + "1")),
+       at=st.integers(0, 2))
+def test_a_hostile_multiple_choices_cell_costs_its_row_in_one_line(inner, at):
+    """The cell is parsed as JSON, else as Python's repr (the published CSV's), never run: no
+    text makes a traceback, a warning on stderr or a crash; the row is rejected by its field."""
+    header, *rows = TREX_MC_ROWS
+    row = ["P36", "Chile", "Santiago", f"[{inner}]"]
+    with tempfile.TemporaryDirectory() as tmp:
+        clean, path = Path(tmp) / "clean.csv", Path(tmp) / "trex_mc.csv"
+        clean.write_bytes(csv_bytes([header, *rows]))
+        path.write_bytes(csv_bytes([header, *rows[:at], row, *rows[at:]]))
+        assert run_cli("probeset", "import", "--format", "trex-mc", str(clean), "--out",
+                       str(Path(tmp) / "clean.jsonl")).returncode == 0
+        proc = run_cli("probeset", "import", "--format", "trex-mc", str(path), "--out", str(Path(tmp) / "out.jsonl"))
+        assert one_line(proc, 3).startswith(f"rejected {path}:{at + 2}: Multiple Choices: ")
+        assert items_of(Path(tmp) / "out.jsonl") == items_of(Path(tmp) / "clean.jsonl")
