@@ -259,3 +259,125 @@ def test_a_pretty_printed_entity_data_object_over_the_cap_is_one_reject_read_wit
                  b'"}}\n    }\n  }\n}\n')
     why = "object longer than 8 MiB (the cap on one record; --max-record-bytes)"
     assert _ingest_within_bound(WBGETENTITIES, path, tmp_path / "s.sqlite") == [(str(path), 1, why)]
+
+
+# -- I: a lone surrogate ----------------------------------------------------------------------
+
+Q42_TTL = Path(__file__).parent / "data" / "rdf" / "Q42.ttl.gz"  # Special:EntityData/Q42.ttl
+SURROGATE_LABEL = '<http://www.wikidata.org/entity/Q42> <http://www.w3.org/2000/01/rdf-schema#label> "Douglas \\uD800 Adams"@en .'
+
+
+@pytest.fixture(scope="module")
+def q42_ntriples(tmp_path_factory) -> tuple[list[str], Path, dict]:
+    """Q42's real triples (its Turtle, as rdflib writes it in N-Triples) and a clean ingest of them."""
+    from rdflib import Graph
+
+    folder = tmp_path_factory.mktemp("q42")
+    text = gzip.decompress(Q42_TTL.read_bytes()).decode("utf-8")
+    lines = sorted(Graph().parse(data=text, format="turtle").serialize(format="nt").splitlines())
+    clean = folder / "q42.nt"
+    clean.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result, rejects = ingest("rdf", clean, folder / "s.sqlite")
+    assert (result.returncode, rejects) == (0, [])
+    return lines, clean, stored(folder / "s.sqlite")
+
+
+def test_a_lone_surrogate_in_an_n_triples_literal_costs_its_triple_on_every_run(tmp_path, q42_ntriples):
+    """The issue's case: one `"\\uD800"` literal among Q42's triples made the ingest store
+    nothing, on every rerun. Now it is the one reject, everything else stored, rerun or not."""
+    lines, _, clean = q42_ntriples
+    path = tmp_path / "q42.nt"
+    path.write_text("\n".join(lines[:3000] + [SURROGATE_LABEL] + lines[3000:]) + "\n", encoding="utf-8")
+    why = "bad value: the object holds a lone surrogate (U+D800), which UTF-8 cannot hold"
+    for _ in range(2):  # the rerun finds it done and restates the reject
+        result, rejects = ingest("rdf", path, tmp_path / "s.sqlite")
+        assert result.returncode == 3 and "Traceback" not in result.stderr
+        assert reasons(rejects) == [(str(path), 3001, why)]
+        assert stored(tmp_path / "s.sqlite") == clean
+    assert rejects[0]["excerpt"] == SURROGATE_LABEL
+
+
+@pytest.mark.parametrize("where", ["subject", "predicate", "datatype"])
+def test_a_lone_surrogate_in_any_term_of_a_triple_costs_that_triple(tmp_path, q42_ntriples, where):
+    lines, _, clean = q42_ntriples
+    bad = {"subject": '<http://www.wikidata.org/entity/Q42\\uDC00> <http://schema.org/name> "x"@en .',
+           "predicate": '<http://www.wikidata.org/entity/Q42> <http://schema.org/name\\uDBFF> "x"@en .',
+           "datatype": '<http://www.wikidata.org/entity/Q42> <http://schema.org/name> "x"^^<http://x/\\uD800> .'}[where]
+    path = tmp_path / "q42.nt"
+    path.write_text("\n".join([bad] + lines) + "\n", encoding="utf-8")
+    result, rejects = ingest("rdf", path, tmp_path / "s.sqlite")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    role = {"subject": "subject", "predicate": "predicate", "datatype": "object's datatype"}[where]
+    code = {"subject": "U+DC00", "predicate": "U+DBFF", "datatype": "U+D800"}[where]
+    assert reasons(rejects) == [(str(path), 1, f"bad value: the {role} holds a lone surrogate ({code}), which UTF-8 cannot hold")]
+    assert stored(tmp_path / "s.sqlite") == clean
+
+
+def test_a_lone_surrogate_in_a_turtle_literal_costs_its_triple(tmp_path):
+    """Q42's real Turtle with one label more, `\\uD800` in it: that triple is left out, named by
+    the line its block starts on; the other labels of the block are kept."""
+    text = gzip.decompress(Q42_TTL.read_bytes()).decode("utf-8")
+    arabic = 'wd:Q42 rdfs:label "دوغلاس آدمز"@ar ;\n'
+    assert text.splitlines()[4110] + "\n" == arabic
+    clean, hostile = tmp_path / "clean.ttl", tmp_path / "q42.ttl"
+    clean.write_text(text, encoding="utf-8")
+    hostile.write_text(text.replace(arabic, 'wd:Q42 rdfs:label "Douglas \\uD800 Adams"@en ;\n\t' + arabic[7:]),
+                       encoding="utf-8")
+    # Small chunks: a chunk holding a bad value is read again block by block, a few ms a block.
+    assert ingest("rdf", clean, tmp_path / "c.sqlite", "--chunk-size", "65536")[0].returncode == 0
+    result, rejects = ingest("rdf", hostile, tmp_path / "s.sqlite", "--chunk-size", "65536")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert reasons(rejects) == [(str(hostile), 4111, "bad value in the block starting here: the object holds a "
+                                                     "lone surrogate (U+D800), which UTF-8 cannot hold")]
+    assert rejects[0]["excerpt"] == ('<http://www.wikidata.org/entity/Q42> <http://www.w3.org/2000/01/rdf-schema#label>'
+                                     ' "Douglas \\ud800 Adams"@en')
+    assert stored(tmp_path / "s.sqlite") == stored(tmp_path / "c.sqlite")
+
+
+@pytest.mark.parametrize("bad, why", [
+    (b'"Douglas \\ud800 Adams"', "malformed JSON (no low surrogate in string: line 1 column "),
+    (b'"Douglas \xed\xa0\x80 Adams"', "invalid UTF-8"),  # the surrogate's UTF-8-like bytes
+    (b'"Douglas \xff Adams"', "invalid UTF-8"),
+])
+def test_a_lone_surrogate_or_invalid_utf8_in_a_dump_line_costs_that_line(tmp_path, clean_200, bad, why):
+    lines, clean = clean_200
+    record = b'{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":' + bad + b'}}}'
+    dump = tmp_path / "dump.json"
+    dump.write_bytes(b"[\n" + b",\n".join([x.encode() for x in lines[:7]] + [record] + [x.encode() for x in lines[7:]])
+                     + b"\n]\n")
+    result, rejects = ingest("wikidata", dump, tmp_path / "s.sqlite")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert [(r["file"], r["line"]) for r in rejects] == [(str(dump), 9)] and rejects[0]["reason"].startswith(why)
+    assert stored(tmp_path / "s.sqlite") == clean
+
+
+def test_a_sparql_answer_nested_100000_deep_is_one_line_exit_2(tmp_path):
+    """An endpoint's answer is read by json (through SPARQLWrapper), which recurses."""
+    import http.server
+    import threading
+
+    body = b'{"head": {"vars": ["s"]}, "results": {"bindings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+
+    class Deep(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Deep)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/query"
+    try:
+        result = run_cli("ingest", "sparql", "--endpoint", url, "--relation", "P36", "--store", tmp_path / "s.sqlite",
+                         "--quiet", "--retries", "0")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"error: {url}: the answer is nested too deep to read"

@@ -163,6 +163,8 @@ class Endpoint:
                 reason = f"connection failed ({_one_line(exc)})"
             except ValueError as exc:  # a truncated or non-JSON body
                 reason = f"unreadable answer ({_one_line(exc)})"
+            except RecursionError:  # json's reader recurses: an answer nested ~1,000 deep stops it
+                raise SparqlError(f"{self.url}: the answer is nested too deep to read") from None
             if attempt >= self.retries:
                 tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
                 raise SparqlError(f"SPARQL endpoint {self.url}: {reason} (gave up after {tries})")

@@ -46,6 +46,18 @@ _DATATYPES = {
 }
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _surrogate(text: str) -> str:
+    return next(f"U+{ord(c):04X}" for c in text if 0xD800 <= ord(c) <= 0xDFFF)
+
+
 # -- triples -> pieces ------------------------------------------------------------------------
 
 
@@ -70,6 +82,13 @@ class TripleCollector:
         self.dates: dict[str, str] = {}
 
     def triple(self, s, p, o) -> None:
+        """Take one triple in. ValueError: a term holds what UTF-8 cannot (a lone surrogate,
+        as N-Triples' and JSON's \\uD800 escapes write one): the store could not write it, so
+        the triple is the parser's to reject, before anything of it is kept."""
+        for role, term in (("subject", s), ("predicate", p), ("object", o),
+                           ("object's datatype", getattr(o, "datatype", None) or "")):
+            if not term.isascii() and not _utf8(term):
+                raise ValueError(f"the {role} holds a lone surrogate ({_surrogate(term)}), which UTF-8 cannot hold")
         if isinstance(s, URIRef):
             iri = str(s)
             c = classify(iri, self.prefix)

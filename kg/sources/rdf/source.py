@@ -159,7 +159,11 @@ class RdfSource:
             try:
                 sub = TripleCollector(collector.names, collector.prefix, collector.skip_datatypes)
                 for s, p, o in Graph().parse(data=(header + data).decode("utf-8"), format="turtle"):
-                    sub.triple(s, p, o)
+                    try:
+                        sub.triple(s, p, o)
+                    except (ValueError, TypeError) as exc:  # a value of one triple: it alone is left out
+                        rejects.append((first, f"bad value in the block starting here: {_one_line(exc)}",
+                                        _ascii_excerpt(f"{s.n3()} {p.n3()} {o.n3()}")))
             except UnicodeDecodeError:
                 rejects.append((first, "invalid UTF-8", excerpt(block[0])))
             except (ValueError, TypeError) as exc:
@@ -171,6 +175,11 @@ class RdfSource:
             directives: dict[bytes, bytes] = {}
             collect_directives(directives, data)
             header += b"".join(directives.values())
+
+
+def _ascii_excerpt(text: str) -> str:
+    """An excerpt of parsed text as ASCII escapes where UTF-8 cannot hold it (a lone surrogate)."""
+    return excerpt(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def _blocks(chunk: Chunk) -> Iterator[tuple[int, list[bytes]]]:
