@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..kg.jsonl import json_value, jsonl_lines, read_jsonl
+from ..kg.jsonl import json_value, jsonl_lines, read_json_file, read_jsonl
 from ..kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
 from .aggregate import aggregate
 from .methods import Method, MethodContext, get_method
@@ -196,8 +196,8 @@ RUN_FILES = ("run.json", "items.jsonl", "aggregate.json")  # what a run writes i
 def is_run_folder(folder: Path) -> bool:
     """`folder` holds a run this runner wrote: a run.json that is a JSON object."""
     try:
-        return isinstance(json.loads((Path(folder) / "run.json").read_text(encoding="utf-8")), dict)
-    except (OSError, ValueError):
+        return isinstance(read_json_file(Path(folder) / "run.json"), dict)
+    except (OSError, ValueError):  # read_json_file: any reason (too deep, not UTF-8) is a ValueError
         return False
 
 
@@ -269,9 +269,9 @@ def _held_config(path: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        held = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValueError(f"{path}: not a run.json factprobe wrote (not JSON): use another --out, or --restart") from None
+        held = read_json_file(path)
+    except ValueError as error:  # not UTF-8, not JSON, nested too deep, a number too long
+        raise ValueError(f"{error}: not a run.json factprobe wrote: use another --out, or --restart") from None
     if not isinstance(held, dict):
         raise ValueError(f"{path}: not a run.json factprobe wrote: use another --out, or --restart")
     return held

@@ -383,3 +383,17 @@ def test_the_checked_fields_pass_every_run_folder_eval_writes():
                 (check_run_json if name == "run.json" else check_aggregate_json)(value, member.name)
                 checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_an_eval_folder_whose_run_json_is_deep_is_one_line_before_the_model_loads(tmp_path, depth):
+    from test_eval_input import eval_args
+
+    probes = write_set(tmp_path / "p.jsonl", [kdf_item(0)])
+    out = a_run(tmp_path / "run")
+    (out / "run.json").write_text(deep(depth))
+    proc = run_cli(*eval_args(probes, out))
+    # not a run factprobe wrote (it used to be a RecursionError out of the folder's claim)
+    assert one_line(proc, 2) == (f"error: {out} holds files that are not a factprobe eval run (it has no run.json) "
+                                 "(aggregate.json, items.jsonl, run.json): pass --overwrite to replace it, or another "
+                                 "--out")
