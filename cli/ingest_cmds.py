@@ -69,6 +69,14 @@ def ingest_group() -> None:
     """
 
 
+def hold_store(store) -> None:
+    """This command is the store's one writer until it ends (kg/outputs.hold_output): a second
+    ingest into it is refused while this one runs."""
+    from ..kg.outputs import hold_output
+
+    click.get_current_context().with_resource(hold_output(store, folder=False, flag="--store"))
+
+
 def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path, quiet,
                 as_json, languages, overwrite, relations: frozenset[str] | None = None) -> None:
     """The ingest step (the pipeline's too) with the command's output: per-input lines on stderr,
@@ -78,6 +86,7 @@ def _run_ingest(store_path, sources_and_paths, *, workers, restart, rejects_path
 
     console = Console(quiet=quiet, say=echo,
                       note=(lambda _: None) if as_json else (lambda text: echo(text, err=True)))
+    hold_store(store_path)
     try:
         reports = ingest_step(store_path, sources_and_paths, languages, workers=workers, restart=restart,
                               relations=relations, rejects_path=rejects_path, console=console, overwrite=overwrite)
@@ -282,6 +291,7 @@ def ingest_sparql(endpoint, relations, page_size, limit, retries, timeout, store
     from .steps_graph import claim_ingest_outputs, write_ingest_rejects
 
     reports: list[IngestReport] = []
+    hold_store(store)
     claim_ingest_outputs(store, rejects_path, [], overwrite=overwrite)
     try:
         with Store(store, languages=languages) as st:

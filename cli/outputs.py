@@ -19,7 +19,7 @@ from typing import Iterable
 
 import click
 
-from ..kg.outputs import (SQLITE_BESIDE, Claim, claim_file, claim_folder, is_store, remove, sqlite_tables)
+from ..kg.outputs import (SQLITE_BESIDE, Claim, claim_file, claim_folder, is_store, listing, remove, sqlite_tables)
 
 overwrite_option = click.option(
     "--overwrite", is_flag=True,
@@ -48,7 +48,7 @@ def claim_merge_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -
     from ..probes.runner import RUN_FILES, is_run_folder  # imported when asked: the CLI starts fast
 
     def ours(folder: Path) -> bool:
-        return is_run_folder(folder) or all(re.fullmatch(r"shard-\d+-of-\d+", p.name) for p in folder.iterdir())
+        return is_run_folder(folder) or all(re.fullmatch(r"shard-\d+-of-\d+", name) for name in listing(folder))
 
     return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=RUN_FILES,
                         what="a factprobe eval run or its shards")

@@ -107,8 +107,9 @@ class Runner:
             given = {param: [path], "store": store,
                      "languages": ",".join(languages) if languages and fmt == "wikidata" else None}
             self.step(f"graph: {source['path']}", command_line(ingest_group.commands[fmt], given, group=ingest_group),
-                      partial(ingest_step, store, [(source_for(fmt, langs, part=part, store=store), path)], langs,
-                              console=self.console, overwrite=self.overwrite))
+                      holding_store(store, partial(ingest_step, store, [(source_for(fmt, langs, part=part, store=store),
+                                                                         path)], langs, console=self.console,
+                                                         overwrite=self.overwrite)))
 
     def corpus(self) -> str | None:
         """Index the corpus and count the configured relations' facts into the store; its name."""
@@ -190,6 +191,17 @@ class Runner:
                           partial(eval_step, evaluation, self.models, self.console))
                 runs.append((folder, probes))
         return runs
+
+
+def holding_store(store: Path, action: Callable[[], object]) -> Callable[[], object]:
+    """`action` (an ingest into `store`) as the store's one writer, as `factprobe ingest` is
+    (kg/outputs.hold_output): an ingest into it from another process is refused meanwhile."""
+    def held() -> object:
+        from ..kg.outputs import hold_output
+
+        with hold_output(store, folder=False, flag="--store"):
+            return action()
+    return held
 
 
 def serve_line(store: Path, runs: Path) -> str:

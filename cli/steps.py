@@ -2,7 +2,8 @@
 report (and, in steps_graph.py, the graph and corpus steps). The `factprobe` command, the
 pipeline (`factprobe run`) and the service call these same functions; each says what it did
 through a `Console`: summary lines on stdout, progress, notes and warnings on stderr, or nowhere
-for the service, which keeps the returned result instead.
+for the service, which keeps the returned result instead. Each writing step holds its output's
+lock while it writes (kg/outputs.hold_output): one writer per output.
 """
 
 from __future__ import annotations
@@ -45,18 +46,20 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
     change. Returns the ProbeSetMeta. FileNotFoundError when there is no store; ValueError when
     the build cannot be made or would change the probe set at `out`. Underneath:
     probes.build.build_probeset, whose docstring details the arguments."""
+    from ..kg.outputs import hold_output
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
     from ..probes.listed import fact_list_lines
-    from ..probes.probeset import claim_probeset, require_pyarrow
+    from ..probes.probeset import claim_probeset, require_pyarrow, sidecar_path
 
     if not Path(store).is_file():
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
     if request.options.parquet:
         require_pyarrow()  # before the build writes the JSONL
-    claim_probeset(out, overwrite=overwrite, inputs=(store,), parquet=request.options.parquet)
     progress = None if console.quiet else (lambda text: console.note(f"{text} ..."))
-    meta = build_probeset(store, out, request, progress=progress, models=models, overwrite=overwrite)
+    with hold_output(out, folder=False, beside=[sidecar_path(out).name]):  # one build writes a set at a time
+        claim_probeset(out, overwrite=overwrite, inputs=(store,), parquet=request.options.parquet)
+        meta = build_probeset(store, out, request, progress=progress, models=models, overwrite=overwrite)
     kind = get_kind(request.kind)
     for warning in kind.warnings(meta.source):
         console.note(f"warning: {warning}")
@@ -83,11 +86,13 @@ def eval_step(evaluation, models=None, console: Console = Console()):
     `models`: the ModelCache the model loads through (a new one on the evaluation's device and
     dtype by default). Returns the EvalSummary; raises as run_evaluation does (OutputError,
     EvalInputError before any model loads)."""
+    from ..kg.outputs import hold_output
     from ..probes.evaluation import run_evaluation
 
     bar = _ProgressBar(console.quiet)
     try:
-        summary = run_evaluation(evaluation, models=models, progress=bar)
+        with hold_output(evaluation.out, folder=True):  # two runs into one folder would write every item twice
+            summary = run_evaluation(evaluation, models=models, progress=bar)
     finally:
         bar.close()
     for line in summary.warnings:
@@ -152,13 +157,15 @@ def report_step(folders: Sequence[str | Path], out: str | Path, title: str, defi
     self-contained HTML page), and the item view (items.html; `items`: its ItemViewOptions);
     `overwrite`: write into a folder holding other files (a run folder's, a link, are refused
     always: cli/outputs.py). Returns the ReportFiles."""
+    from ..kg.outputs import hold_output
     from ..probes.report import Definitions, load_runs, write_report
     from ..probes.report.items_data import ItemViewOptions
     from .outputs import claim_report_folder
 
     folders = [Path(f) for f in folders]
-    claim_report_folder(out, overwrite=overwrite, inputs=folders)
-    runs = load_runs(folders)
-    files = write_report(runs, Path(out), title, definitions or Definitions(), items or ItemViewOptions())
+    with hold_output(out, folder=True):
+        claim_report_folder(out, overwrite=overwrite, inputs=folders)
+        runs = load_runs(folders)
+        files = write_report(runs, Path(out), title, definitions or Definitions(), items or ItemViewOptions())
     console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {files.items}, {len(files.images)} plot(s)")
     return files

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..kg.jsonl import read_json_file, read_jsonl
-from ..kg.outputs import Claim, claim_file, open_new, replace_file
+from ..kg.outputs import Claim, claim_file, staging
 from .kinds import get_kind
 
 FORMAT_VERSION = 1
@@ -53,26 +53,25 @@ def write_probeset(path: str | Path, items: Iterable[dict], *, kind: str, seed: 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     digest, count = hashlib.sha256(), 0
-    temp = path.with_name(path.name + ".partial")
-    temp.unlink(missing_ok=True)  # a killed build's (a link there is removed, never written through)
     rows, first = [], {}
-    with open_new(temp) as out:
+    # The JSONL and its sidecar are written to temporaries of this build's own and renamed in
+    # together: a killed build, or a full disk, leaves the earlier set and its sidecar as they were.
+    with staging() as stage:
+        out = stage.open(path)
         for item in items:
             if item.get("id") in first:
-                out.close()
-                temp.unlink()
                 raise ValueError(f"{path}: items {first[item['id']]} and {count + 1} have the same id "
                                  f"{item['id']!r}; a probe set's ids must be unique (nothing written)")
             first[item.get("id")] = count + 1
-            line = json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n"
+            line = (json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
             out.write(line)
-            digest.update(line.encode("utf-8"))
+            digest.update(line)
             count += 1
             if parquet:
                 rows.append(item)
-    temp.replace(path)  # a killed build never leaves a truncated set under the real name
-    meta = ProbeSetMeta(kind, count, seed, params, source, digest.hexdigest())
-    replace_file(sidecar_path(path), json.dumps(meta.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        meta = ProbeSetMeta(kind, count, seed, params, source, digest.hexdigest())
+        stage.open(sidecar_path(path)).write(
+            (json.dumps(meta.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
     if parquet:
         _write_parquet(path.with_suffix(".parquet"), rows)
     return meta
