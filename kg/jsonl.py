@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 # No probe set, record or imported row comes near this; a value past it is hostile or broken.
-MAX_DEPTH = 100
+# Half json's own limit (~1,000, the interpreter's recursion limit): what recurses over a value
+# later (json.dumps as a record is written) has 500 frames to spare.
+MAX_DEPTH = 500
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BOM = b"\xef\xbb\xbf"
 
@@ -82,7 +84,7 @@ def parse_json(text: str | bytes, *, finite: bool = False) -> Any:
         raise JsonRefused(f"not JSON ({error})") from None
     except ValueError as error:  # int('1' * 5000): "Exceeds the limit (4300 digits) ..."
         raise JsonRefused(f"a number too long to read ({str(error).split(':')[0]})") from None
-    if _deeper_than(value, MAX_DEPTH, text):
+    if _deeper_than(value, text, MAX_DEPTH):
         raise JsonRefused(f"nested over {MAX_DEPTH} deep")
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         raise JsonRefused("a string holds a lone surrogate (an \\ud800-\\udfff escape outside a pair): not text")
@@ -97,20 +99,22 @@ def json_value(text: str | bytes, *, finite: bool = False) -> tuple[Any, str | N
         return None, refused.reason
 
 
-def _deeper_than(value: Any, limit: int, text: str) -> bool:
-    # A value can only be as deep as its brackets are many: most lines are never walked.
+def _deeper_than(value: Any, text: str, limit: int) -> bool:
+    """Whether a parsed value nests deeper than `limit`. A value is as deep as its text has
+    brackets at most, so a line of fewer is never walked (a walk costs about what the parse
+    does: the cap is set high enough that records factprobe writes stay below it)."""
     if text.count("[") + text.count("{") <= limit:
         return False
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        for child in children:
-            if isinstance(child, (dict, list)):
-                if depth + 1 > limit:
-                    return True
-                stack.append((child, depth + 1))
-    return False
+    level = [value]
+    for _ in range(limit):
+        below = []
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            below += [c for c in children if type(c) is dict or type(c) is list]
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _has_lone_surrogate(value: Any) -> bool:

@@ -90,7 +90,7 @@ def test_a_deep_row_costs_its_row_in_every_jsonl_import(tmp_path, fmt, source, d
     proc, items = imported(fmt, hostile, tmp_path / "out.jsonl")
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     rejected = [line for line in proc.stderr.splitlines()]
-    assert rejected[0] == f"rejected {hostile}:2: nested over 100 deep"
+    assert rejected[0] == f"rejected {hostile}:2: nested over 500 deep"
     assert len(rejected) == 1 + len(clean_rejects)  # the rows the clean file rejects still are, a line later
     assert items == good
 
@@ -98,7 +98,7 @@ def test_a_deep_row_costs_its_row_in_every_jsonl_import(tmp_path, fmt, source, d
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_probeset_stats_names_a_deep_line(tmp_path, depth):
     hostile = with_line(P19, tmp_path, deep_row(depth), 3)
-    assert one_line(run_cli("probeset", "stats", str(hostile)), 2) == f"error: {hostile}:3: nested over 100 deep"
+    assert one_line(run_cli("probeset", "stats", str(hostile)), 2) == f"error: {hostile}:3: nested over 500 deep"
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
@@ -108,7 +108,7 @@ def test_evals_probe_set_read_rejects_a_deep_line_and_keeps_the_rest(tmp_path, d
     probes = write_set(tmp_path / "p.jsonl", [kdf_item(0), kdf_item(1)])
     hostile = with_line(probes, tmp_path / "h", deep_row(depth), 2)
     plan = plan_eval("kdf", hostile, tmp_path / "run")
-    assert plan.rejected == [f"{hostile}:2: nested over 100 deep"]
+    assert plan.rejected == [f"{hostile}:2: nested over 500 deep"]
     assert [i["id"] for i in plan.test] == ["kdf:F0", "kdf:F1"]
 
 
@@ -117,7 +117,7 @@ def test_export_rejects_a_deep_line_by_line_and_exports_the_rest(tmp_path, depth
     probes = write_set(tmp_path / "p.jsonl", [kdf_item(0), kdf_item(1)])
     hostile = with_line(probes, tmp_path / "h", deep_row(depth), 2)
     proc = run_cli("export", "lm-eval", "--probes", str(hostile), "--method", "kdf", "--out", str(tmp_path / "task"))
-    assert one_line(proc, 3) == f"rejected {hostile}:2: nested over 100 deep"
+    assert one_line(proc, 3) == f"rejected {hostile}:2: nested over 500 deep"
     assert proc.stdout.startswith("2 multiple_choice documents -> ")
 
 
@@ -137,10 +137,10 @@ def test_report_and_compare_name_a_deep_line_of_a_run_folder(tmp_path, depth, na
     run, other = a_run(tmp_path / "run"), a_run(tmp_path / "other")
     if name == "items.jsonl":
         with_line(run / name, run, deep_row(depth), 2)
-        want = f"error: {run / name}:2: nested over 100 deep"
+        want = f"error: {run / name}:2: nested over 500 deep"
     else:
         (run / name).write_text(deep(depth))
-        want = f"error: {run / name}: nested over 100 deep"
+        want = f"error: {run / name}: nested over 500 deep"
     assert one_line(run_cli("report", str(run), "--out", str(tmp_path / "report")), 2) == want
     assert one_line(run_cli("compare", str(other), str(run)), 2) == want
 
@@ -149,12 +149,12 @@ def test_report_and_compare_name_a_deep_line_of_a_run_folder(tmp_path, depth, na
 def test_assess_names_a_deep_judgement_and_a_deep_probe_set_line(runs, tmp_path, depth):  # noqa: F811
     judgements = with_line(runs["judgements"], tmp_path / "j", deep_row(depth), 2)
     proc = run_cli("assess", str(runs["distractor"]), "--judgements", str(judgements), "--out", str(tmp_path / "a"))
-    assert one_line(proc, 2) == f"error: {judgements}:2: nested over 100 deep"
+    assert one_line(proc, 2) == f"error: {judgements}:2: nested over 500 deep"
     probes = write_set(tmp_path / "d.jsonl", [kdf_item(0)])
     hostile = with_line(probes, tmp_path / "p", deep_row(depth), 2)
     proc = run_cli("assess", str(runs["distractor"]), "--judgements", str(runs["judgements"]), "--probes",
                    str(hostile), "--out", str(tmp_path / "b"))
-    assert one_line(proc, 2) == f"error: {hostile}:2: nested over 100 deep"
+    assert one_line(proc, 2) == f"error: {hostile}:2: nested over 500 deep"
 
 
 def test_a_multiple_choices_cell_5000_brackets_deep_costs_its_row(tmp_path):
@@ -167,7 +167,7 @@ def test_a_multiple_choices_cell_5000_brackets_deep_costs_its_row(tmp_path):
         csv.writer(stream).writerows(rows)
     proc, items = imported("trex-mc", hostile, tmp_path / "out.jsonl")
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
-    assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Multiple Choices: nested over 100 deep"
+    assert proc.stderr.splitlines()[0] == f"rejected {hostile}:3: Multiple Choices: nested over 500 deep"
     assert items == good
 
 

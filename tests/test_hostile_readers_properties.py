@@ -1,5 +1,5 @@
 """Issue 44, acceptance 6, for the readers of outside files but the ingest: generated hostile
-values (nesting past 100, up to 100,000 deep; a CSV cell over csv's 131,072 characters; a lone
+values (nesting past 500, up to 100,000 deep; a CSV cell over csv's 131,072 characters; a lone
 surrogate escape; bytes that are not UTF-8; integers of over 4,300 digits; NaN and Infinity)
 put into a copy of a real row (tests/data, tests/fixtures) and added to the real rows, fed to
 `probeset import` (every row format of probes/importers.py), `probeset build --facts` (JSONL,
@@ -37,9 +37,9 @@ def hostile_json(draw) -> tuple[bytes, str]:
     """(a JSON value's bytes that no reader may take, the start of the reason it is refused)."""
     kind = draw(st.sampled_from(["depth", "surrogate", "bytes", "digits", "constant"]))
     if kind == "depth":
-        n = draw(st.one_of(st.integers(101, 2_000), st.sampled_from([5_000, 100_000])))
+        n = draw(st.one_of(st.integers(501, 2_000), st.sampled_from([5_000, 100_000])))
         opener, closer = draw(st.sampled_from([("[", "]"), ('{"k": ', "}")]))
-        return (opener * n + "1" + closer * n).encode(), "nested over 100 deep"
+        return (opener * n + "1" + closer * n).encode(), "nested over 500 deep"
     if kind == "surrogate":
         escape = f"\\u{draw(st.integers(0xD800, 0xDFFF)):04x}"
         return f'"{draw(WORD)}{escape}{draw(WORD)}"'.encode(), "a string holds a lone surrogate"
