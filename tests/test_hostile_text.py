@@ -74,3 +74,70 @@ def test_every_command_writes_through_the_one_echo():
                     and node.value.attr in ("stdout", "stderr"):
                 offenders.append(f"{path.name}:{node.lineno} {node.value.attr}.write")
     assert offenders == []
+
+
+# Issue 44's cases for documents: a name that would be a live image in report.md, and one
+# matplotlib would parse as mathtext (and raise on, crashing `report`).
+IMAGE = "![px](http://127.0.0.1:9/track.png)"
+MATH = "$\\frac{$"
+
+
+def _markup_tokens(markdown: str) -> list[str]:
+    from markdown_it import MarkdownIt
+
+    live = {"link_open", "image", "html_inline", "html_block", "em_open", "strong_open", "s_open",
+            "code_inline", "code_block", "fence", "heading_open", "bullet_list_open", "ordered_list_open",
+            "blockquote_open", "hr"}
+    found = []
+    for token in MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(markdown):
+        found += [token.type] if token.type in live else []
+        found += [child.type for child in token.children or () if child.type in live]
+    return found
+
+
+@pytest.mark.parametrize("text", [IMAGE, "1. first", "# title", "- item", "+ item", "> quote", "---", "===",
+                                  "<img src=x onerror=alert(1)>", "*a* _b_ ~~c~~", "<http://127.0.0.1:9/x>",
+                                  "    code", "[a]: http://127.0.0.1:9/ref", "a | b", "x\n# y\n\n![i](u)"])
+def test_md_escape_leaves_no_live_markup(text):
+    from factprobe.probes.document import Table, Text
+    from factprobe.probes.report import to_markdown
+
+    markdown = to_markdown([Text(text), Table(["name"], [[text]])])
+    assert _markup_tokens(markdown) == []
+
+
+def test_md_text_keeps_code_spans_and_no_newline_escapes_them():
+    from factprobe.probes.document import Text
+    from factprobe.probes.report import to_markdown
+
+    assert _markup_tokens(to_markdown([Text("see `factprobe run` here")])) == ["code_inline"]
+    # a newline inside backticks would start a block of its own; the span stays on its line
+    assert _markup_tokens(to_markdown([Text("`a\n\n![px](http://127.0.0.1:9/track.png)` b")])) == ["code_inline"]
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory) -> Path:
+    from test_reports import ITEMS, write_run
+
+    base = tmp_path_factory.mktemp("hostile-report")
+    items = [(i, f"P36{IMAGE}{MATH}" if k % 2 else rel, f"{MATH}{IMAGE}" if k == 1 else bucket)
+             for k, (i, rel, bucket) in enumerate(ITEMS)]
+    a = write_run(base / "a", model=f"hf:{IMAGE}", method="ic-lke", correct=[True, False] * 3, items=items)
+    b = write_run(base / "b", model=f"hf:{MATH}", method="ic-lke", correct=[False, True] * 3, items=items)
+    out = base / "report"
+    run_cli("report", str(a), str(b), "--out", str(out), "--title", f"Capitals {IMAGE} {MATH}", check=True)
+    return out
+
+
+def test_report_md_has_no_live_image_from_a_name(hostile_report):
+    markdown = (hostile_report / "report.md").read_text()
+    assert "!\\[px\\](http\\://127.0.0.1:9/track.png)" in markdown
+    tokens = [t for t in _markup_tokens(markdown) if t not in ("heading_open", "code_inline")]
+    assert tokens.count("image") == len(list(hostile_report.glob("*.png")))  # the report's own plots only
+
+
+def test_report_draws_plots_of_mathtext_names(hostile_report):
+    # `$\frac{$` in a model, a relation and a bucket: every plot drawn, none crashed the report
+    drawn = sorted(p.name for p in hostile_report.glob("*.png"))
+    assert drawn == ["accuracy_by_bucket.png", "overlap.png", "relation_heatmap.png"]
+    assert all((hostile_report / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for name in drawn)

@@ -85,14 +85,15 @@ def report(runs, tmp_path_factory) -> Path:
 
 
 def table_rows(markdown: str, header_start: str) -> list[list[str]]:
-    """The rows of the Markdown table whose header line starts with `header_start`."""
+    """The rows of the Markdown table whose header line starts with `header_start`, each cell's
+    text as a renderer shows it (backslash escapes such as `\\[` read back)."""
     lines = markdown.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith(header_start))
     rows = []
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
-        rows.append([c.strip() for c in line.strip("|").split(" | ")])
+        rows.append([re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", c.strip()) for c in line.strip("|").split(" | ")])
     return rows
 
 

@@ -14,19 +14,42 @@ from typing import Sequence
 from ..document import Block, Heading, Image, Link, Text
 
 
-_MD_SPECIAL = re.compile(r"([\\`*<>|])")
+# Every character that starts inline markup anywhere in a line: emphasis (* _), code (`), links,
+# images and reference definitions (all need [ ]: with the brackets escaped, "!" and "( )" are
+# plain text, and a table of numbers and intervals keeps reading as one), raw HTML and autolinks
+# (< >), a table cell's end (|), strikethrough (~). An underscore inside a word ("top_k") and an
+# "@" that starts no domain ("Acc@1") make nothing, so they stay as they are.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|<>~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|@(?=[\w-]+\.))")
+# What GFM's extended autolinks start from (http://, www.): the "://" and "www." kept as text.
+_MD_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(:)(?=//)|(?<=\b[wW]{3})(\.)")
+# What makes a block where a line starts: a heading (#), a list item (- + * or 1. 1)), a quote
+# (>), a thematic break or setext underline (- = _), indented code (four spaces).
+_MD_LINE_START = re.compile(r"^\s*(?:([#+\-=])|(\d+)([.)]))?")
 
 
 def md_escape(text: str) -> str:
-    # Backslash escapes keep labels such as "<b>" or "a|b" literal in any CommonMark renderer;
-    # the one exception is inline code, which the texts here mark with backticks on purpose.
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+    """`text` as literal Markdown inside a line: no link, image, HTML, emphasis or code
+    from a label (a task name `![px](http://127.0.0.1:9/track.png)` is `!\\[px\\](http\\://...)`:
+    text, not an image)."""
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_AUTOLINK.sub(lambda m: "\\" + (m.group(1) or m.group(2)), text).replace("\n", " ").replace("\r", " ")
+
+
+def _md_line_start(text: str) -> str:
+    # A paragraph's first characters are where a block begins: "1. x" would be a list, "# x" a heading.
+    # Leading blanks dropped: four of them would make the line a code block.
+    match = _MD_LINE_START.match(text)
+    mark, digits, dot = match.groups()
+    lead = f"\\{mark}" if mark else f"{digits}\\{dot}" if digits else ""
+    return lead + text[match.end():]
 
 
 def _md_text(text: str) -> str:
     parts = text.split("`")
-    # Odd parts sit between backticks: code spans, kept verbatim.
-    return "".join(f"`{p}`" if k % 2 else md_escape(p) for k, p in enumerate(parts))
+    # Odd parts sit between backticks: code spans, kept verbatim but on one line (a newline
+    # inside one would let the next line start a block of its own).
+    line = "".join(f"`{' '.join(p.splitlines()) or ' '}`" if k % 2 else md_escape(p) for k, p in enumerate(parts))
+    return _md_line_start(line)
 
 
 def to_markdown(blocks: Sequence[Block]) -> str:
