@@ -17,9 +17,19 @@ from .sections import bin_interval, reliability_series
 
 
 def _figure(width: float, height: float):
+    import matplotlib
     from matplotlib.figure import Figure
 
+    # A text's usetex is read from rcParams when it is made: off here whatever a matplotlibrc says,
+    # so no label from a run goes to LaTeX.
+    matplotlib.rcParams["text.usetex"] = False
     return Figure(figsize=(width, height), layout="constrained")
+
+
+def _plain(text: object) -> str:
+    """A text from the runs (a model, a relation, a bucket) as matplotlib shows it literally:
+    every `$` escaped, so no mathtext is parsed (`$\\frac{$` would raise while the figure is drawn)."""
+    return str(text).replace("$", r"\$")
 
 
 def _save(fig, path: Path) -> None:
@@ -28,7 +38,8 @@ def _save(fig, path: Path) -> None:
 
 
 def _wrap(text: str, width: int = 32) -> str:
-    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or text
+    # wrapped first, escaped after: a line break never parts a `\\$` from its backslash
+    return _plain("\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or text)
 
 
 def _nan(value) -> float:
@@ -74,7 +85,7 @@ def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
     chances = {chance_level(run) for run in runs}
     if len(chances) == 1 and None not in chances:
         ax.axhline(chances.pop(), color="grey", linestyle="--", linewidth=1, label="chance")
-    ax.set_xticks(range(len(buckets)), buckets)
+    ax.set_xticks(range(len(buckets)), [_plain(b) for b in buckets])
     ax.set_xlabel("frequency bucket")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.12)
@@ -139,7 +150,7 @@ def plot_relations(runs: Sequence[Run], path: Path) -> bool:
     image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(runs)), [_wrap(r.label, 40) for r in runs], fontsize="small", rotation=30,
                   ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(len(relations)), relations, fontsize="small")
+    ax.set_yticks(range(len(relations)), [_plain(r) for r in relations], fontsize="small")
     if len(relations) <= 80:  # beyond that the numbers no longer fit their cells
         for i in range(len(relations)):
             for j in range(len(runs)):
@@ -166,7 +177,7 @@ def plot_overlap(pairs: Sequence[PairRow], path: Path) -> bool:
     for k, (name, get) in enumerate(measures):
         positions = [i - 0.4 + height * (k + 0.5) for i in range(len(pairs))]
         ax.barh(positions, [_nan(get(p.overlap)) for p in pairs], height, label=name)
-    ax.set_yticks(range(len(pairs)), [f"A={p.a.rid}, B={p.b.rid}" for p in pairs])
+    ax.set_yticks(range(len(pairs)), [_plain(f"A={p.a.rid}, B={p.b.rid}") for p in pairs])
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("rate")
