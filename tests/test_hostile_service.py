@@ -3,16 +3,23 @@
 - Every float option refuses a non-finite value however it is spelled (1e999, Infinity, -inf,
   NaN, YAML's .inf) at the one place options are checked (probes/declare.check_value), so
   `eval --option`, a pipeline file, a probe-set build and the service say the same line.
+- A JSON body holding NaN, Infinity or 1e999 is 422 naming the field, its body valid JSON (the
+  number quoted as text), never a 500.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 import yaml
 from click.testing import CliRunner
+
+from test_eval import capital_graph
+from test_service import TOKEN, serving
+from wikidata_builder import write_dump
 
 from factprobe.cli.main import main
 from factprobe.probes.build import build_request
@@ -66,3 +73,56 @@ def test_text_read_as_a_number_is_checked_too():
     with pytest.raises(ValueError, match="^option demo_fraction: 'nan' is not a finite number$"):
         build_request("icl-mc", {"demo_fraction": "nan"})
     assert build_request("icl-mc", {"demo_fraction": "0.5"}).options.demo_fraction == 0.5
+
+
+# -- the service, for real -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def grounds(tmp_path_factory):
+    """A store of 30 capitals and a fact list naming three of them (a file the operator allows)."""
+    base = tmp_path_factory.mktemp("hostile-service")
+    store = base / "g.sqlite"
+    ingested = CliRunner().invoke(main, ["ingest", "wikidata", str(write_dump(base / "c.json", capital_graph())),
+                                         "--store", str(store), "--quiet"])
+    assert ingested.exit_code == 0, ingested.output
+    facts = base / "facts.csv"
+    facts.write_text("subject,relation,object\nQ1000,P36,Q2000\nQ1001,P36,Q2001\nQ1002,P36,Q2002\n")
+    os.environ["FACTPROBE_TOKEN"] = TOKEN  # the server reads it from its environment (inherited)
+    try:
+        yield base, store, facts
+    finally:
+        os.environ.pop("FACTPROBE_TOKEN", None)
+
+
+def serve_args(base, store, *allow, data: str = "data") -> list[str]:
+    return ["--store", str(store), "--data", str(base / data), "--models", "smollm2-135m-instruct",
+            *[f"--allow-model={name}" for name in allow]]
+
+
+@pytest.fixture(scope="module")
+def server(grounds):
+    base, store, _ = grounds
+    with serving(serve_args(base, store, data="reads"), base / "reads.log") as client:
+        yield client
+    assert "Traceback" not in (base / "reads.log").read_text()
+
+
+@pytest.mark.parametrize("raw, loc, written", [
+    (b'{"kind": "kdf", "relations": ["P36"], "per_relation": NaN}', ["body", "per_relation"], "NaN"),
+    (b'{"kind": "icl-mc", "demo_fraction": Infinity}', ["body", "demo_fraction"], "Infinity"),
+    (b'{"kind": "icl-mc", "demo_fraction": -Infinity}', ["body", "demo_fraction"], "-Infinity"),
+    (b'{"kind": "icl-mc", "demo_fraction": 1e999}', ["body", "demo_fraction"], "1e999"),
+    (b'{"kind": "kdf", "relations": ["P36", NaN]}', ["body", "relations", 1], "NaN"),
+])
+def test_a_body_holding_nan_or_infinity_is_422_naming_the_field(server, raw, loc, written):
+    for path in ("/jobs/probeset", "/jobs/eval"):
+        status, answer = server.call("POST", path, raw=raw)
+        assert (status, answer) == (422, {"detail": [
+            {"type": "finite_number", "loc": loc, "input": written,
+             "msg": f"{written} is not a finite number (JSON numbers only; no NaN or Infinity)"}]}), answer
+    options = b'{"method": "belief-icl", "probeset_job": "' + b"0" * 32 + \
+        b'", "model": "smollm2-135m-instruct", "options": {"temperature": ' + written.encode() + b"}}"
+    status, answer = server.call("POST", "/jobs/eval", raw=options)
+    assert status == 422 and answer["detail"][0]["loc"] == ["body", "options", "temperature"], answer
+    status, health = server.get("/health")
+    assert status == 200 and health["unexpected_errors"] == 0, health

@@ -1,11 +1,14 @@
-"""What guards every request of the HTTP service: bounded bodies, the bearer token of mutating
-endpoints, and error handlers that answer 4xx/503 for known failures and a generic 500 (logged,
-counted) for anything unexpected."""
+"""What guards every request of the HTTP service: bounded bodies holding finite numbers only
+(a JSON NaN, Infinity or 1e999 is 422 naming its field before any route reads it), the bearer
+token of mutating endpoints, and error handlers that answer 4xx/503 for known failures and a
+generic 500 (logged, counted) for anything unexpected."""
 
 from __future__ import annotations
 
 import hmac
+import json
 import logging
+import math
 import sqlite3
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -20,7 +23,8 @@ MAX_BODY_BYTES = 64 * 1024
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over `limit` bytes gets 413 before any endpoint sees it.
+    """ASGI middleware: a request body over `limit` bytes gets 413, and a JSON body holding a
+    number no float holds finitely 422 (non_finite_number), before any endpoint sees it.
 
     Content-Length is checked first; a body without one (chunked) is read up to the limit and
     replayed, so a client cannot stream past it by leaving the header out."""
@@ -53,6 +57,10 @@ class BodyLimit:
             if len(body) > self.limit:
                 await _plain(send, 413, f"request body over {self.limit} bytes")
                 return
+        found = non_finite_number(body)
+        if found is not None:
+            await _refused_number(send, *found)
+            return
         replayed = False
 
         async def replay():
@@ -65,10 +73,51 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-async def _plain(send, status: int, detail: str) -> None:
-    import json
+class _NonFinite:
+    """Where a JSON number that no float holds stood (NaN, Infinity, -Infinity, 1e999), as written."""
 
-    payload = json.dumps({"detail": detail}).encode()
+    def __init__(self, written: str) -> None:
+        self.written = written
+
+
+def _finite_float(text: str):
+    number = float(text)
+    return number if math.isfinite(number) else _NonFinite(text)
+
+
+def non_finite_number(body: bytes) -> tuple[list, str] | None:
+    """(the JSON path, the text written) of the first number in a JSON body that is not finite
+    (Python's json reads NaN, Infinity and 1e999 into floats JSON cannot write back); None when
+    there is none or the body is no JSON at all (the route's own validation answers that)."""
+    if not body:
+        return None
+    try:
+        value = json.loads(body, parse_constant=_NonFinite, parse_float=_finite_float)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[list, object]] = [([], value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _NonFinite):
+            return path, item.written
+        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        stack.extend(reversed([([*path, key], child) for key, child in children]))  # the first written first
+    return None
+
+
+async def _refused_number(send, path: list, written: str) -> None:
+    """422 naming the field, in the shape of FastAPI's validation errors, the number quoted as text."""
+    await _json(send, 422, {"detail": [{"type": "finite_number", "loc": ["body", *path], "input": written,
+                                        "msg": f"{written} is not a finite number (JSON numbers only; no NaN or "
+                                               "Infinity)"}]})
+
+
+async def _plain(send, status: int, detail: str) -> None:
+    await _json(send, status, {"detail": detail})
+
+
+async def _json(send, status: int, content: dict) -> None:
+    payload = json.dumps(content).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                             (b"connection", b"close")]})
