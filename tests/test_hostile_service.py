@@ -5,6 +5,10 @@
   `eval --option`, a pipeline file, a probe-set build and the service say the same line.
 - A JSON body holding NaN, Infinity or 1e999 is 422 naming the field, its body valid JSON (the
   number quoted as text), never a 500.
+- A job a restarted server reads back passes every check a new job passes, with the
+  permissions of the new start: a build queued under `--allow-model FILE` fails with the
+  reason under a server started without it, and is not run. `factprobe serve` for real, killed
+  with -9 and started again on the same data folder.
 """
 
 from __future__ import annotations
@@ -12,14 +16,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
+import time
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from test_eval import capital_graph
 from test_service import TOKEN, serving
-from wikidata_builder import write_dump
+from test_service_records import ingested_capitals
 
 from factprobe.cli.main import main
 from factprobe.probes.build import build_request
@@ -81,10 +86,7 @@ def test_text_read_as_a_number_is_checked_too():
 def grounds(tmp_path_factory):
     """A store of 30 capitals and a fact list naming three of them (a file the operator allows)."""
     base = tmp_path_factory.mktemp("hostile-service")
-    store = base / "g.sqlite"
-    ingested = CliRunner().invoke(main, ["ingest", "wikidata", str(write_dump(base / "c.json", capital_graph())),
-                                         "--store", str(store), "--quiet"])
-    assert ingested.exit_code == 0, ingested.output
+    store = ingested_capitals(base)
     facts = base / "facts.csv"
     facts.write_text("subject,relation,object\nQ1000,P36,Q2000\nQ1001,P36,Q2001\nQ1002,P36,Q2002\n")
     os.environ["FACTPROBE_TOKEN"] = TOKEN  # the server reads it from its environment (inherited)
@@ -126,3 +128,53 @@ def test_a_body_holding_nan_or_infinity_is_422_naming_the_field(server, raw, loc
     assert status == 422 and answer["detail"][0]["loc"] == ["body", "options", "temperature"], answer
     status, health = server.get("/health")
     assert status == 200 and health["unexpected_errors"] == 0, health
+
+
+def test_a_resumed_job_passes_every_check_a_new_one_does(grounds):
+    """A build naming a fact list the operator allowed passes the door and runs; killed before
+    it ran (its record queued again, as a kill leaves one) or while it ran, a server started
+    without that permission fails it with the door's reason and runs nothing; a job it still
+    allows runs."""
+    from factprobe.cli.service.store import Job, JobStore
+
+    base, store, facts = grounds
+    body = {"kind": "icl-mc", "relations": ["P36"], "facts": str(facts), "choices": 2, "demo_fraction": 0.34,
+            "trex_mc_filter": "report"}
+    with serving(serve_args(base, store, str(facts)), base / "first.log") as client:
+        status, started = client.post("/jobs/probeset", body)
+        assert status == 202, started
+        done = client.wait(started["job_id"], timeout=120)
+        assert done["status"] == "done" and done["summary"]["items"] == 3, done
+        params = done["params"]
+        os.kill(client.process.pid, signal.SIGKILL)
+        assert client.process.wait(timeout=20) == -signal.SIGKILL
+    data = base / "data"
+    plain = {**params, "selection": {**params["selection"], "facts": None}}
+    rows = {"queued": Job("a" * 32, "probeset", params, data / "jobs" / ("a" * 32), "queued", created=time.time()),
+            "running": Job("b" * 32, "probeset", params, data / "jobs" / ("b" * 32), "running", started=time.time()),
+            "allowed": Job("c" * 32, "probeset", plain, data / "jobs" / ("c" * 32), "queued", created=time.time())}
+    records = JobStore(data)
+    for job in rows.values():
+        records.insert(job)
+    records.close()
+    rows["running"].folder.mkdir(parents=True)
+    (rows["running"].folder / "probes.jsonl.partial").write_text('{"half": ', encoding="utf-8")
+
+    with serving(serve_args(base, store), base / "second.log") as client:
+        status, refused = client.post("/jobs/probeset", body)  # what the door now says to a new job
+        assert status == 422 and refused["detail"][0]["loc"] == ["body", "facts"], refused
+        reason = refused["detail"][0]["msg"]
+        assert reason == (f"facts {str(facts)!r} is not allowed: this server loads only the models, files and URLs "
+                          "its operator allowed (GET /models; `factprobe serve --allow-model`)")
+        for was in ("queued", "running"):
+            status, job = client.get(f"/jobs/{rows[was].id}")
+            assert status == 200 and (job["status"], job["error"]) == ("failed", (
+                f"the service restarted while the job was {was}, and the job no longer passes the checks a new "
+                f"job passes, so it was not run: {reason}")), job
+        assert not rows["queued"].folder.exists()  # never ran
+        assert [p.name for p in rows["running"].folder.iterdir()] == ["probes.jsonl.partial"]  # nor ran again
+        job = client.wait(rows["allowed"].id, timeout=120)
+        assert (job["status"], job["summary"]["items"]) == ("done", 30), job
+        status, health = client.get("/health")
+        assert health["jobs"]["failed"] == 2 and health["unexpected_errors"] == 0, health
+    assert "Traceback" not in (base / "second.log").read_text()

@@ -150,55 +150,89 @@ def test_method_options_of_the_right_type_pass():
                                       "seed": None, "encoder": "/srv/encoder"}, ("/srv/encoder",))
 
 
-def test_a_resumed_job_naming_what_is_no_longer_allowed_is_not_run(tmp_path):
+def ingested_capitals(base):
+    """base/g.sqlite: the store of test_eval's 30 countries and capitals, ingested in-process."""
+    from click.testing import CliRunner
+
+    from factprobe.cli.main import main
+    from test_eval import capital_graph
+    from wikidata_builder import write_dump
+
+    store = base / "g.sqlite"
+    ingested = CliRunner().invoke(main, ["ingest", "wikidata", str(write_dump(base / "c.json", capital_graph())),
+                                         "--store", str(store), "--quiet"])
+    assert ingested.exit_code == 0, ingested.output
+    return store
+
+
+@pytest.fixture(scope="module")
+def capital_store(tmp_path_factory):
+    return ingested_capitals(tmp_path_factory.mktemp("records"))
+
+
+def started_on(store, data, **config):
+    """The state of a server starting on `store` and the data folder `data` (its jobs resumed)."""
+    from factprobe.cli.service.guard import ErrorCounter
+    from factprobe.cli.service.state import ServiceConfig, ServiceState
+
+    config = {"models": ("smollm2-135m-instruct",), **config}
+    return ServiceState.create(ServiceConfig(store, data, **config), ErrorCounter())
+
+
+def test_a_resumed_job_naming_what_is_no_longer_allowed_is_not_run(tmp_path, capital_store):
     """A job recorded under another allow-list (`serve --allow-model`) names its option when a
-    server that no longer allows what it names reads it back."""
-    from factprobe.cli.service.jobs import resumed_work
+    server that no longer allows what it names reads it back: the same check as at the door."""
+    from factprobe.cli.service.admission import resumed_work
+    from factprobe.cli.service.jobs import JobRefused
     from factprobe.probes.build import build_request
 
-    queue = JobQueue(tmp_path)
+    state = started_on(capital_store, tmp_path)
+    queue = state.jobs
     build = build_request("kdf", {"relations": ["P36"], "templates": ["/srv/templates"]}).to_dict()
-    served = ("smollm2-135m-instruct",)
     source = Job("c" * 32, "probeset", build, queue.root / ("c" * 32), "running")
     queue.store.insert(source)
-    with pytest.raises(ValueError, match="^its option templates '/srv/templates' is no longer allowed$"):
-        resumed_work(source, tmp_path / "g.sqlite", served, None, queue, served)
-    assert callable(resumed_work(source, tmp_path / "g.sqlite", served, None, queue, (*served, "/srv/templates")))
+    with pytest.raises(JobRefused, match="^templates '/srv/templates' is not allowed: this server loads only "):
+        resumed_work(source, state)
+    allowing = started_on(capital_store, tmp_path / "other", allow=("/srv/templates",))
+    assert callable(resumed_work(source, allowing))
     source.status = "done"
-    request = {"method": "baselines", "probeset_job": source.id, "model": served[0], "limit": None, "batch": 16,
-               "seed": 0, "options": {"judge_model": "gpt-4o-mini"}}
+    request = {"method": "baselines", "probeset_job": source.id, "model": "smollm2-135m-instruct", "limit": None,
+               "batch": 16, "seed": 0, "options": {"judge_model": "gpt-4o-mini"}}
     run = Job("d" * 32, "eval", request, queue.root / ("d" * 32), "running")
     queue.store.save(source)
-    with pytest.raises(ValueError, match="^its option judge_model 'gpt-4o-mini' is no longer allowed$"):
-        resumed_work(run, tmp_path / "g.sqlite", served, None, queue, served)
-    assert callable(resumed_work(run, tmp_path / "g.sqlite", served, None, queue, (*served, "gpt-4o-mini")))
+    with pytest.raises(JobRefused, match="^judge_model 'gpt-4o-mini' is not allowed: "):
+        resumed_work(run, state)
+    judged = started_on(capital_store, tmp_path / "judged", allow=("gpt-4o-mini",))
+    judged.jobs.store.insert(Job(source.id, "probeset", build, judged.jobs.root / source.id, "done"))
+    assert callable(resumed_work(run, judged))
 
 
-def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path):
+def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path, capital_store):
     """An evaluation resumes over its probe-set job's file with the request it was given; what
     cannot be made again (a model no longer served, a probe set gone) says why; a build's folder
     is emptied, as nothing of a killed build may be taken for part of the new one."""
-    from factprobe.cli.service.jobs import resumed_work
+    from factprobe.cli.service.admission import resumed_work
+    from factprobe.cli.service.jobs import JobRefused
     from factprobe.probes.build import build_request
 
-    queue = JobQueue(tmp_path)
+    state = started_on(capital_store, tmp_path)
+    queue = state.jobs
     build = build_request("kdf", {"relations": ["P36"]}).to_dict()
     source = Job("c" * 32, "probeset", build, queue.root / ("c" * 32), "done")
     queue.store.insert(source)
     request = {"method": "kdf", "probeset_job": source.id, "model": "smollm2-135m-instruct", "limit": 2,
                "batch": 16, "seed": 0, "options": {}}
     run = Job("d" * 32, "eval", request, queue.root / ("d" * 32), "running")
-    served = ("smollm2-135m-instruct",)
-    assert callable(resumed_work(run, tmp_path / "g.sqlite", served, None, queue))
-    with pytest.raises(ValueError, match="^model 'smollm2-135m-instruct' is no longer served$"):
-        resumed_work(run, tmp_path / "g.sqlite", ("gemma3-270m",), None, queue)
+    assert callable(resumed_work(run, state))
+    with pytest.raises(JobRefused, match="^model 'smollm2-135m-instruct': use one of gemma3-270m$"):
+        resumed_work(run, started_on(capital_store, tmp_path / "other", models=("gemma3-270m",)))
     orphan = Job("e" * 32, "eval", {**request, "probeset_job": "f" * 32}, queue.root / ("e" * 32), "queued")
-    with pytest.raises(ValueError, match=f"^its probe set \\(job {'f' * 32}\\) is not there$"):
-        resumed_work(orphan, tmp_path / "g.sqlite", served, None, queue)
+    with pytest.raises(JobRefused, match=f"^no probeset job {'f' * 32}$"):
+        resumed_work(orphan, state)
     killed = Job("a" * 32, "probeset", build, queue.root / ("a" * 32), "running")
     killed.folder.mkdir(parents=True)
     (killed.folder / "probes.jsonl").write_text("{}\n", encoding="utf-8")
-    assert callable(resumed_work(killed, tmp_path / "g.sqlite", served, None, queue))
+    assert callable(resumed_work(killed, state))
     assert not killed.folder.exists()
 
 

@@ -1,7 +1,8 @@
 """The HTTP service's `jobs` routes (one APIRouter): start a probe-set build or an evaluation
 run (POST, bearer token), list the jobs, read a job's status and its result page by page. The
 queue, the request models and the work itself are in jobs.py, the job records in
-store.py, the checks a request passes before it is queued in checks.py."""
+store.py, the checks a request passes before it is queued (and again when a restarted server
+resumes it) in admission.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path as PathParam, Query
 
-from .checks import check_against_store, check_method_options, refuse, refuse_not_allowed
+from .admission import admit_eval, admit_probeset
 from .guard import require_token
 from .jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
 from .state import ServiceState, State
@@ -27,46 +28,15 @@ def started(job: Job | None) -> dict:
 
 @jobs_router.post("/jobs/probeset", status_code=202, dependencies=[Depends(require_token)])
 def start_probeset(request: ProbesetRequest, state: State) -> dict:
-    from ...probes.build import build_request
-    from ..build_options import merged_options
-
-    config = state.config
-    values = request.model_dump(exclude_none=True)
-    kind = values.pop("kind")
-    # a model, a folder: only what the operator allowed, before anything is read
-    refuse_not_allowed(values, {name: merged.spec for name, merged in merged_options().items()}, config.allowed)
-    check_against_store(values, state.res.kg())
-    if kind == "distractor":
-        if "semantic" not in values and config.semantic is not None:
-            values["semantic"] = str(config.semantic)  # the server's own index
-        if set(values.get("strategies") or ()) - {"random", "appropt"} and "semantic" not in values:
-            raise HTTPException(409, "strategies sem and temp+sem need a semantic index (--semantic DIR)")
-    try:
-        built = build_request(kind, values)
-    except ValueError as error:  # an option of another kind, or a value its declaration refuses
-        refuse((), str(error), values)
-    return started(state.jobs.submit("probeset", built.to_dict(), probeset_work(config.store, built, state.models)))
+    built = admit_probeset(request, state.config, state.res.kg())
+    return started(state.jobs.submit("probeset", built.to_dict(), probeset_work(state.config.store, built,
+                                                                              state.models)))
 
 
 @jobs_router.post("/jobs/eval", status_code=202, dependencies=[Depends(require_token)])
 def start_eval(request: EvalRequest, state: State) -> dict:
-    from ...probes.methods import registered
-
-    config, jobs = state.config, state.jobs
-    if request.model not in config.models:
-        refuse(("model",), f"model {request.model!r}: use one of {', '.join(config.models)}", request.model)
-    method = registered()[request.method]
-    check_method_options(method, request.options, config.allowed)
-    source = jobs.get(request.probeset_job)
-    if source is None or source.kind != "probeset":
-        raise HTTPException(404, f"no probeset job {request.probeset_job}")
-    if source.status != "done":
-        raise HTTPException(409, f"probeset job {source.id} is {source.status}, not done")
-    kind = source.params["kind"]
-    if kind not in method.kinds:
-        refuse(("method",), f"method {request.method} reads {' or '.join(method.kinds)} probe sets; "
-                            f"job {source.id} built {kind}", request.method)
-    return started(jobs.submit("eval", request.model_dump(), eval_work(state.models, source.probes, request)))
+    probes = admit_eval(request, state.config, state.jobs)
+    return started(state.jobs.submit("eval", request.model_dump(), eval_work(state.models, probes, request)))
 
 
 def job_of(state: ServiceState, job_id: str) -> Job:

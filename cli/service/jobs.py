@@ -5,14 +5,15 @@ cores), in folders the server names: DATA/jobs/<job id>/. A client names a job b
 never by a path. Every job's record is kept on disk (store.py) and written at each
 transition; a restarted server answers for its finished jobs as before, queues again the jobs
 it had queued, and resumes once a job it was running (an evaluation continues after its
-finished items, a build starts over); a job running at a second restart is left interrupted.
+finished items, a build starts over), each once it passes the checks a new job passes under
+the new start's permissions (admission.py; failed otherwise, not run); a job running at a
+second restart is left interrupted.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import shutil
 import threading
 import time
 import uuid
@@ -131,6 +132,11 @@ class EvalRequest(BaseModel):
         json_schema_extra={"x-options-by-method": method_options_schema()})
 
 
+class JobRefused(ValueError):
+    """A job read back by a restarted server that no longer passes the checks a new job passes
+    (admission.resumed_work): it fails with this line, and is not run."""
+
+
 class JobQueue:
     """The jobs of one data folder: their records (JobStore, DATA/jobs.sqlite) and the one worker
     thread that runs them."""
@@ -159,7 +165,8 @@ class JobQueue:
 
     def recover(self, make_work: Callable[[Job], Callable[[Job], dict]]) -> list[str]:
         """The jobs the last process left queued or running, queued again in their order with
-        `make_work(job)`, or left interrupted with the reason (run twice, or `make_work` raised).
+        `make_work(job)`; failed with the reason when `make_work` refuses it (JobRefused), left
+        interrupted with the reason when it was running twice or `make_work` raised otherwise.
         Returns the entries of DATA/jobs/ that belong to no job (and logs them)."""
         for job in self.store.unfinished():
             was = job.status
@@ -171,6 +178,13 @@ class JobQueue:
                 continue
             try:
                 work = make_work(job)
+            except JobRefused as error:
+                job.status, job.finished = "failed", time.time()
+                job.error = (f"the service restarted while the job was {was}, and the job no longer passes the "
+                             f"checks a new job passes, so it was not run: {error}")
+                self.store.save(job)
+                log.warning("job %s (%s): %s", job.id, job.kind, job.error)
+                continue
             except Exception as error:  # whatever it is, the job says why it did not resume
                 self._interrupt(job, f"the service restarted while the job was {was}, and it cannot be resumed: "
                                      f"{error}")
@@ -238,41 +252,6 @@ def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callabl
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
 
     return work
-
-
-def resumed_work(job: Job, store: Path, served: tuple[str, ...], models: ModelCache,
-                 jobs: JobQueue, allowed: tuple[str, ...] | None = None) -> Callable[[Job], dict]:
-    """The work of a job read back from its record, for a restarted server to run again: a build
-    starts over in an emptied folder; an evaluation continues in its run folder (eval_step's
-    resume) over its probe-set job's file. ValueError when it cannot be made again, as when it
-    names a model, file or URL this server does not allow (`allowed`, default the `served`)."""
-    from .checks import not_allowed
-
-    allowed = served if allowed is None else allowed
-    if job.kind == "probeset":
-        from ...probes.build import build_request
-
-        kind = registered_kinds().get(job.params["kind"])
-        refused = kind and not_allowed(job.params["options"], {s.name: s for s in option_specs(kind.options)}, allowed)
-        if refused:
-            raise ValueError(f"its option {refused[0]} {refused[1]!r} is no longer allowed")
-        request = build_request(job.params["kind"], {**job.params["selection"], **job.params["options"]})
-        if job.folder.exists():
-            shutil.rmtree(job.folder)  # nothing of the killed build is taken for part of the new one
-        return probeset_work(store, request, models)
-    if job.kind == "eval":
-        request = EvalRequest.model_validate(job.params)
-        if request.model not in served:
-            raise ValueError(f"model {request.model!r} is no longer served")
-        method = registered().get(request.method)
-        refused = method and not_allowed(request.options, {s.name: s for s in option_specs(method.Options)}, allowed)
-        if refused:
-            raise ValueError(f"its option {refused[0]} {refused[1]!r} is no longer allowed")
-        source = jobs.get(request.probeset_job)
-        if source is None or source.status != "done":
-            raise ValueError(f"its probe set (job {request.probeset_job}) is not there")
-        return eval_work(models, source.probes, request)
-    raise ValueError(f"a job of kind {job.kind!r}")
 
 
 def read_page(path: Path, offset: int, limit: int) -> list[dict]:

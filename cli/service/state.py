@@ -18,7 +18,8 @@ from ...kg.graph import KnowledgeGraph
 from .guard import ErrorCounter
 from ...probes.scoring.model_cache import ModelCache
 from ...probes.scoring.specs import SHORTCUTS
-from .jobs import JobQueue, resumed_work
+from .admission import resumed_work
+from .jobs import JobQueue
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
@@ -114,12 +115,11 @@ class ServiceState:
     @classmethod
     def create(cls, config: ServiceConfig, errors: ErrorCounter) -> ServiceState:
         """The state of a server starting on `config`: the jobs its data folder records are read
-        back, those a stopped server left unfinished queued again or marked interrupted."""
+        back, those a stopped server left unfinished queued again when they pass the checks a new
+        job passes under `config` (failed otherwise), or marked interrupted."""
         jobs = JobQueue(config.data_dir)
         state = cls(config, Resources(config), jobs, ModelCache(), errors)
-        # what a job may name: what clients may, and the semantic index the server itself gives builds
-        allowed = (*config.allowed, *([str(config.semantic)] if config.semantic is not None else []))
-        jobs.recover(lambda job: resumed_work(job, config.store, config.models, state.models, jobs, allowed))
+        jobs.recover(lambda job: resumed_work(job, state))  # each job checked as a new one is, by this start
         return state
 
 
