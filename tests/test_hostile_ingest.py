@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
+from factprobe.kg import KnowledgeGraph
 from conftest import FIXTURES, content_tables
 
 DUMP = FIXTURES / "wikidata" / "dump.json"
@@ -381,3 +382,44 @@ def test_a_sparql_answer_nested_100000_deep_is_one_line_exit_2(tmp_path):
         server.server_close()
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"error: {url}: the answer is nested too deep to read"
+
+
+def test_a_line_over_the_cap_in_turtle_and_wikidata5m_costs_that_line(tmp_path):
+    """The other line readers: a Turtle line over the cap (Q42's real Turtle, one label made
+    long) ends its block there and is the reject of its own line; a Wikidata5M row likewise."""
+    text = gzip.decompress(Q42_TTL.read_bytes()).decode("utf-8")
+    arabic = 'wd:Q42 rdfs:label "دوغلاس آدمز"@ar ;\n'
+    turtle = tmp_path / "q42.ttl"
+    turtle.write_text(text.replace(arabic, 'wd:Q42 rdfs:label "' + "a" * 70_000 + '"@en ;\n\t' + arabic[7:]),
+                      encoding="utf-8")
+    result, rejects = ingest("rdf", turtle, tmp_path / "t.sqlite", "--max-record-bytes", "65536", "--chunk-size", "65536")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert reasons(rejects)[0] == (str(turtle), 4111, "line longer than 65,536 bytes (the cap on one record; "
+                                                      "--max-record-bytes)")
+    # The rest of its block no longer parses (it went on from the long line): that block's
+    # remainder, from the next line, is the one other reject; every other block is stored.
+    assert [(r["line"], r["reason"].split(":")[0]) for r in rejects[1:]] == [(4112, "malformed Turtle")]
+    with KnowledgeGraph(tmp_path / "t.sqlite") as kg:
+        assert kg.objects("Q42", "P31") == ["Q5"]
+
+    train = FIXTURES / "wikidata5m" / "wikidata5m_transductive_train.txt"  # it has a bad row of its own
+    rows = train.read_text(encoding="utf-8").splitlines()
+    clean, hostile = tmp_path / "clean.txt", tmp_path / "train.txt"
+    clean.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    hostile.write_text("\n".join(rows + ["Q1\tP31\t" + "Q" * 70_000, "Q1\tP31\tQ5"]) + "\n", encoding="utf-8")
+    runs = []
+    for path, store in ((clean, "c.sqlite"), (hostile, "w.sqlite")):
+        result = run_cli("ingest", "wikidata5m", "--triples", path, "--store", tmp_path / store, "--quiet",
+                         "--max-record-bytes", "65536")
+        assert result.returncode == 3 and "Traceback" not in result.stderr
+        runs.append([(r["line"], r["reason"]) for r in map(json.loads, Path(f"{tmp_path / store}.rejects.jsonl")
+                                                            .read_text().splitlines())])
+    assert runs[1] == runs[0] + [(len(rows) + 1, "line longer than 65,536 bytes (the cap on one record; "
+                                                 "--max-record-bytes)")]
+    with KnowledgeGraph(tmp_path / "w.sqlite") as kg:
+        assert kg.objects("Q1", "P31") == ["Q5"]  # the row after it, read
+    assert without_q1(stored(tmp_path / "w.sqlite")) == without_q1(stored(tmp_path / "c.sqlite"))
+
+
+def without_q1(tables: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    return {k: [r for r in rows if "Q1" not in r] for k, rows in tables.items()}
