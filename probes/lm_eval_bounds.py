@@ -107,7 +107,7 @@ def bounded_join(items, separator: str = "", convert: bool = False) -> list:
     for item in items:
         if convert and not isinstance(item, str):
             item = str(item)
-        total += (len(item) if isinstance(item, str) else 1) + (len(separator) if kept else 0)
+        total += (len(item) if isinstance(item, (str, bytes)) else 1) + (len(separator) if kept else 0)
         if total > MAX_TEXT:
             raise TooLarge(f"the template joins more than {MAX_TEXT:,} characters")
         kept.append(item)
@@ -173,10 +173,18 @@ def formatters() -> tuple[type, type]:
     return Bounded, BoundedEscape
 
 
-def printf_size(fmt: str, values, escaping: bool = False) -> int:
-    """At most how many characters `fmt % values` makes (a printf format), reckoned from each
-    conversion's width, precision and value, as CPython reads the format; what the real `%` would
-    refuse (a missing key, too few values) ends the reckoning, and `%` then says so itself."""
+def as_text(value):
+    """Bytes as the text of as many characters (latin-1), for reckoning sizes; anything else as it is."""
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def printf_size(fmt: str | bytes, values, escaping: bool = False) -> int:
+    """At most how many characters `fmt % values` makes (a printf format, text or bytes),
+    reckoned from each conversion's width, precision and value, as CPython reads the format; what
+    the real `%` would refuse (a missing key, too few values) ends the reckoning, and `%` then
+    says so itself."""
+    key_of = (lambda key: key.encode("latin-1")) if isinstance(fmt, bytes) else (lambda key: key)
+    fmt = as_text(fmt)
     positional = values if isinstance(values, tuple) else (values,)
     mapping = values if isinstance(values, Mapping) else None
     total, used, at, end = len(fmt), 0, 0, len(fmt)
@@ -224,7 +232,7 @@ def printf_size(fmt: str, values, escaping: bool = False) -> int:
                 if key is not None:
                     if mapping is None:
                         raise TypeError("format requires a mapping")
-                    value = mapping[key]
+                    value = mapping[key_of(key)]
                 else:
                     value = positional[used]
                     used += 1
@@ -242,7 +250,7 @@ def _conversion_size(kind: str, value, precision: int | None) -> int:
         return 1
     if kind in "ra":
         size = (2 * len(value) if value.isprintable() else 10 * len(value)) + 2 if isinstance(value, str) \
-            else 10 * weight(value)
+            else 10 * weight(value) + 3
     elif kind == "s":
         size = weight(value)
     else:  # a number: its digits (a float's integer part too) and the precision's zeros
@@ -265,8 +273,10 @@ def _pieces(value: str, separator) -> int:
     return len(value) // 2 + 1  # on whitespace: each piece and each gap at least one character
 
 
-def method_growth(name: str, value: str, args: tuple, kwargs: dict) -> int:
-    """The characters a str method that could multiply its text would make (0 for the rest)."""
+def method_growth(name: str, value: str | bytes, args: tuple, kwargs: dict) -> int:
+    """The characters a str (or bytes) method that could multiply its text would make (0 for the rest)."""
+    value, args = as_text(value), tuple(as_text(given) for given in args)
+    kwargs = {key: as_text(given) for key, given in kwargs.items()}
     if name in ("center", "ljust", "rjust", "zfill"):
         return _count(args, kwargs, 0, "width")
     if name == "expandtabs":
@@ -329,7 +339,7 @@ def check_binop(operator: str, left, right) -> None:
                 and left.bit_length() + right.bit_length() > MAX_BITS:
             raise TooLarge(f"the template asks for a number past {MAX_BITS} bits")
         times, sequence = (left, right) if isinstance(left, int) else (right, left)
-        if isinstance(times, int) and isinstance(sequence, (str, list, tuple)):
+        if isinstance(times, int) and isinstance(sequence, (str, bytes, list, tuple)):
             size = weight(sequence) * times
             if size > MAX_TEXT:
                 raise TooLarge(f"the template asks for {size:,} characters or items (at most {MAX_TEXT:,})")
@@ -337,7 +347,7 @@ def check_binop(operator: str, left, right) -> None:
         size = weight(left) + weight(right)
         if size > MAX_TEXT:
             raise asks("+")
-    if operator == "%" and isinstance(left, str):
+    if operator == "%" and isinstance(left, (str, bytes)):
         from markupsafe import Markup
 
         size = printf_size(left, right, isinstance(left, Markup))

@@ -212,11 +212,11 @@ def _sandbox():
             method = getattr(obj, "__wrapped__", obj)  # str.format comes wrapped (wrap_str_format)
             owner = getattr(method, "__self__", None)
             name = getattr(method, "__name__", "")
-            if isinstance(owner, str):
+            if isinstance(owner, (str, bytes)):
                 _check(name, owner, args, kwargs, method_growth)
                 if name == "join" and args and not kwargs:
                     return bounded(owner.join(bounded_join(args[0], owner)))
-                if name == "translate" and len(args) == 1 and not kwargs:
+                if name == "translate" and isinstance(owner, str) and len(args) == 1 and not kwargs:
                     return translated(owner, args[0])
             else:
                 _check(name, None, args, kwargs, lambda *_: 0)

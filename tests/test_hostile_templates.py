@@ -110,6 +110,12 @@ MORE = [
     ("{{ ({'a': [[1]] * 1000})|tojson(indent=100000) }}", f"the template's tojson {REFUSED}"),
     ("{{ ('\u20ac ' * 500000).split() }}", f"the template's split {REFUSED}"),
     ("{{ ('\u20ac' * 1000000)|list }}", f"the template's list {REFUSED}"),
+    ("{{ ('z' * 1000000).encode() * 2000 }}",
+     "the template asks for 2,000,000,000 characters or items (at most 1,048,576)"),
+    ("{{ ('z' * 1000000).encode().replace('z'.encode(), ('y' * 1000).encode()) }}",
+     f"the template's replace {REFUSED}"),
+    ("{{ ('%(a)s' * 2000).encode() % {'a'.encode(): ('z' * 1000000).encode()} }}", f"the template's % {REFUSED}"),
+    ("{{ ('z' * 1000000).encode().join(['a'.encode()] * 2000) }}", "the template joins more than 1,048,576 characters"),
     ("{{ ('a' * 2000)|regex_replace('a', 'z' * 1000000) }}", f"the template's regex_replace {REFUSED}"),
     ("{{ ('a' * 100000)|regex_replace('(a+)', '\\\\g<1>' * 100000) }}", f"the template's regex_replace {REFUSED}"),
 ]
@@ -155,6 +161,7 @@ WITHIN = [
     "{{ q.split('a') }} {{ q.split() }} {{ q.splitlines() }}", "{{ (range(5)|map('string')|list) }}",
     "{{ '%(x)s' % {'x': '%s'} }}", "{% for x in q|list %}{{ loop.index }}{{ x }}{% endfor %}",
     "{{ q|regex_replace('(a)(b)?', '<\\\\2\\\\1>') }}", "{{ q|regex_replace('a|$', '-', 2) }}",
+    "{{ q.encode() * 2 }} {{ q.encode().replace('a'.encode(), 'xy'.encode()) }} {{ ('%s|'.encode()) % q.encode() }}",
 ]
 
 
