@@ -59,17 +59,10 @@ def claim_merge_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -
 
 def claim_report_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
     """`report --out`: empty, or holding the report.html a report wrote (its generator line)."""
-    from ..probes.report.render import GENERATOR
-    from ..probes.report.write import REPORT_FILES
-
-    def ours(folder: Path) -> bool:
-        try:
-            return GENERATOR in (folder / "report.html").read_text(encoding="utf-8", errors="replace")[:2000]
-        except OSError:
-            return False
+    from ..probes.report.write import REPORT_FILES, is_report_folder
 
     writes = [*REPORT_FILES, *(f"{name}.partial" for name in REPORT_FILES)]
-    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=writes,
+    return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=is_report_folder, writes=writes,
                         what="a factprobe report (no report.html it wrote)")
 
 

@@ -17,13 +17,31 @@ from .items_data import ItemViewOptions, items_payload
 from .items_page import items_html
 from .loading import Run
 from .plots import plot_buckets, plot_overlap, plot_positions, plot_relations, plot_reliability
-from .render import to_html, to_markdown
+from .render import GENERATOR, to_html, to_markdown
 from .sections import build_document
 
 
 # Every file a report writes into its folder (`report --out` checks each is no link first).
 REPORT_FILES = ("report.md", "report.html", "items.html", "accuracy_by_bucket.png", "reliability.png",
                 "positions.png", "relation_heatmap.png", "overlap.png")
+
+
+# What report.html holds until the report is written: the generator line from the first byte
+# on, so a report killed midway (PNGs drawn, no page yet) is still known as factprobe's own and
+# a rerun writes over it, and a reader who opens the page is told it is not finished.
+UNFINISHED = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + GENERATOR + "\n"
+              "<title>factprobe report (not finished)</title>\n</head>\n<body>\n<p>This report is being written, "
+              "or its writer was stopped before it ended: run <code>factprobe report</code> again to finish it.</p>\n"
+              "</body>\n</html>\n")
+
+
+def is_report_folder(folder: str | Path) -> bool:
+    """`folder` holds a report factprobe wrote, finished or not: report.html with the generator line."""
+    try:
+        with open(Path(folder) / "report.html", "rb") as page:
+            return GENERATOR.encode("utf-8") in page.read(2000)
+    except OSError:
+        return False
 
 
 @dataclass
@@ -38,6 +56,8 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
                  definitions: Definitions = Definitions(), items: ItemViewOptions = ItemViewOptions()) -> ReportFiles:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if not is_report_folder(out):  # before any other byte: whatever a kill leaves is known as ours
+        replace_file(out / "report.html", UNFINISHED)
     plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(runs, p),
              "reliability.png": lambda p: plot_reliability(runs, p),
              "positions.png": lambda p: plot_positions(runs, p),

@@ -1,0 +1,90 @@
+"""Interruption and disk (issue 44 H): a report killed midway is rerun, not refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import factprobe_cmd, run_cli
+from factprobe.kg.outputs import LOCK_NAME
+from factprobe.probes.report.write import UNFINISHED
+from test_reports import write_run
+
+# -- report killed midway ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[Path]:
+    base = tmp_path_factory.mktemp("runs")
+    return [write_run(base / name, model=f"hf:model-{name}", method="ic-lke", correct=correct)
+            for name, correct in (("a", [True, True, False, True, False, False]),
+                                  ("b", [True, False, True, True, True, False]))]
+
+
+def report_args(runs: list[Path], out: Path) -> list[str]:
+    return ["report", *map(str, runs), "--out", str(out), "--title", "Capitals"]
+
+
+def test_a_report_killed_with_sigkill_midway_is_written_by_the_rerun(runs, tmp_path):
+    out = tmp_path / "report"
+    proc = subprocess.Popen([*factprobe_cmd(), *report_args(runs, out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if (out / "accuracy_by_bucket.png").exists():  # the first plot drawn, the page not yet written
+                proc.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.002)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the report ended before it could be killed"
+    assert not (out / "report.md").exists(), "the kill landed after the report was written; the test needs it midway"
+    assert (out / "report.html").read_text(encoding="utf-8") == UNFINISHED  # the marker, from the first byte
+    again = run_cli(*report_args(runs, out))
+    assert again.returncode == 0, again.stderr
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<h1>Capitals</h1>" in page and "not finished" not in page
+    assert {"report.md", "items.html", "accuracy_by_bucket.png"} <= set(os.listdir(out))
+    assert not [name for name in os.listdir(out) if name.endswith(".partial") or name == LOCK_NAME]
+
+
+# What a kill leaves at each stage of a report: the lock and the marker's temporary (killed before
+# the marker's rename), the marker alone, the marker and a torn plot with another one's temporary.
+STAGES = {
+    "before the marker": {LOCK_NAME: "pid 99999\n", "report.html.99999-0badc0de.partial": "<!DOCTYPE"},
+    "the marker": {"report.html": UNFINISHED},
+    "a torn plot": {LOCK_NAME: "", "report.html": UNFINISHED, "accuracy_by_bucket.png": "\x89PNG\r\n",
+                    "items.html.99999-0badc0de.partial": "<!DOCTYPE html><html"},
+}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_what_a_killed_report_leaves_is_written_over_by_the_rerun(runs, tmp_path, stage):
+    out = tmp_path / "report"
+    out.mkdir()
+    for name, text in STAGES[stage].items():
+        (out / name).write_text(text, encoding="utf-8")
+    again = run_cli(*report_args(runs, out))
+    assert again.returncode == 0, again.stderr
+    assert "<h1>Capitals</h1>" in (out / "report.html").read_text(encoding="utf-8")
+    assert (out / "accuracy_by_bucket.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert not [name for name in os.listdir(out) if name.endswith(".partial") or name == LOCK_NAME]
+
+
+def test_a_folder_of_other_files_is_still_refused_as_no_report(runs, tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.html").write_text("<html>my own page</html>", encoding="utf-8")
+    refused = run_cli(*report_args(runs, out))
+    assert refused.returncode == 2
+    assert refused.stderr == (f"error: {out} holds files that are not a factprobe report (no report.html it wrote) "
+                              "(report.html): pass --overwrite to replace it, or another --out\n")
+    assert (out / "report.html").read_text(encoding="utf-8") == "<html>my own page</html>"
