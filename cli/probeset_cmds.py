@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..kg.outputs import Claim
-from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import RenamedOption, json_option, store_option
 from .outputs import overwrite_option
 from .terminal import echo
@@ -102,6 +102,8 @@ def build(ctx, kind, out_path, store, quiet, overwrite, as_json, **_options):
         meta = build_step(store, out_path, request, console, overwrite=overwrite)
     except (ValueError, FileNotFoundError, RuntimeError) as error:
         fail(str(error), EXIT_USAGE)
+    except OSError as error:  # a full disk while writing: the file named, nothing of it kept, an earlier set whole
+        fail(os_error_line(error), EXIT_PARTIAL)
     if as_json:
         echo(json.dumps({"out": out_path, **meta.to_dict()}))
 

@@ -1,8 +1,11 @@
-"""Interruption and disk (issue 44 H): a report killed midway is rerun, not refused."""
+"""Interruption and disk (issue 44 H): a report killed midway is rerun, not refused; a probe-set
+build on a full disk ends in one line naming the file, keeps nothing of it and keeps the earlier
+set."""
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -13,7 +16,9 @@ import pytest
 from conftest import factprobe_cmd, run_cli
 from factprobe.kg.outputs import LOCK_NAME
 from factprobe.probes.report.write import UNFINISHED
+from test_distractors import graph_entities
 from test_reports import write_run
+from wikidata_builder import write_dump
 
 # -- report killed midway ---------------------------------------------------------------------------
 
@@ -88,3 +93,51 @@ def test_a_folder_of_other_files_is_still_refused_as_no_report(runs, tmp_path):
     assert refused.stderr == (f"error: {out} holds files that are not a factprobe report (no report.html it wrote) "
                               "(report.html): pass --overwrite to replace it, or another --out\n")
     assert (out / "report.html").read_text(encoding="utf-8") == "<html>my own page</html>"
+
+
+# -- a full disk during probeset build ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("graph")
+    dump = write_dump(base / "hand.json", graph_entities())
+    path = base / "g.sqlite"
+    run_cli("ingest", "wikidata", str(dump), "--store", str(path), "--quiet", check=True)
+    return path
+
+
+def build_args(store: Path, out: Path, *extra: str) -> list[str]:
+    return ["probeset", "build", "--kind", "cloze", "--store", str(store), "--out", str(out), "--quiet", *extra]
+
+
+# A limit above what reading the store writes (SQLite's 32 KiB -shm), below the probe set's size (80 KB).
+LIMIT = 40_960
+
+
+def build_with_file_size_limit(args: list[str], limit: int = LIMIT) -> subprocess.CompletedProcess:
+    """`factprobe ARGS` where no file may grow past `limit` bytes (ulimit -f): a write past it fails
+    with EFBIG, as one on a full disk fails with ENOSPC (Python ignores SIGXFSZ, so the write fails
+    rather than the process)."""
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([*factprobe_cmd(), *args], capture_output=True, text=True, timeout=300, preexec_fn=limited)
+
+
+def test_a_full_disk_during_build_is_one_line_naming_the_file_and_the_earlier_set_stays(store, tmp_path):
+    out = tmp_path / "cloze.jsonl"
+    run_cli(*build_args(store, out, "--seed", "1"), check=True)
+    earlier = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    assert sorted(earlier) == ["cloze.jsonl", "cloze.meta.json"] and len(earlier["cloze.jsonl"]) > LIMIT
+    full = build_with_file_size_limit(build_args(store, out, "--seed", "2", "--overwrite"))
+    assert (full.returncode, full.stdout) == (3, "")
+    assert full.stderr == f"error: {out}: cannot write (File too large); nothing of it kept\n"
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == earlier  # no .partial left
+
+
+def test_a_full_disk_during_a_first_build_leaves_nothing(store, tmp_path):
+    out = tmp_path / "sets" / "cloze.jsonl"
+    full = build_with_file_size_limit(build_args(store, out))
+    assert (full.returncode, full.stderr) == (3, f"error: {out}: cannot write (File too large); nothing of it kept\n")
+    assert os.listdir(tmp_path) == []  # not even the folder made for it
