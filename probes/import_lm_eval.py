@@ -229,13 +229,13 @@ def _json_rows(path: Path, field: str | None) -> list[tuple[str, object]]:
         with open(path, "rb") as stream:
             head = stream.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
         if head.startswith(b"[") or field:
-            value = read_json_file(path)
+            value = read_json_file(path, finite=True)  # NaN is not JSON: no document's text or label
             rows = value.get(field) if field and isinstance(value, dict) else None if field else value
             if not isinstance(rows, list):
                 raise TaskRefused(f"{path}: {'the field ' + repr(field) if field else 'the file'} holds no JSON array")
             return [(f"{path}#{number}", row) for number, row in enumerate(rows, start=1)]
         return [(line.where(path), {"__error__": line.error} if line.error else line.value)
-                for line in jsonl_lines(path)]
+                for line in jsonl_lines(path, finite=True)]
     except OSError as error:
         raise TaskRefused(f"{path}: {error.strerror or error}") from None
     except ValueError as error:  # read_json_file's one line: not UTF-8, not JSON, too deep, a number too long

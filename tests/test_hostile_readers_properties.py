@@ -311,3 +311,44 @@ def test_a_hostile_multiple_choices_cell_costs_its_row_in_one_line(inner, at):
         proc = run_cli("probeset", "import", "--format", "trex-mc", str(path), "--out", str(Path(tmp) / "out.jsonl"))
         assert one_line(proc, 3).startswith(f"rejected {path}:{at + 2}: Multiple Choices: ")
         assert items_of(Path(tmp) / "out.jsonl") == items_of(Path(tmp) / "clean.jsonl")
+
+
+DOCS = [{"q": "Capital of France?", "options": ["Lyon", "Paris"], "label": 1},
+        {"q": "Capital of Peru?", "options": ["Lima", "Cusco"], "label": 0}]
+TASK_YAML = """task: t
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: d.jsonl
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{q}}"
+doc_to_choice: "{{options}}"
+doc_to_target: label
+"""
+
+
+@SETTINGS
+@given(value=hostile_json(), at=st.integers(0, 2), key=st.sampled_from(["q", "options", "label"]))
+def test_an_lm_eval_tasks_documents_lose_only_the_hostile_one(value, at, key):
+    """--format lm-eval: the task's JSONL documents are rows too (probes/import_lm_eval.py)."""
+    raw, reason = value
+    lines = [json.dumps(d).encode() + b"\n" for d in DOCS]
+    with tempfile.TemporaryDirectory() as tmp:
+        made = {}
+        for name, docs in (("clean", lines), ("hostile", [*lines[:at], hostile_row(DOCS[0], key, raw), *lines[at:]])):
+            task = Path(tmp) / name / "task"
+            task.mkdir(parents=True)
+            (task / "t.yaml").write_text(TASK_YAML)
+            (task / "d.jsonl").write_bytes(b"".join(docs))
+            made[name] = run_cli("probeset", "import", "--format", "lm-eval", str(task / "t.yaml"), "--out",
+                                 str(Path(tmp) / name / "out.jsonl"))
+        assert made["clean"].returncode == 0, made["clean"].stderr
+        path = Path(tmp) / "hostile" / "task" / "d.jsonl"
+        assert one_line(made["hostile"], 3).startswith(f"rejected {path}:{at + 1}: {reason}")
+        clean, hostile = (items_of(Path(tmp) / name / "out.jsonl") for name in ("clean", "hostile"))
+        numbered = ("id", "fact", "source_doc")  # a document is numbered by its place, as harness's doc_id is
+
+        def content(items):
+            return [{k: v for k, v in i.items() if k not in numbered} for i in items]
+        assert content(hostile) == content(clean)
