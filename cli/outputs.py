@@ -13,6 +13,7 @@ probes/runner.py, kg/outputs.py).
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Iterable
@@ -96,6 +97,48 @@ def claim_pipeline_folder(out, *, overwrite: bool = False, inputs: Iterable = ()
     store = ["graph.sqlite", *(f"graph.sqlite{s}" for s in SQLITE_BESIDE)]  # SQLite writes into them
     return claim_folder(out, overwrite=overwrite, inputs=inputs, ours=ours, writes=["graph.sqlite"], in_place=store,
                         what="a factprobe pipeline's output (no graph.sqlite store)")
+
+
+# What a pipeline writes into its folder, by place (cli/pipeline.py's layout): these names, their
+# locks and their writers' temporaries. `run --restart` removes these and nothing else.
+_SQLITE_FILES = r"(?:-wal|-shm|-journal|\.lock|\.rejects\.jsonl|\.staging-[0-9a-f]+)?"
+_PIPELINE_TOP = re.compile(rf"graph\.sqlite{_SQLITE_FILES}|[^/]+\.index\.sqlite{_SQLITE_FILES}|frequency-[^/]+\.jsonl")
+
+
+def pipeline_files(out) -> tuple[list[Path], list[Path]]:
+    """The files under a pipeline's folder `out`: those a pipeline writes (its store, index and
+    counts at the top, semantic-index/, probesets/ (a set with its factprobe sidecar), runs/*/,
+    report/), and the others (a user's notes, a link: factprobe writes no link), each sorted."""
+    from ..kg.outputs import LOCK_NAME, TEMP
+    from ..probes.probeset import is_probeset
+    from ..probes.report.write import REPORT_FILES
+    from ..probes.runner import RUN_FILES
+
+    out = Path(out)
+    folders = {"semantic-index": set(SEMANTIC_FILES), "report": set(REPORT_FILES)}
+
+    def written(path: Path) -> bool:
+        parts = path.relative_to(out).parts
+        name = path.name
+        if name == LOCK_NAME or TEMP.fullmatch(name):  # a writer's lock, a killed writer's temporary
+            return True
+        if len(parts) == 1:
+            return bool(_PIPELINE_TOP.fullmatch(name))
+        if len(parts) == 2 and parts[0] in folders:
+            return name in folders[parts[0]]
+        if len(parts) == 2 and parts[0] == "probesets":
+            stem = re.sub(r"(\.jsonl(\.lock)?|\.meta\.json|\.parquet)$", "", name)
+            return stem != name and is_probeset(path.parent / f"{stem}.jsonl")
+        return len(parts) == 3 and parts[0] == "runs" and name in RUN_FILES
+
+    ours, others = [], []
+    for folder, subfolders, names in os.walk(out):
+        here = Path(folder)
+        links = [d for d in subfolders if (here / d).is_symlink()]  # listed, never followed
+        for path in sorted([*(here / n for n in names), *(here / d for d in links)]):
+            regular = not path.is_symlink() and path.is_file()
+            (ours if regular and written(path) else others).append(path)
+    return sorted(ours), sorted(others)
 
 
 def claim_data_folder(data, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:

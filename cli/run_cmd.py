@@ -4,15 +4,16 @@ every step the function its own command calls, in this process (pipeline.py, ste
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from ..kg.outputs import Claim
+from ..kg.outputs import Claim, hold_output
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import FolderPath
-from .outputs import claim_pipeline_folder, overwrite_option
+from .outputs import claim_pipeline_folder, overwrite_option, pipeline_files
 from .terminal import echo
 
 
@@ -20,7 +21,8 @@ from .terminal import echo
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option("--out", type=FolderPath(), help="Output folder [default: the config's `out`, relative to the current directory "
                             "for the shipped sample].")
-@click.option("--restart", is_flag=True, help="Delete the output folder first. A plain rerun resumes, and an "
+@click.option("--restart", is_flag=True, help="Delete the files a pipeline wrote in the output folder first (other "
+                                              "files stay, and are named). A plain rerun resumes, and an "
                                               "evaluation whose probe set or options changed is refused.")
 @click.option("--quiet", is_flag=True, help="No progress bars (step headers still print).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON at the end.")
@@ -45,13 +47,12 @@ def run_command(config, out, restart, quiet, as_json, overwrite):
     except ConfigError as error:
         fail(str(error), EXIT_USAGE)
     inputs = [Path(config or SAMPLE_CONFIG), *_inputs(pipeline)]
+    # one pipeline at a time in a folder (kg/outputs.hold_output), held until the command ends
+    click.get_current_context().with_resource(hold_output(pipeline.out, folder=True))
     claim = claim_pipeline_folder(pipeline.out, overwrite=overwrite, inputs=inputs)
     if restart and pipeline.out.exists():
-        import shutil
-
         _check_restart(pipeline.out, claim, inputs)
-        echo(f"--restart: removing {pipeline.out}")
-        shutil.rmtree(pipeline.out)
+        _restart(pipeline.out)
     try:
         summary = Runner(pipeline, quiet, overwrite=overwrite).run()
     except RuntimeError as error:
@@ -90,3 +91,24 @@ def _check_restart(out: Path, claim: Claim, inputs: list[Path]) -> None:
         fail(f"--restart would delete {held[0]}, an input of this pipeline, inside {out}: choose another --out",
              EXIT_USAGE)
 
+
+
+def _restart(out: Path) -> None:
+    """Remove the files a pipeline writes (cli/outputs.pipeline_files) and the folders they
+    leave empty; every other file stays, named, and nothing is followed through a link."""
+    from ..kg.outputs import LOCK_NAME
+
+    ours, others = pipeline_files(out)
+    ours = [path for path in ours if path != out / LOCK_NAME]  # this command's own lock, held
+    echo(f"--restart: removing the {len(ours)} file(s) a pipeline wrote in {out}")
+    for path in ours:
+        path.unlink(missing_ok=True)
+    for folder, _, _ in sorted(os.walk(out), key=lambda entry: -len(Path(entry[0]).parts)):
+        if Path(folder) != out and not Path(folder).is_symlink():
+            try:
+                Path(folder).rmdir()  # only when empty: a folder holding a kept file stays
+            except OSError:
+                pass
+    if others:
+        shown = ", ".join(str(path) for path in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        echo(f"--restart: kept {len(others)} file(s) factprobe did not write: {shown}")

@@ -1,9 +1,10 @@
 """Interruption and disk (issue 44 H): a report killed midway is rerun, not refused; a probe-set
 build on a full disk ends in one line naming the file, keeps nothing of it and keeps the earlier
-set."""
+set; `run --restart` removes only the files a pipeline wrote, and names the others it keeps."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -141,3 +142,62 @@ def test_a_full_disk_during_a_first_build_leaves_nothing(store, tmp_path):
     full = build_with_file_size_limit(build_args(store, out))
     assert (full.returncode, full.stderr) == (3, f"error: {out}: cannot write (File too large); nothing of it kept\n")
     assert os.listdir(tmp_path) == []  # not even the folder made for it
+
+
+# -- run --restart removes only what a pipeline wrote --------------------------------------------------
+
+
+def test_run_restart_removes_only_the_files_a_pipeline_wrote_and_names_the_others(tmp_path):
+    dump = write_dump(tmp_path / "hand.json", graph_entities())
+    config = tmp_path / "p.yaml"
+    config.write_text(f"graph:\n  sources: [{{format: wikidata, path: {dump}}}]\n"
+                      "probesets: {c: {kind: cloze}}\nmodels: []\nevaluations: []\nreport: false\n")
+    out = tmp_path / "out"
+    run_cli("run", str(config), "--out", str(out), "--quiet", check=True)
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    # (SQLite's -wal and -shm beside the store stay after a read-only connection in WAL mode)
+    assert [name for name in written if not name.endswith(("-wal", "-shm"))] == \
+        ["graph.sqlite", "probesets/c.jsonl", "probesets/c.meta.json"]
+    # what a user put inside, and what an earlier pipeline wrote that this config no longer names
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("the link's target\n")
+    users = {"notes.txt": "my notes\n", "probesets/mine.jsonl": '{"id": "x"}\n', "runs/old/mine.csv": "a,b\n",
+             "report/draft.md": "# draft\n"}
+    for name, text in users.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    (out / "link").symlink_to(elsewhere)
+    old_run = write_run(out / "runs" / "older", model="hf:m", method="ic-lke", correct=[True] * 6)
+    (out / "report" / "report.html").write_text(UNFINISHED)
+    (out / "probesets" / "c.jsonl.4242-0badc0de.partial").write_text("{")
+
+    proc = run_cli("run", str(config), "--out", str(out), "--quiet", "--restart")
+    assert proc.returncode == 0, proc.stderr
+    kept = [out / "link", out / "notes.txt", out / "probesets" / "mine.jsonl", out / "report" / "draft.md",
+            out / "runs" / "old" / "mine.csv"]
+    lines = proc.stdout.splitlines()
+    removed = len(written) + 3 + 2  # the older run's 3 files, the unfinished report page, a temporary
+    assert lines[0] == f"--restart: removing the {removed} file(s) a pipeline wrote in {out}"
+    assert lines[1] == f"--restart: kept 5 file(s) factprobe did not write: {', '.join(map(str, kept))}"
+    assert {name: (out / name).read_text() for name in users} == users
+    assert (out / "link").is_symlink() and elsewhere.read_text() == "the link's target\n"
+    assert not old_run.exists() and not (out / "report" / "report.html").exists()
+    now = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.is_symlink())
+    assert now == sorted([*written, *users])  # the pipeline's files written again beside the kept ones
+
+
+def test_a_second_run_or_restart_is_refused_while_a_pipeline_writes_its_folder(tmp_path):
+    from test_one_writer import busy, kill, start_holder
+
+    config = tmp_path / "p.yaml"
+    config.write_text("graph:\n  sources: []\nprobesets: {}\nmodels: []\nevaluations: []\nreport: false\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "graph.sqlite").write_bytes(b"")  # a pipeline's folder (an empty store), held by another pipeline
+    holder = start_holder(out, "folder", "--out")
+    try:
+        refused = run_cli("run", str(config), "--out", str(out), "--quiet", "--restart")
+        assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", busy(out, holder.pid))
+        assert sorted(os.listdir(out)) == [LOCK_NAME, "graph.sqlite"]  # --restart removed nothing
+    finally:
+        kill(holder)
