@@ -11,6 +11,7 @@ import hashlib
 import json
 import lzma
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -378,6 +379,33 @@ MAX_DEPTH = 254
 TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
 
 
+# A string (a key when a colon follows it) or a bracket: all that says where a value is nested.
+_NESTING = re.compile(rb'"(?:[^"\\]|\\.)*"(\s*:)?|[\[\]{}]', re.DOTALL)
+
+
+def too_deep(raw: bytes) -> str:
+    """TOO_DEEP, after the keys leading to the first value nested deeper ("labels: nested
+    deeper than 254 levels"). Read only for a record already rejected, by a scan that keeps no
+    more than the keys."""
+    keys: list[str | None] = []  # per open bracket: the key it was opened under (None in an array)
+    key = None
+    for m in _NESTING.finditer(raw):
+        token = m.group(0)
+        if m.group(1):  # a key
+            key = token[:token.rindex(b'"') + 1][1:-1].decode("utf-8", "replace")
+        elif token in (b"{", b"["):
+            keys.append(key)
+            key = None
+            if len(keys) > MAX_DEPTH:
+                path = ".".join(k for k in keys if k)
+                return f"{path[:80]}: {TOO_DEEP}" if path else TOO_DEEP
+        elif token in (b"}", b"]"):
+            if keys:
+                keys.pop()
+            key = None
+    return TOO_DEEP
+
+
 def json_record(raw: bytes) -> tuple[dict | None, str | None]:
     """One JSON object record of a dump: (the object, None), or (None, why it is rejected). A
     byte order mark before it is skipped; an object with a key twice is rejected, naming the
@@ -390,14 +418,14 @@ def json_record(raw: bytes) -> tuple[dict | None, str | None]:
     except orjson.JSONDecodeError as exc:
         why = str(exc)
         if "depth limit" in why or "recursion limit" in why.lower():  # orjson reads 1,024 levels
-            return None, TOO_DEEP
+            return None, too_deep(raw)
         return None, "invalid UTF-8" if "utf-8" in why.lower() else f"malformed JSON ({why})"
     if not isinstance(value, dict):
         return None, "not a JSON object"
     try:
         written = orjson.dumps(value)
     except orjson.JSONEncodeError:  # what orjson.loads gives back it writes, nested at most MAX_DEPTH
-        return None, TOO_DEEP
+        return None, too_deep(raw)
     # The cheap proof that no key was dropped, on the bulk path: every key is followed by one
     # colon outside strings, and orjson writes the colons inside strings as they are, so the
     # parsed object written back holds as many colons as the record unless a duplicate went

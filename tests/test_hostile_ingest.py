@@ -91,7 +91,7 @@ def test_a_deep_dump_line_costs_that_line_and_all_200_good_entities_are_stored(t
     dump = write_dump(tmp_path / "dump.json", lines[:120] + [deep_entity(depth)] + lines[120:])
     result, rejects = ingest("wikidata", dump, tmp_path / "s.sqlite")
     assert result.returncode == 3 and "Traceback" not in result.stderr
-    assert reasons(rejects) == [(str(dump), 122, TOO_DEEP)]  # "[" is line 1, 120 entities, then it
+    assert reasons(rejects) == [(str(dump), 122, "labels: " + TOO_DEEP)]  # "[" is line 1, 120 entities, then it
     assert stored(tmp_path / "s.sqlite") == clean
     assert f"{dump}: complete: 200 records" in result.stderr and "1 rejected" in result.stderr
 
@@ -102,19 +102,20 @@ def test_nesting_at_the_bound_is_read_one_level_more_is_rejected(tmp_path):
     inside = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)  # the record's object is the first level
     value, why = json_record(('{"a":' + inside + "}").encode())
     assert why is None and value is not None
-    assert json_record(('{"a":[' + inside + "]}").encode()) == (None, TOO_DEEP)
+    assert json_record(('{"a":[' + inside + "]}").encode()) == (None, "a: " + TOO_DEEP)
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_a_deep_pretty_printed_entity_data_file_is_one_reject(tmp_path, depth):
-    """Saved pretty-printed, the object is one record: one reject at its first line, not one per line."""
+    """Saved pretty-printed, the object is one record: one reject at its first line (naming the
+    member nested too deep), not one per line."""
     text = WBGETENTITIES.read_text(encoding="utf-8")
     deep = "[\n" * depth + "]\n" * depth
     path = tmp_path / "w.json"
     path.write_text(text.replace('"labels": {', '"labels": ' + deep + ', "x": {', 1), encoding="utf-8")
     result, rejects = ingest("wikidata", path, tmp_path / "s.sqlite")
     assert result.returncode == 3 and "Traceback" not in result.stderr
-    assert reasons(rejects) == [(str(path), 1, "the object starting here: " + TOO_DEEP)]
+    assert reasons(rejects) == [(str(path), 1, "entities.Q6607.labels: " + TOO_DEEP)]
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
@@ -129,7 +130,7 @@ def test_a_deep_trex_document_costs_that_document(tmp_path, depth):
     hostile.write_text("[" + ",".join(texts[:2] + [bad] + texts[2:]) + "]", encoding="utf-8")
     result, rejects = ingest("trex", hostile, tmp_path / "s.sqlite")
     assert result.returncode == 3 and "Traceback" not in result.stderr
-    assert reasons(rejects) == [(str(hostile), 3, TOO_DEEP)]  # T-REx names a document by its index
+    assert reasons(rejects) == [(str(hostile), 3, "entities: " + TOO_DEEP)]  # T-REx names a document by its index
     assert stored(tmp_path / "s.sqlite") == stored(tmp_path / "clean.sqlite")
 
 
@@ -141,7 +142,7 @@ def test_a_deep_line_in_a_gzip_dump_read_in_small_chunks(tmp_path, clean_200):
     packed.write_bytes(gzip.compress(dump.read_bytes()))
     result, rejects = ingest("wikidata", packed, tmp_path / "s.sqlite", "--chunk-size", "65536")
     assert result.returncode == 3 and "Traceback" not in result.stderr
-    assert reasons(rejects) == [(str(packed), 5, TOO_DEEP)]
+    assert reasons(rejects) == [(str(packed), 5, "labels: " + TOO_DEEP)]
     assert stored(tmp_path / "s.sqlite") == clean
 
 

@@ -115,8 +115,8 @@ class WikidataJsonSource:
         """A pretty-printed EntityData / wbgetentities file's entities into `b`; False when the
         chunk is no such object (then it is read line by line, as a dump)."""
         whole, why = json_record(chunk.data.strip())
-        if why == TOO_DEEP:  # read line by line, every line of it would be a reject of its own
-            b.rejects.append((chunk.first, f"the object starting here: {why}", excerpt(chunk.data)))
+        if why and why.endswith(TOO_DEEP):  # read line by line, every line of it would be a reject of its own
+            b.rejects.append((chunk.first, why, excerpt(chunk.data)))  # the object that starts here
             return True
         members = entity_members(whole) if whole is not None else None
         if members is None:
