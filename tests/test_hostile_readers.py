@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -397,3 +398,18 @@ def test_an_eval_folder_whose_run_json_is_deep_is_one_line_before_the_model_load
     assert one_line(proc, 2) == (f"error: {out} holds files that are not a factprobe eval run (it has no run.json) "
                                  "(aggregate.json, items.jsonl, run.json): pass --overwrite to replace it, or another "
                                  "--out")
+
+
+def test_jsonl_lines_names_every_hostile_line_and_reads_on(tmp_path):
+    from factprobe.kg.jsonl import jsonl_lines
+
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": "\xff"}\n' + deep(100_000).encode() + b"\n" + deep(5_000).encode() + b"\n"
+                     + b'{"a": ' + HUGE.encode() + b'}\n{"a": "\\ud800"}\n{"a": NaN}\n{"a": 2}\n')
+    assert [(line.number, line.value, line.error) for line in jsonl_lines(path, finite=True)] == [
+        (1, {"a": 1}, None), (2, None, "not UTF-8 (byte 0xff at column 8)"), (3, None, "nested over 500 deep"),
+        (4, None, "nested over 500 deep"), (5, None, TOO_LONG),
+        (6, None, "a string holds a lone surrogate (an \\ud800-\\udfff escape outside a pair): not text"),
+        (7, None, "not JSON (NaN is not a JSON number)"), (8, {"a": 2}, None)]
+    unless_finite = [line.value for line in jsonl_lines(path)][6:]  # NaN: what factprobe's own records may hold
+    assert math.isnan(unless_finite[0]["a"]) and unless_finite[1] == {"a": 2}
