@@ -22,8 +22,8 @@ from typing import Callable, Sequence
 
 import orjson
 
-from ...probes.report.items_data import (ProbeItems, facet_values, find_probe_set, needs_tests, prompt_maker,
-                                         read_probe_items)
+from ...probes.report.items_data import (ProbeItems, ProbeSetChanged, changed_line, facet_values, locate_probe_set,
+                                         needs_tests, prompt_maker, read_probe_items)
 from ...probes.report.items_filter import ItemQuery, disagreeing
 from ...probes.report.items_page import finite_json
 from ...probes.report.items_shape import rows_of
@@ -36,18 +36,28 @@ def id_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+class StaleIndex(RuntimeError):
+    """A file changed under its index between the check and the read: one line naming it (409)."""
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    # size, mtime and inode: an edit in place, a replacement renamed over it, a truncation
     stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
+def _stale(path: Path) -> StaleIndex:
+    return StaleIndex(f"{path} changed while it was read; ask again (it is indexed anew)")
 
 
 @dataclass
 class RunIndex:
     """One run's items.jsonl, row by row: where each row's record starts and what its facets are."""
     path: Path
-    stamp: tuple[int, int]
+    stamp: tuple[int, int, int]
     offsets: array = field(default_factory=lambda: array("q"))
-    parts: array = field(default_factory=lambda: array("H"))  # which of the record's rows
+    # which of the record's rows: 32 bits, as a distractor record may have any number of strategies
+    parts: array = field(default_factory=lambda: array("I"))
     combos: array = field(default_factory=lambda: array("I"))  # index into `table`
     ids: array = field(default_factory=lambda: array("q"))
     table: list[tuple] = field(default_factory=list)  # (relation, bucket, strategy, setting, outcome)
@@ -66,7 +76,7 @@ class RunIndex:
                 try:
                     record = orjson.loads(line)
                     rows = rows_of(method, record) if isinstance(record, dict) and "id" in record else None
-                except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError):
+                except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
                     rows = None
                 if rows is None:
                     index.rejected += 1
@@ -83,9 +93,17 @@ class RunIndex:
         return index
 
     def record(self, row: int) -> dict:
+        """The record of `row`, read at its offset; StaleIndex when the line there is no longer it."""
         with open(self.path, "rb") as stream:
             stream.seek(self.offsets[row])
-            return orjson.loads(stream.readline())
+            line = stream.readline()
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise _stale(self.path) from None
+        if not isinstance(record, dict) or "id" not in record or id_hash(str(record["id"])) != self.ids[row]:
+            raise _stale(self.path)
+        return record
 
     def rows_of_id(self, item_id: str) -> list[int]:
         """The rows of one item id: a scan of the hashes at C speed, no record read."""
@@ -103,6 +121,8 @@ class RunIndex:
 class ProbeIndex:
     """A probe set, by item: its test items' offsets by id hash, its demonstration items kept."""
     path: Path
+    stamp: tuple[int, int, int]
+    sha256: str = ""  # of the very bytes indexed
     ids: array = field(default_factory=lambda: array("q"))
     offsets: array = field(default_factory=lambda: array("q"))
     demonstrations: dict[str, list[dict]] = field(default_factory=dict)
@@ -110,9 +130,10 @@ class ProbeIndex:
 
     @classmethod
     def build(cls, path: Path) -> ProbeIndex:
-        index, offset = cls(path), 0
+        index, offset, digest = cls(path, _stamp(path)), 0, hashlib.sha256()
         with open(path, "rb") as stream:
             for line in stream:
+                digest.update(line)
                 start, offset = offset, offset + len(line)
                 try:
                     item = orjson.loads(line) if line.strip() else None
@@ -125,6 +146,7 @@ class ProbeIndex:
                 else:
                     index.ids.append(id_hash(str(item["id"])))
                     index.offsets.append(start)
+        index.sha256 = digest.hexdigest()
         return index
 
     def item(self, item_id: str) -> dict | None:
@@ -136,7 +158,12 @@ class ProbeIndex:
                 except ValueError:
                     return None
                 stream.seek(self.offsets[start])
-                item = orjson.loads(stream.readline())
+                try:
+                    item = orjson.loads(stream.readline())
+                except orjson.JSONDecodeError:
+                    raise _stale(self.path) from None
+                if not isinstance(item, dict):
+                    raise _stale(self.path)
                 if str(item.get("id")) == item_id:
                     return item
                 start += 1
@@ -144,7 +171,7 @@ class ProbeIndex:
     def items(self, method: str) -> ProbeItems:
         """What `prompt_maker` reads: the demonstrations, and every test item when the method chains them."""
         if needs_tests(method) and self.tests is None:
-            self.tests = read_probe_items(self.path, set(), tests=True).tests
+            self.tests = read_probe_items(self.path, set(), tests=True, sha256=self.sha256).tests
         return ProbeItems(self.path, {}, self.demonstrations, self.tests or {})
 
 
@@ -167,6 +194,18 @@ class RunView:
     counts: Counter = field(default_factory=Counter)
     prompt: Callable | None = None
     probe: ProbeIndex | None = None
+    probe_note: str | None = None  # why a file of the probe set's name is not used
+    watched: tuple = ()  # (path, stamp) of the probe set joined, or of the one refused
+
+    def probe_changed(self) -> bool:
+        """Has the probe set this view joins (or refused) changed since?"""
+        for path, stamp in self.watched:
+            try:
+                if _stamp(path) != stamp:
+                    return True
+            except OSError:
+                return True
+        return False
 
     def facets(self, code: int) -> dict:
         relation, bucket, strategy, setting, outcome = self.index.table[code >> 1]
@@ -185,7 +224,7 @@ class RunView:
         return {"run": self.known.name, "label": f"{self.known.name}: {self.run.name}", "name": self.run.name,
                 "model": self.run.model, "method": self.run.method, "folder": str(self.known.folder),
                 "probes": self.run.probe_set, "probe_set": None if self.probe_set is None else str(self.probe_set),
-                "items": self.run.item_count, "rows": len(self.index.offsets), "rejected": self.index.rejected}
+                "probe_note": self.probe_note, "items": self.run.item_count, "rows": len(self.index.offsets), "rejected": self.index.rejected}
 
 
 class ItemCatalog:
@@ -220,7 +259,7 @@ class ItemCatalog:
                 found.append((known, run, index))
             found.sort(key=lambda k: (k[1].model, k[1].method, k[1].probes, k[0].name))
             key = tuple((k.name, str(k.folder), i.stamp) for k, _, i in found)
-            if key != self.views[0]:
+            if key != self.views[0] or any(view.probe_changed() for view in self.views[1]):
                 self.views = (key, self._views(found))
             return self.views[1]
 
@@ -231,19 +270,33 @@ class ItemCatalog:
         return held
 
     def _probe(self, path: Path | None) -> ProbeIndex | None:
+        """The probe set's index, built again when the file changed since (size, mtime, inode)."""
         if path is None:
             return None
-        if path not in self.probes:
-            self.probes[path] = ProbeIndex.build(path)
-        return self.probes[path]
+        held = self.probes.get(path)
+        if held is None or held.stamp != _stamp(path):
+            held = self.probes[path] = ProbeIndex.build(path)
+        return held
 
     def _views(self, found: list[tuple[KnownRun, Run, RunIndex]]) -> list[RunView]:
         views = []
         for known, run, index in found:
-            probe_set = find_probe_set(known.folder, run.probes, run.probes_sha256, known.probes)
-            probe = self._probe(probe_set)
-            prompt = prompt_maker(run.method, run.config, probe.items(run.method)) if probe else None
-            views.append(RunView(known, run, index, probe_set, prompt=prompt, probe=probe))
+            located = locate_probe_set(known.folder, run.probes, run.probes_sha256, known.probes)
+            note, prompt = located.note, None
+            try:
+                probe = self._probe(located.path)
+                if probe is not None and run.probes_sha256 and probe.sha256 != run.probes_sha256:
+                    raise ProbeSetChanged(changed_line(probe.path, probe.sha256, run.probes_sha256))
+                prompt = prompt_maker(run.method, run.config, probe.items(run.method)) if probe else None
+                watched = tuple((path, self.probes[path].stamp if path in self.probes else _stamp(path))
+                                for path in (located.path or located.other,) if path is not None)
+            except ProbeSetChanged as changed:  # edited between the search and the index: the records alone
+                probe, prompt, note = None, None, str(changed)
+                watched = ((located.path, self.probes[located.path].stamp),)
+            except OSError:  # removed between the search and the index: the records alone
+                probe, watched = None, ()
+            views.append(RunView(known, run, index, None if probe is None else probe.path, prompt=prompt, probe=probe,
+                                 probe_note=note, watched=watched))
         _mark_disagreements(views)
         return views
 
@@ -287,15 +340,16 @@ def _mark_disagreements(views: list[RunView]) -> None:
     for view in views:
         groups.setdefault(view.run.probes_sha256 or view.run.probes, []).append(view)
     for group in groups.values():
-        # the report's key (item id, setting or strategy) as one int: the id's hash, then the part's number
+        # the report's key (item id, setting or strategy) as one int: the id's hash, then the part's
+        # number in 32 bits (a record may have tens of thousands of strategies)
         parts: dict[tuple, int] = {}
         keys = [[parts.setdefault(facets[2:4], len(parts)) for facets in view.index.table] for view in group]
-        split = disagreeing(((hashed << 8) | part[combo], view.index.table[combo][4])
+        split = disagreeing(((hashed << 32) | part[combo], view.index.table[combo][4])
                             for view, part in zip(group, keys)
                             for hashed, combo in zip(view.index.ids, view.index.combos)) if len(group) > 1 else set()
         for view, part in zip(group, keys):
             index = view.index
-            view.codes = array("I", (combo << 1 | (((hashed << 8) | part[combo]) in split)
+            view.codes = array("I", (combo << 1 | (((hashed << 32) | part[combo]) in split)
                                      for hashed, combo in zip(index.ids, index.combos))) if split else \
                 array("I", (combo << 1 for combo in index.combos))
             view.counts = Counter(view.codes)

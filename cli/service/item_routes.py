@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from ...probes.report.items_filter import FACETS, ItemQuery
-from .item_index import ItemCatalog, KnownRun, facets_of
+from .item_index import ItemCatalog, KnownRun, StaleIndex, facets_of
 
 items_router = APIRouter(tags=["items"])
 
@@ -64,6 +64,7 @@ class ItemRun(BaseModel):
     folder: str
     probes: str
     probe_set: str | None = None  # where its probe set was found; None: prompts and choices are the records'
+    probe_note: str | None = None  # why a file of the probe set's name is not used (its bytes are not the run's)
     items: int
     rows: int
     rejected: int  # lines of items.jsonl that are not records
@@ -107,7 +108,10 @@ def items(items: Catalog, run: Facet = None, method: Facet = None, relation: Fac
     `curl 'http://127.0.0.1:8000/items?method=kdf&outcome=wrong&disagree=true&limit=500'`."""
     given = dict(zip(FACETS, (run, method, relation, bucket, strategy, setting, outcome)))
     query = ItemQuery.of({**given, "disagree": disagree})
-    total, rows, views = items.page(query, offset, limit)
+    try:
+        total, rows, views = items.page(query, offset, limit)
+    except StaleIndex as stale:  # a file changed under the index mid-read: the next request indexes it anew
+        raise HTTPException(409, str(stale)) from None
     return {"total": total, "offset": offset, "limit": limit,
             "next_offset": offset + limit if offset + limit < total else None,
             "runs": [view.entry() for view in views], "facets": facets_of(views), "rows": rows}
@@ -116,7 +120,10 @@ def items(items: Catalog, run: Facet = None, method: Facet = None, relation: Fac
 @items_router.get("/items/same", response_model=SameItem)
 def same_item(items: Catalog, id: Annotated[str, Query(min_length=1, max_length=1000)]) -> dict:
     """One item in every run that has it: the side-by-side of the view."""
-    return {"id": id, "rows": items.same(id)}
+    try:
+        return {"id": id, "rows": items.same(id)}
+    except StaleIndex as stale:
+        raise HTTPException(409, str(stale)) from None
 
 
 @items_router.get("/items/view", response_class=HTMLResponse)

@@ -15,8 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ...kg.jsonl import json_value
+from ...kg.readers import without_bom
 from ..document import bucket_key, natural_key
-from ..probeset import read_items, read_meta, sidecar_path
 from .items_filter import FACETS, disagreeing, sample_ids
 from .items_shape import OUTCOMES, REBUILT_PROMPTS, ItemRow, PromptFn, rows_of
 from .loading import Run
@@ -34,34 +35,59 @@ class ItemViewOptions:
     seed: int = 0  # of that sample
 
 
-def find_probe_set(folder: str | Path, name: str, sha256: str | None, given: Sequence[Path] = ()) -> Path | None:
+class ProbeSetChanged(ValueError):
+    """The probe set's bytes are not the ones the run read: one line naming the file and both digests."""
+
+
+def changed_line(path: Path, found: str, recorded: str) -> str:
+    return (f"{path}: its bytes hash to sha256 {found[:12]}, not the run's probes_sha256 {recorded[:12]} "
+            "(edited after the run?): prompts and choices are what items.jsonl holds")
+
+
+@dataclass(frozen=True)
+class ProbeSetFound:
+    """Where a run's probe set is (`path`, None when not found), and when a file of its name is
+    there but holds other bytes, that file (`other`) and the one line saying so (`note`)."""
+    path: Path | None
+    note: str | None = None
+    other: Path | None = None
+
+
+def locate_probe_set(folder: str | Path, name: str, sha256: str | None, given: Sequence[Path] = ()) -> ProbeSetFound:
     """The probe set a run read: a file `given` (or one named `name` in a folder given), else
     `name` in the run folder, beside it, or in the pipeline layout's probesets/ beside runs/;
-    the first whose bytes are the run's (its SHA-256, or its sidecar's). None when none is."""
+    the first whose bytes hash to the run's probes_sha256 (a sidecar's recorded digest is not
+    trusted: the file may have been edited since it was written)."""
     folder = Path(folder)
     candidates = [p for g in given for p in ((g / name,) if g.is_dir() else (g,))]
     candidates += [folder / name, folder.parent / name, folder.parent.parent / "probesets" / name]
+    note = other = None
     for path in candidates:
-        if path.is_file() and (path.name == name or sha256) and _same_bytes(path, sha256):
-            return path
-    return None
+        if not (path.is_file() and (path.name == name or sha256)):
+            continue
+        if sha256 is None:
+            return ProbeSetFound(path)  # a run from before digests: its file name is all it says
+        found = _digest(str(path), *_stamp(path))
+        if found == sha256:
+            return ProbeSetFound(path)
+        if note is None and path.name == name:
+            note, other = changed_line(path, found, sha256), path
+    return ProbeSetFound(None, note, other)
 
 
-def _same_bytes(path: Path, sha256: str | None) -> bool:
-    if sha256 is None:
-        return True  # a run from before digests: its file name is all it says
-    if sidecar_path(path).is_file():
-        try:
-            if read_meta(path).sha256 == sha256:
-                return True
-        except (OSError, ValueError):
-            pass
+def find_probe_set(folder: str | Path, name: str, sha256: str | None, given: Sequence[Path] = ()) -> Path | None:
+    """`locate_probe_set`'s path: None when no file holds the bytes the run read."""
+    return locate_probe_set(folder, name, sha256, given).path
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
     stat = path.stat()
-    return _digest(str(path), stat.st_size, stat.st_mtime_ns) == sha256
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
 
 
 @lru_cache(maxsize=64)
-def _digest(path: str, _size: int, _mtime: int) -> str:
+def _digest(path: str, _size: int, _mtime: int, _inode: int) -> str:
+    # a search's shortcut only: `read_probe_items` hashes again the very bytes it parses
     digest = hashlib.sha256()
     with open(path, "rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
@@ -79,22 +105,30 @@ class ProbeItems:
     tests: dict[str, list[dict]] = field(default_factory=dict)
 
 
-def read_probe_items(path: Path | None, wanted: set[str] | None = None, tests: bool = False) -> ProbeItems:
+def read_probe_items(path: Path | None, wanted: set[str] | None = None, tests: bool = False,
+                     sha256: str | None = None) -> ProbeItems:
     """The probe set's items (`wanted` ids only, or all), its demonstrations, and with `tests`
-    every test item by relation."""
+    every test item by relation. With `sha256`, the bytes parsed are hashed as they are read
+    and ProbeSetChanged raised unless they are the run's: what the view shows is what the run read."""
     found = ProbeItems(path)
     if path is None:
         return found
-    for item in read_items(path):
-        if not isinstance(item, dict) or "id" not in item:
-            continue
-        if item.get("split") == "demo":
-            found.demonstrations.setdefault(item.get("relation"), []).append(item)
-            continue
-        if tests:
-            found.tests.setdefault(item.get("relation"), []).append(item)
-        if wanted is None or item["id"] in wanted:
-            found.items[item["id"]] = item
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            digest.update(raw)
+            item, _ = json_value(without_bom(raw) if number == 1 else raw) if raw.strip() else (None, None)
+            if not isinstance(item, dict) or "id" not in item:
+                continue
+            if item.get("split") == "demo":
+                found.demonstrations.setdefault(item.get("relation"), []).append(item)
+                continue
+            if tests:
+                found.tests.setdefault(item.get("relation"), []).append(item)
+            if wanted is None or item["id"] in wanted:
+                found.items[item["id"]] = item
+    if sha256 is not None and digest.hexdigest() != sha256:
+        raise ProbeSetChanged(changed_line(path, digest.hexdigest(), sha256))
     return found
 
 
@@ -125,11 +159,12 @@ def needs_tests(method: str) -> bool:
     return REBUILT_PROMPTS.get(method) == "tests"
 
 
-def run_entry(run: Run, probe_set: Path | None) -> dict:
-    """A run as the view lists it: its id, label, model, method, folder and probe set."""
+def run_entry(run: Run, probe_set: Path | None, note: str | None = None) -> dict:
+    """A run as the view lists it: its id, label, model, method, folder and probe set (and
+    `probe_note`: why a file of the probe set's name is not used)."""
     return {"run": run.rid, "label": run.label, "name": run.name, "model": run.model, "method": run.method, "folder": run.folder,
             "probes": run.probe_set, "probe_set": None if probe_set is None else str(probe_set),
-            "items": run.item_count}
+            "probe_note": note, "items": run.item_count}
 
 
 def facet_values(rows: Iterable[dict], runs: Sequence[str]) -> dict[str, list[str]]:
@@ -153,11 +188,15 @@ def items_payload(runs: Sequence[Run], probes: Sequence[Path] = (), limit: int =
     sample = sample_ids([row.id for _, row in brief], limit, seed)
     entries, rows = [], []
     for run in runs:
-        path = find_probe_set(run.folder, run.probes, run.probes_sha256, probes)
-        entries.append(run_entry(run, path))
+        found = locate_probe_set(run.folder, run.probes, run.probes_sha256, probes)
         kept = [r for r in run.items if sample.ids is None or str(r["id"]) in sample.ids]
+        try:
+            made = mapped(run, kept, found.path)
+        except ProbeSetChanged as changed:  # edited between the search and the read
+            found, made = ProbeSetFound(None, str(changed)), mapped(run, kept, None)
+        entries.append(run_entry(run, found.path, found.note))
         rows += [row.as_dict(run.rid, run.method, (run.probes_sha256 or run.probes, row.key) in disagree)
-                 for row in mapped(run, kept, path)]
+                 for row in made]
     return {"format": 1, "runs": entries, "rows": rows, "facets": facet_values(rows, [r.rid for r in runs]),
             "sample": {"seed": sample.seed, "items": sample.items, "items_total": sample.items_total,
                        "rows": sample.rows, "rows_total": sample.rows_total, "notice": sample.notice()}
@@ -167,6 +206,6 @@ def items_payload(runs: Sequence[Run], probes: Sequence[Path] = (), limit: int =
 def mapped(run: Run, records: Sequence[dict], path: Path | None) -> list[ItemRow]:
     """The records' rows with their probe items and rebuilt prompts."""
     wanted = {str(r["id"]) for r in records}
-    probe = read_probe_items(path, wanted, tests=needs_tests(run.method))
+    probe = read_probe_items(path, wanted, tests=needs_tests(run.method), sha256=run.probes_sha256)
     prompt = prompt_maker(run.method, run.config, probe)
     return [row for record in records for row in rows_of(run.method, record, probe.items.get(str(record["id"])), prompt)]

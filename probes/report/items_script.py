@@ -73,7 +73,7 @@ SCRIPT = r"""
       runs[run.run] = run;
       const tr = el("tr", null, {"data-run": run.run});
       cell(tr, run.run); cell(tr, run.name); cell(tr, run.model); cell(tr, run.folder);
-      cell(tr, run.probe_set || ("not found (" + run.probes + "): prompts and choices are what items.jsonl holds"));
+      cell(tr, run.probe_set || run.probe_note || ("not found (" + run.probes + "): prompts and choices are what items.jsonl holds"));
       body.appendChild(tr);
     }
     $("runs-count").textContent = String(body.children.length);
@@ -190,7 +190,7 @@ SCRIPT = r"""
     const notes = $("item-notes");
     clear(notes);
     const all_notes = (row.notes || []).slice();
-    if (runs[row.run] && !runs[row.run].probe_set) all_notes.push("the run's probe set (" + runs[row.run].probes + ") was not found: prompts and choices are what items.jsonl holds");
+    if (runs[row.run] && !runs[row.run].probe_set) all_notes.push(runs[row.run].probe_note || ("the run's probe set (" + runs[row.run].probes + ") was not found: prompts and choices are what items.jsonl holds"));
     for (const note of all_notes) notes.appendChild(el("li", note));
     $("item-raw").textContent = JSON.stringify(row, null, 1);
     if (served) {
