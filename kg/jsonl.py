@@ -103,8 +103,8 @@ def _deeper_than(value: Any, text: str, limit: int) -> bool:
     """Whether a parsed value nests deeper than `limit`. A value is as deep as its text has
     brackets at most, so a line of fewer is never walked (a walk costs about what the parse
     does: the cap is set high enough that records factprobe writes stay below it)."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
+    if type(value) not in (dict, list) or text.count("[") + text.count("{") <= limit:
+        return False  # (a string's brackets are text)
     level = [value]
     for _ in range(limit):
         below = []
