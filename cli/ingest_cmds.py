@@ -53,8 +53,8 @@ ingest_options = [workers_option, *common_ingest_options]
 # Of the line readers: a longer line is rejected as it streams past (kg/readers.py).
 max_record_option = click.option(
     "--max-record-bytes", type=click.IntRange(min=4096), default=MAX_RECORD_BYTES, show_default=True,
-    help="The longest line (or pretty-printed EntityData file) read; a longer one is rejected by its "
-         "line, never held in memory.")
+    help="The longest record read (a line; a pretty-printed EntityData file; a T-REx document); a longer "
+         "one is rejected by its line (a document by its index), never held in memory.")
 
 
 @click.group("ingest")
@@ -214,8 +214,10 @@ def ingest_rdf(files, fmt, chunk_size, entity_prefix, keep_external_ids, max_rec
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--chunk-size", type=click.IntRange(min=4096), default=None,
               help="Bytes of (decompressed) documents per parsing task and per committed checkpoint.")
+@max_record_option
 @with_options(ingest_options)
-def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_path, quiet, overwrite, as_json):
+def ingest_trex(files, chunk_size, max_record_bytes, store, languages, workers, restart, rejects_path, quiet,
+                overwrite, as_json):
     """Ingest T-REx JSON documents (.json, .json.gz, .json.bz2, .json.xz; one JSON array of
     documents per file, or one document per line).
 
@@ -226,7 +228,7 @@ def ingest_trex(files, chunk_size, store, languages, workers, restart, rejects_p
     from ..kg.sources.trex import TrexSource
 
     options = {"chunk_bytes": chunk_size} if chunk_size else {}
-    pairs = [(TrexSource(languages=languages, **options), f) for f in files]
+    pairs = [(TrexSource(languages=languages, max_record_bytes=max_record_bytes, **options), f) for f in files]
     _run_ingest(store, pairs, workers=workers, restart=restart, rejects_path=rejects_path,
                 quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 

@@ -36,6 +36,8 @@ from ..readers import (
     decompressed_blocks,
     json_record,
     excerpt,
+    too_long,
+    MAX_RECORD_BYTES,
 )
 from .trex_values import ENTITY_URI, Literal, Unreadable, read_uri
 
@@ -57,6 +59,14 @@ class DocumentChunk(Chunk):
     ends: tuple[int, ...] = ()
 
 
+_STRING_STOP = re.compile(rb'["\\]')  # what ends or escapes inside a string
+_STRUCTURE = re.compile(rb'[\[\]{}"]')
+
+
+class TooLong(bytes):
+    """The first bytes of a document over the cap, standing for it (it was not kept)."""
+
+
 class _Splitter:
     """Cuts a stream of JSON bytes into top-level documents, one block at a time.
 
@@ -65,7 +75,9 @@ class _Splitter:
     their own, to be rejected by the parser with their index.
     """
 
-    def __init__(self, offset: int = 0, in_array: bool = False):
+    def __init__(self, offset: int = 0, in_array: bool = False, cap: int | None = None):
+        self.cap = cap  # a document longer than this is let go as it streams past (TooLong)
+        self.skipping: list | None = None  # [depth, in a string, after a backslash, head] while it does
         self.buf = b""
         self.base = offset  # absolute offset of buf[0]
         self.pos = 0  # where the walk resumes inside buf
@@ -90,11 +102,63 @@ class _Splitter:
                 out.append((text, self._code(offset + len(piece), in_array)))
             offset += len(piece) + 1
 
+    def _whole(self, buf: bytes, start: int, end: int) -> bytes:
+        """The document buf[start:end], or a TooLong when it is over the cap (however the
+        blocks fell, so the same documents are rejected whatever the read size)."""
+        if self.cap is not None and end - start > self.cap:
+            return TooLong(buf[start:start + 160])
+        return buf[start:end]
+
+    def _skip(self, data: bytes) -> int:
+        """Walk `data` through the over-long document being let go: where it ends in `data`,
+        or -1 when it goes on past it. Only its nesting and string state are kept."""
+        state = self.skipping
+        depth, in_string, escaped = state[0], state[1], state[2]
+        outer = 1 if self.in_array else 0
+        i, n = 0, len(data)
+        while i < n:
+            if in_string:
+                if escaped:
+                    i, escaped = i + 1, False
+                    continue
+                m = _STRING_STOP.search(data, i)
+                if m is None:
+                    break
+                i = m.end()
+                if m.group(0) == b"\\":
+                    escaped = True
+                else:
+                    in_string = False
+                continue
+            m = _STRUCTURE.search(data, i)
+            if m is None:
+                break
+            c, i = data[m.start()], m.end()
+            if c == _QUOTE:
+                in_string = True
+            elif c == _LBRACE or c == _LBRACKET:
+                depth += 1
+            else:
+                depth -= 1
+                if depth == outer:
+                    return i
+        state[0], state[1], state[2] = depth, in_string, escaped
+        return -1
+
     def feed(self, data: bytes, final: bool = False) -> list[tuple[bytes, int]]:
         """The documents completed by `data` (all remaining ones when `final`), each with the
-        resume position after it."""
-        buf = self.buf + data if self.buf else data
+        resume position after it. A document over `cap` comes out as a TooLong of its first
+        bytes, never held whole."""
         out: list[tuple[bytes, int]] = []
+        if self.skipping is not None:
+            end = self._skip(data)
+            if end < 0 and not final:
+                self.base += len(data)
+                return out
+            end = len(data) if end < 0 else end
+            out.append((TooLong(self.skipping[3]), self._code(end, self.in_array)))
+            self.skipping, data, self.base = None, data[end:], self.base + end
+        buf = self.buf + data if self.buf else data
         depth, in_array, elem, gap, pos = self.depth, self.in_array, self.elem, self.gap, self.pos
         open_string = -1
         for m in _TOKEN.finditer(buf, pos):
@@ -130,14 +194,14 @@ class _Splitter:
                 continue
             depth -= 1
             if depth == (1 if in_array else 0):
-                out.append((buf[elem:s + 1], self._code(s + 1, in_array)))
+                out.append((self._whole(buf, elem, s + 1), self._code(s + 1, in_array)))
                 elem, gap = -1, s + 1
         pos = open_string if open_string >= 0 else len(buf)
 
         if final:
             end = len(buf)
             if elem >= 0:  # the input stops inside a document
-                out.append((buf[elem:], self._code(end, in_array)))
+                out.append((self._whole(buf, elem, end), self._code(end, in_array)))
             else:
                 stop = open_string if open_string >= 0 else end
                 self._scalars(buf, gap, stop, in_array, out)
@@ -150,6 +214,14 @@ class _Splitter:
             self.elem, self.depth, self.in_array = -1, 0, False
             return out
 
+        if elem >= 0 and self.cap is not None and len(buf) - elem > self.cap:  # let it go from here
+            tail = buf[open_string + 1:] if open_string >= 0 else b""
+            escaped = (len(tail) - len(tail.rstrip(b"\\"))) % 2 == 1
+            self.skipping = [depth, open_string >= 0, escaped, buf[elem:elem + 160]]
+            self.base += len(buf)
+            self.buf, self.pos, self.elem, self.gap = b"", 0, -1, 0
+            self.depth, self.in_array = (1 if in_array else 0), in_array
+            return out
         keep = elem if elem >= 0 else gap
         self.buf = buf[keep:]
         self.base += keep
@@ -251,14 +323,16 @@ class TrexSource:
     languages: tuple[str, ...] = LANGUAGES
     chunk_bytes: int = 4 << 20  # document bytes per chunk (also the read size)
     chunk_documents: int = 2000  # at most this many documents per chunk
+    max_record_bytes: int = MAX_RECORD_BYTES  # a longer document is rejected unkept (kg/readers.py)
     name: str = SOURCE
 
     def chunks(self, path: Path, start: int, position: int, digest: InputDigest | None = None) -> Iterator[Chunk]:
         p = check_readable(path)
         offset, in_array = position >> 1, bool(position & 1)
-        splitter = _Splitter(offset, in_array)
+        splitter = _Splitter(offset, in_array, cap=self.max_record_bytes)
         first = start + 1
         docs: list[bytes] = []
+        rejects: list[tuple[int, str, str]] = []  # documents over the cap, each standing as b""
         size = 0
         last = position
         disk = 0
@@ -268,18 +342,24 @@ class TrexSource:
             for d in docs:
                 total += len(d)
                 ends.append(total)
-            return DocumentChunk(first, len(docs), b"".join(docs), last, disk, ends=tuple(ends))
+            return DocumentChunk(first, len(docs), b"".join(docs), last, disk, tuple(rejects), ends=tuple(ends))
+
+        def add(raw: bytes) -> None:
+            if isinstance(raw, TooLong):
+                rejects.append((first + len(docs), too_long("document", self.max_record_bytes), excerpt(raw)))
+                raw = b""
+            docs.append(raw)
 
         try:
             for block, disk in _blocks_from(p, offset, max(1, min(self.chunk_bytes, 4 << 20)), digest):
                 for raw, code in splitter.feed(block):
-                    docs.append(raw)
+                    add(raw)
                     size += len(raw)
                     last = code
                     if size >= self.chunk_bytes or len(docs) >= self.chunk_documents:
                         yield make()
                         first += len(docs)
-                        docs, size = [], 0
+                        docs, size, rejects = [], 0, []
         except DamagedInput as exc:
             # Documents completed before the damage are good; the one in progress is not.
             if docs:
@@ -287,14 +367,15 @@ class TrexSource:
                 first += len(docs)
             raise TruncatedInput(str(p), first, str(exc)) from exc
         for raw, code in splitter.feed(b"", final=True):
-            docs.append(raw)
+            add(raw)
             last = code
         if docs:
             yield make()
 
     def parse(self, chunk: Chunk) -> ParseResult:
         rows = Rows()
-        rejects: list[tuple[int, str, str]] = []
+        rejects: list[tuple[int, str, str]] = list(chunk.rejects)  # the documents over the cap
+        too_long_at = {r[0] for r in chunk.rejects}
         dropped: list[tuple[int, str, str, str, str]] = []
         records = 0
         ends = getattr(chunk, "ends", None) or (len(chunk.data),)
@@ -303,6 +384,8 @@ class TrexSource:
             raw = chunk.data[begin:end]
             begin = end
             index = chunk.first + i
+            if index in too_long_at:
+                continue
             if not raw:
                 rejects.append((index, "input ends inside the JSON array (truncated file?)", ""))
                 continue
