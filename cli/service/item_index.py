@@ -300,8 +300,22 @@ class ItemCatalog:
         _mark_disagreements(views)
         return views
 
+    def forget(self) -> None:
+        """Drop every index: after a StaleIndex, the next request indexes each file anew."""
+        with self.lock:
+            self.indexes.clear()
+            self.probes.clear()
+            self.views = ((), [])
+
     def page(self, query: ItemQuery, offset: int, limit: int) -> tuple[int, list[dict], list[RunView]]:
         """(rows matching, the rows offset..offset+limit in run order, the runs)."""
+        try:
+            return self._page(query, offset, limit)
+        except StaleIndex:
+            self.forget()
+            raise
+
+    def _page(self, query: ItemQuery, offset: int, limit: int) -> tuple[int, list[dict], list[RunView]]:
         views = self.current()
         accepted = [{code for code in view.counts if query.matches(view.facets(code))} for view in views]
         total = sum(view.counts[c] for view, codes in zip(views, accepted) for c in codes)
@@ -324,8 +338,12 @@ class ItemCatalog:
     def same(self, item_id: str) -> list[dict]:
         """Every run's rows of one item, in run order."""
         rows = []
-        for view in self.current():
-            rows += [row for row in map(view.row, view.index.rows_of_id(item_id)) if row["id"] == item_id]
+        try:
+            for view in self.current():
+                rows += [row for row in map(view.row, view.index.rows_of_id(item_id)) if row["id"] == item_id]
+        except StaleIndex:
+            self.forget()
+            raise
         return rows
 
 
