@@ -152,7 +152,7 @@ def clean_trex(tmp_path_factory):
     docs = json.loads(TREX.read_text(encoding="utf-8"))
     path = folder / "docs.json"
     path.write_text(json.dumps(docs), encoding="utf-8")
-    result, rejects = ingest("trex", path, folder / "s.sqlite")
+    result, rejects = ingest("trex", path, folder / "s.sqlite", "--max-record-bytes", str(CAP))
     assert (result.returncode, rejects) == (0, [])
     return docs, stored(folder / "s.sqlite")
 
@@ -175,8 +175,45 @@ def test_a_hostile_value_in_a_trex_document_costs_that_document_at_most(clean_tr
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "docs.json"
         path.write_bytes(b"[" + b",\n".join(texts[:at] + [bad] + texts[at:]) + b"]")
-        result, rejects = ingest("trex", path, Path(tmp) / "s.sqlite")
+        result, rejects = ingest("trex", path, Path(tmp) / "s.sqlite", "--max-record-bytes", str(CAP))
         check(result, rejects, path, at + 1)  # T-REx names a document by its index, from 1
-        if kind in MUST_REJECT_JSON - {"size"} or (kind == "integer" and len(raw) > 400):
+        if kind in MUST_REJECT_JSON or (kind == "integer" and len(raw) > 400):
             assert [r for r in rejects if not r.get("dropped")], (kind, rejects)
         assert without(stored(Path(tmp) / "s.sqlite"), "Q1") == without(clean, "Q1")
+
+
+# A document: a string full of escapes and quotes, or brackets inside strings, of varied size.
+documents = st.lists(st.one_of(
+    st.integers(1, 300).map(lambda n: {"docid": "d", "text": 'a\\"b\\' * n}),
+    st.integers(1, 60).map(lambda n: {"docid": "d", "x": [[{"q": ']}"[{'}]] * n}),
+    st.just({"docid": "d", "t": "x"})), min_size=1, max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=documents, cap=st.sampled_from([100, 500, 3000]), in_array=st.booleans(),
+       blocks=st.lists(st.integers(1, 700), min_size=1, max_size=5))
+def test_the_trex_splitter_lets_go_of_the_same_documents_however_the_blocks_fall(docs, cap, in_array, blocks):
+    """Every document over the cap, and only those, comes out as a TooLong of its first bytes;
+    the others whole; and a resume from any document's position reads the same rest."""
+    from factprobe.kg.sources.trex import TooLong, _Splitter
+
+    texts = [json.dumps(d).encode() for d in docs]
+    data = b"[" + b",\n".join(texts) + b"]" if in_array else b"\n".join(texts)
+
+    def split(splitter, data):
+        out, i, k = [], 0, 0
+        while i < len(data):
+            size = blocks[k % len(blocks)]
+            out += splitter.feed(data[i:i + size])
+            i, k = i + size, k + 1
+        return out + splitter.feed(b"", final=True)
+
+    def seen(out):  # a TooLong holds the first bytes read before the cap was passed: 160 at most
+        return [("too long",) if isinstance(r, TooLong) else r for r, _ in out]
+
+    out = split(_Splitter(cap=cap), data)
+    assert seen(out) == [("too long",) if len(t) > cap else t for t in texts]
+    for (r, _), t in zip(out, texts):
+        assert not isinstance(r, TooLong) or (t.startswith(r) and len(r) >= min(160, cap))
+    for j, (_, code) in enumerate(out):
+        assert seen(split(_Splitter(code >> 1, bool(code & 1), cap=cap), data[code >> 1:])) == seen(out[j + 1:])
