@@ -70,9 +70,9 @@ def ingest_group() -> None:
 
 
 def hold_store(store) -> None:
-    """This command is the store's one writer until it ends (kg/outputs.hold_output): a second
+    """This command is the store's one writer until it ends (kg/output_lock.hold_output): a second
     ingest into it is refused while this one runs."""
-    from ..kg.outputs import hold_output
+    from ..kg.output_lock import hold_output
 
     click.get_current_context().with_resource(hold_output(store, folder=False, flag="--store"))
 

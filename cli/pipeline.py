@@ -195,9 +195,9 @@ class Runner:
 
 def holding_store(store: Path, action: Callable[[], object]) -> Callable[[], object]:
     """`action` (an ingest into `store`) as the store's one writer, as `factprobe ingest` is
-    (kg/outputs.hold_output): an ingest into it from another process is refused meanwhile."""
+    (kg/output_lock.hold_output): an ingest into it from another process is refused meanwhile."""
     def held() -> object:
-        from ..kg.outputs import hold_output
+        from ..kg.output_lock import hold_output
 
         with hold_output(store, folder=False, flag="--store"):
             return action()

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from ..kg.outputs import Claim, hold_output
+from ..kg.output_lock import hold_output
+from ..kg.outputs import Claim
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import FolderPath
 from .outputs import claim_pipeline_folder, overwrite_option, pipeline_files
@@ -47,7 +48,7 @@ def run_command(config, out, restart, quiet, as_json, overwrite):
     except ConfigError as error:
         fail(str(error), EXIT_USAGE)
     inputs = [Path(config or SAMPLE_CONFIG), *_inputs(pipeline)]
-    # one pipeline at a time in a folder (kg/outputs.hold_output), held until the command ends
+    # one pipeline at a time in a folder (kg/output_lock.hold_output), held until the command ends
     click.get_current_context().with_resource(hold_output(pipeline.out, folder=True))
     claim = claim_pipeline_folder(pipeline.out, overwrite=overwrite, inputs=inputs)
     if restart and pipeline.out.exists():

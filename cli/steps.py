@@ -3,7 +3,7 @@ report (and, in steps_graph.py, the graph and corpus steps). The `factprobe` com
 pipeline (`factprobe run`) and the service call these same functions; each says what it did
 through a `Console`: summary lines on stdout, progress, notes and warnings on stderr, or nowhere
 for the service, which keeps the returned result instead. Each writing step holds its output's
-lock while it writes (kg/outputs.hold_output): one writer per output.
+lock while it writes (kg/output_lock.hold_output): one writer per output.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
     change. Returns the ProbeSetMeta. FileNotFoundError when there is no store; ValueError when
     the build cannot be made or would change the probe set at `out`. Underneath:
     probes.build.build_probeset, whose docstring details the arguments."""
-    from ..kg.outputs import hold_output
+    from ..kg.output_lock import hold_output
     from ..probes.build import build_probeset
     from ..probes.kinds import get_kind
     from ..probes.listed import fact_list_lines
@@ -86,7 +86,7 @@ def eval_step(evaluation, models=None, console: Console = Console()):
     `models`: the ModelCache the model loads through (a new one on the evaluation's device and
     dtype by default). Returns the EvalSummary; raises as run_evaluation does (OutputError,
     EvalInputError before any model loads)."""
-    from ..kg.outputs import hold_output
+    from ..kg.output_lock import hold_output
     from ..probes.evaluation import run_evaluation
 
     bar = _ProgressBar(console.quiet)
@@ -157,7 +157,7 @@ def report_step(folders: Sequence[str | Path], out: str | Path, title: str, defi
     self-contained HTML page), and the item view (items.html; `items`: its ItemViewOptions);
     `overwrite`: write into a folder holding other files (a run folder's, a link, are refused
     always: cli/outputs.py). Returns the ReportFiles."""
-    from ..kg.outputs import hold_output
+    from ..kg.output_lock import hold_output
     from ..probes.report import Definitions, load_runs, write_report
     from ..probes.report.items_data import ItemViewOptions
     from .outputs import claim_report_folder

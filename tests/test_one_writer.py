@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import factprobe_cmd, run_cli
-from factprobe.kg.outputs import LOCK_NAME, OutputBusy, hold_output, lock_path, replacing, staging, temp_name
+from factprobe.kg.output_lock import OutputBusy, hold_output, lock_path
+from factprobe.kg.outputs import LOCK_NAME, replacing, staging, temp_name
 from test_distractors import graph_entities
 from test_eval import CAPITALS
 from test_reports import write_run
@@ -105,7 +106,7 @@ def test_an_eval_killed_with_sigkill_leaves_no_lock_stuck(tmp_path):
 
 HOLDER = """
 import sys, time
-from factprobe.kg.outputs import hold_output
+from factprobe.kg.output_lock import hold_output
 with hold_output(sys.argv[1], folder=sys.argv[2] == "folder", flag=sys.argv[3]):
     print("held", flush=True)
     time.sleep(600)
