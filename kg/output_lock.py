@@ -184,3 +184,19 @@ def _remove_temps(folder: Path, names: list[str] | None) -> None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def _forget_in_child() -> None:
+    """A forked child (an ingest's parsing worker) does not hold its parent's locks: an flock
+    lasts while any process keeps its descriptor open, so a worker outliving its killed parent
+    by the moment it takes to notice would keep the output locked against the rerun. Closing the
+    child's copy leaves the parent's lock as it is."""
+    for fd, _ in _held.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
