@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from fastapi import HTTPException
 from pydantic import ValidationError
@@ -20,7 +20,19 @@ from .store import Job
 
 if TYPE_CHECKING:
     from ...probes.build import BuildRequest
-    from .state import ServiceConfig, ServiceState
+    from ...probes.scoring.model_cache import ModelCache
+    from .config import ServiceConfig
+
+
+class Resuming(Protocol):
+    """What resuming a job reads of the server's state (state.ServiceState has it)."""
+
+    config: ServiceConfig
+    jobs: JobQueue
+    models: ModelCache
+
+    @property
+    def res(self): ...
 
 
 def admit_probeset(request: ProbesetRequest, config: ServiceConfig, kg) -> BuildRequest:
@@ -71,7 +83,7 @@ def admit_eval(request: EvalRequest, config: ServiceConfig, jobs: JobQueue) -> P
     return source.probes
 
 
-def resumed_work(job: Job, state: ServiceState) -> Callable[[Job], dict]:
+def resumed_work(job: Job, state: Resuming) -> Callable[[Job], dict]:
     """The work of a job read back from its record, for a restarted server to run again, once
     its request passes the checks a new one passes (JobRefused with the first refusal when it
     does not): a build starts over in an emptied folder; an evaluation continues in its run

@@ -8,48 +8,20 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from ...index.backend import Backend
 from ...kg.graph import KnowledgeGraph
 from .guard import ErrorCounter
 from ...probes.scoring.model_cache import ModelCache
-from ...probes.scoring.specs import SHORTCUTS
 from .admission import resumed_work
+from .config import DEFAULT_MODELS, ServiceConfig  # noqa: F401  (the service's other modules import them from here)
 from .jobs import JobQueue
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
 PROPERTY_ID = r"^P[1-9][0-9]{0,9}$"
-DEFAULT_MODELS = tuple(SHORTCUTS)  # the two real models that install from PyPI
-
-
-@dataclass(frozen=True)
-class ServiceConfig:
-    store: Path
-    data_dir: Path  # jobs write under DATA/jobs/<id>/, their records in DATA/jobs.sqlite
-    index: Path | None = None  # embedded frequency index
-    semantic: Path | None = None  # semantic index folder (sem, temp+sem)
-    token: str | None = None  # None: mutating endpoints answer 503
-    models: tuple[str, ...] = DEFAULT_MODELS
-    es_url: str | None = None  # counts from this Elasticsearch cluster instead of the embedded index
-    es_index: str = Backend.es_index
-    # Models, files and URLs (as written) a client may name in an option that loads or calls one,
-    # besides `models` (`serve --allow-model`); nothing else a client names is loaded.
-    allow: tuple[str, ...] = ()
-    # Run folders (or folders of them) the item view shows besides the finished eval jobs (`serve --runs`).
-    runs: tuple[Path, ...] = ()
-
-    @property
-    def allowed(self) -> tuple[str, ...]:
-        """What a client may name in an option that names a model, a file or a URL: the served
-        models, then those the operator allowed besides."""
-        return tuple(dict.fromkeys((*self.models, *self.allow)))
-
-
 class Resources:
     """Per-thread handles: FastAPI runs sync endpoints on a thread pool and a SQLite connection
     is best kept to one thread; the semantic index is loaded once and shared."""
