@@ -195,7 +195,7 @@ documents = st.lists(st.one_of(
 def test_the_trex_splitter_lets_go_of_the_same_documents_however_the_blocks_fall(docs, cap, in_array, blocks):
     """Every document over the cap, and only those, comes out as a TooLong of its first bytes;
     the others whole; and a resume from any document's position reads the same rest."""
-    from factprobe.kg.sources.trex import TooLong, _Splitter
+    from factprobe.kg.sources.trex_split import DocumentSplitter, TooLong
 
     texts = [json.dumps(d).encode() for d in docs]
     data = b"[" + b",\n".join(texts) + b"]" if in_array else b"\n".join(texts)
@@ -211,9 +211,9 @@ def test_the_trex_splitter_lets_go_of_the_same_documents_however_the_blocks_fall
     def seen(out):  # a TooLong holds the first bytes read before the cap was passed: 160 at most
         return [("too long",) if isinstance(r, TooLong) else r for r, _ in out]
 
-    out = split(_Splitter(cap=cap), data)
+    out = split(DocumentSplitter(cap=cap), data)
     assert seen(out) == [("too long",) if len(t) > cap else t for t in texts]
     for (r, _), t in zip(out, texts):
         assert not isinstance(r, TooLong) or (t.startswith(r) and len(r) >= min(160, cap))
     for j, (_, code) in enumerate(out):
-        assert seen(split(_Splitter(code >> 1, bool(code & 1), cap=cap), data[code >> 1:])) == seen(out[j + 1:])
+        assert seen(split(DocumentSplitter(code >> 1, bool(code & 1), cap=cap), data[code >> 1:])) == seen(out[j + 1:])

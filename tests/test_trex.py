@@ -16,7 +16,8 @@ from conftest import FIXTURES, dump_tables, run_cli, content_tables
 from factprobe.kg import KnowledgeGraph, Store
 from factprobe.kg.ingest import ingest
 from factprobe.kg.model import derived_fact_id
-from factprobe.kg.sources.trex import TrexSource, _Splitter, normalize_aligner
+from factprobe.kg.sources.trex import TrexSource, normalize_aligner
+from factprobe.kg.sources.trex_split import DocumentSplitter
 
 GOOD = FIXTURES / "trex" / "re-nlg_0-5.json"
 MALFORMED = FIXTURES / "trex" / "re-nlg_malformed.json"
@@ -253,13 +254,13 @@ def test_splitter_cuts_and_resumes_anywhere():
         docs = [{"k": value()} if rng.random() < 0.8 else value() for _ in range(rng.randint(0, 6))]
         data = json.dumps(docs, ensure_ascii=rng.random() < 0.5).encode()
         for block in (1, 5, 1 << 20):
-            splitter, out = _Splitter(), []
+            splitter, out = DocumentSplitter(), []
             for i in range(0, len(data), block):
                 out += splitter.feed(data[i:i + block])
             out += splitter.feed(b"", final=True)
             assert [orjson.loads(raw) for raw, _ in out] == docs
             for k, (_, code) in enumerate(out):  # resuming after document k gives the rest
-                resumed = _Splitter(code >> 1, bool(code & 1))
+                resumed = DocumentSplitter(code >> 1, bool(code & 1))
                 rest = resumed.feed(data[code >> 1:]) + resumed.feed(b"", final=True)
                 assert [orjson.loads(raw) for raw, _ in rest] == docs[k + 1:]
 
