@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..kg.jsonl import json_value
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import Declared, FolderPath, json_option, store_option, with_options
 from .outputs import overwrite_option
@@ -242,12 +243,10 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, l
 
 def _fact_record(line: str) -> dict | None:
     """The JSON object of a facts line, or None when it lacks a subject, relation or object."""
-    try:
-        record = json.loads(line)
-        if all(isinstance(record[k], str) and record[k] for k in ("subject", "relation", "object")):
-            return record
-    except (json.JSONDecodeError, KeyError, TypeError):
-        pass
+    record, _ = json_value(line)
+    if isinstance(record, dict) and all(isinstance(record.get(k), str) and record[k]
+                                        for k in ("subject", "relation", "object")):
+        return record
     return None
 
 

@@ -12,7 +12,6 @@ probes/runner.py, kg/outputs.py).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Iterable
 
 import click
 
+from ..kg.jsonl import json_value
 from ..kg.outputs import (SQLITE_BESIDE, Claim, claim_file, claim_folder, is_store, listing, remove, sqlite_tables)
 
 overwrite_option = click.option(
@@ -34,8 +34,8 @@ INDEX_TABLES = {"meta", "documents", "postings"}  # index/embedded.py's schema
 
 def _json_object(path: Path) -> dict | None:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value, _ = json_value(path.read_bytes())
+    except OSError:
         return None
     return value if isinstance(value, dict) else None
 
@@ -193,10 +193,7 @@ def jsonl_of(*keys: str):
             return False
         if not first.strip():
             return path.stat().st_size == 0
-        try:
-            record = json.loads(first)
-        except ValueError:
-            return False
+        record, _ = json_value(first)
         return isinstance(record, dict) and all(any(k in record for k in key.split("|")) for key in keys)
     return ours
 

@@ -12,7 +12,6 @@ items. Swapping in full Wikidata, another corpus or a GPU model is an edit of th
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 import traceback
@@ -20,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from ..kg.jsonl import json_value
 from .command_line import command_line
 from .pipeline_config import Pipeline
 from .terminal import echo
@@ -221,8 +221,10 @@ def headline_lines(runs: list[tuple[Path, Path]]) -> list[str]:
     lines = []
     for folder, probes in runs:
         try:
-            aggregate = json.loads((folder / "aggregate.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            aggregate, _ = json_value((folder / "aggregate.json").read_bytes())
+        except OSError:
+            continue
+        if not isinstance(aggregate, dict):  # not JSON, nested too deep, not an object: no figures
             continue
         figures = registered().get(aggregate.get("method"), Method).headline(aggregate, probes)
         lines.append(f"{folder.name} ({aggregate.get('items')} items):" + (f" {figures}" if figures else ""))
