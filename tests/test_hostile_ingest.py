@@ -438,3 +438,41 @@ def test_a_trex_document_over_the_cap_is_one_reject_read_within_the_bound(tmp_pa
     why = "document longer than 8 MiB (the cap on one record; --max-record-bytes)"
     assert _ingest_within_bound(clean, path, store, "trex") == [(str(path), 3, why)]
     assert stored(store) == stored(Path(f"{store}.clean"))
+
+
+def test_a_turtle_block_over_the_cap_is_one_reject_read_within_the_bound(tmp_path):
+    """A Turtle block of short lines that runs on for 100 MiB without a blank line (inserted
+    between two blocks of Q42's real Turtle): passed over as it streams, one reject at its first
+    line, never held; the blocks after it are read from their own lines, so the store is Q42's."""
+    text = gzip.decompress(Q42_TTL.read_bytes())
+    at = text.index(b"\n\n", len(text) // 2) + 2
+    first_line = text[:at].count(b"\n") + 1
+    line = b'wd:Q42 rdfs:comment "' + b"a" * 1000 + b'"@en ;\n'
+    hostile = tmp_path / "q42.ttl.gz"
+    with gzip.open(hostile, "wb", compresslevel=1) as f:
+        f.write(text[:at])
+        for _ in range(100 * 1024):  # about 100 MiB of lines of 1 KiB
+            f.write(line)
+        f.write(b'wd:Q42 rdfs:comment "end"@en .\n\n' + text[at:])
+    why = "Turtle block longer than 8 MiB (the cap on one record; --max-record-bytes)"
+    assert _ingest_within_bound(Q42_TTL, hostile, tmp_path / "s.sqlite", kind="rdf") == [(str(hostile), first_line, why)]
+    assert stored(tmp_path / "s.sqlite") == stored(tmp_path / "s.sqlite.clean")
+
+
+def test_resuming_after_a_passed_over_turtle_block_reads_the_same_chunks(tmp_path):
+    from factprobe.kg.sources.rdf import turtle_chunks
+
+    text = gzip.decompress(Q42_TTL.read_bytes())
+    at = text.index(b"\n\n", len(text) // 2) + 2
+    path = tmp_path / "q42.ttl"
+    path.write_bytes(text[:at] + b'wd:Q42 rdfs:comment "x"@en ;\n' * 3000 + b'wd:Q42 rdfs:comment "y"@en .\n\n' + text[at:])
+    whole = list(turtle_chunks(path, chunk_bytes=4096, max_line_bytes=16384))
+    skipped = [c for c in whole if c.rejects]
+    assert [(c.first, c.count, c.rejects[0][1]) for c in skipped] == [
+        (text[:at].count(b"\n") + 1, 3002, "Turtle block longer than 16,384 bytes (the cap on one record; --max-record-bytes)")]
+    assert sum(c.count for c in whole) == path.read_bytes().count(b"\n")
+    for c in whole:
+        rest = turtle_chunks(path, start_line=c.first + c.count - 1, start_position=c.position,
+                             chunk_bytes=4096, max_line_bytes=16384)
+        assert [(r.first, r.count, r.data, r.rejects) for r in rest] == \
+               [(r.first, r.count, r.data, r.rejects) for r in whole if r.first >= c.first + c.count]
