@@ -121,3 +121,25 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: f
     if check and proc.returncode != 0:
         raise AssertionError(f"factprobe {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def kill_when(args: list, ready, *, timeout: float = 120, poll: float = 0.005) -> subprocess.Popen:
+    """Start `factprobe ARGS`, SIGKILL it as soon as `ready(proc)` says so, and return the ended
+    process (its returncode says whether the kill landed or it ended first)."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([*factprobe_cmd(), *map(str, args)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if ready(proc):
+                proc.send_signal(signal.SIGKILL)
+                break
+            time.sleep(poll)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return proc

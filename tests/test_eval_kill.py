@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import factprobe_cmd, run_cli
+from cli_runner import kill_when
+from conftest import run_cli
 from test_eval import CAPITALS
 
 SPEC = "smollm2-135m-instruct"
@@ -51,18 +50,7 @@ def _complete_lines(path: Path) -> int:
 def _kill_after(args: list[str], items: Path, *, at_least: int, timeout: float = 300) -> int:
     """Start `factprobe ARGS`, SIGKILL it once `items` holds `at_least` complete lines, and return
     how many complete lines it left (asserting the kill came before the end)."""
-    proc = subprocess.Popen([*factprobe_cmd(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if _complete_lines(items) >= at_least:
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.005)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    proc = kill_when(args, lambda _: _complete_lines(items) >= at_least, timeout=timeout)
     assert proc.returncode == -signal.SIGKILL, "eval ended (or timed out) before it could be killed"
     written = _complete_lines(items)
     assert at_least <= written < TEST, f"the kill landed after {written} of {TEST} items; the test needs it midway"

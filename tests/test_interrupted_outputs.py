@@ -4,16 +4,15 @@ set; `run --restart` removes only the files a pipeline wrote, and names the othe
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
+from cli_runner import kill_when
 from conftest import factprobe_cmd, run_cli
 from factprobe.kg.outputs import LOCK_NAME
 from factprobe.probes.report.write import UNFINISHED
@@ -38,19 +37,8 @@ def report_args(runs: list[Path], out: Path) -> list[str]:
 
 def test_a_report_killed_with_sigkill_midway_is_written_by_the_rerun(runs, tmp_path):
     out = tmp_path / "report"
-    proc = subprocess.Popen([*factprobe_cmd(), *report_args(runs, out)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
-            if (out / "accuracy_by_bucket.png").exists():  # the first plot drawn, the page not yet written
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.002)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    # killed once the first plot is drawn, the page not yet written
+    proc = kill_when(report_args(runs, out), lambda _: (out / "accuracy_by_bucket.png").exists(), poll=0.002)
     assert proc.returncode == -signal.SIGKILL, "the report ended before it could be killed"
     assert not (out / "report.md").exists(), "the kill landed after the report was written; the test needs it midway"
     assert (out / "report.html").read_text(encoding="utf-8") == UNFINISHED  # the marker, from the first byte

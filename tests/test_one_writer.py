@@ -10,11 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from cli_runner import kill_when
 from conftest import factprobe_cmd, run_cli
 from factprobe.kg.output_lock import OutputBusy, hold_output, lock_path
 from factprobe.kg.outputs import LOCK_NAME, replacing, staging, temp_name
@@ -79,20 +79,8 @@ def test_two_evals_into_one_folder_at_once_one_is_refused_and_every_item_is_writ
 @pytest.mark.slow
 def test_an_eval_killed_with_sigkill_leaves_no_lock_stuck(tmp_path):
     probes, out = capital_probes(tmp_path / "capitals.jsonl"), tmp_path / "run"
-    proc = subprocess.Popen([*factprobe_cmd(), *eval_args(probes, out)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
     lock = out / LOCK_NAME
-    try:
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
-            if lock.is_file() and lock.read_text() == f"pid {proc.pid}\n":
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.005)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    proc = kill_when(eval_args(probes, out), lambda p: lock.is_file() and lock.read_text() == f"pid {p.pid}\n")
     assert proc.returncode == -signal.SIGKILL
     assert lock.read_text() == f"pid {proc.pid}\n"  # the file stays; the kernel let go of its lock
     again = run_cli(*eval_args(probes, out))
