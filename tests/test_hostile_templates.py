@@ -10,7 +10,6 @@ its own rusage (os.wait4)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import resource
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from cli_runner import peak_rss
 from conftest import factprobe_cmd
 from factprobe.probes.lm_eval_bounds import MAX_TEXT, printf_size
 from factprobe.probes.lm_eval_templates import TemplateFailed, Templates
@@ -52,14 +52,12 @@ def imported(base: Path, template: str) -> tuple[int, str, str, float]:
                                               "label": 1}) + "\n")
     (task / "t.yaml").write_text(TASK.format(template=json.dumps(template)))
     with open(base / "out.txt", "w+") as out, open(base / "err.txt", "w+") as err:
-        process = subprocess.Popen([*factprobe_cmd(), "probeset", "import", "--format", "lm-eval", str(task / "t.yaml"),
-                                    "--out", str(base / "items.jsonl")], stdout=out, stderr=err,
-                                   preexec_fn=limited)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+        code, rss = peak_rss([*factprobe_cmd(), "probeset", "import", "--format", "lm-eval", task / "t.yaml",
+                              "--out", base / "items.jsonl"], base / "rss.txt", stdout=out, stderr=err,
+                             preexec_fn=limited)
         out.seek(0)
         err.seek(0)
-        return process.returncode, out.read(), err.read(), usage.ru_maxrss / 1024
+        return code, out.read(), err.read(), rss / (1 << 20)
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ class DocumentSplitter:
         """The document buf[start:end], or a TooLong when it is over the cap (however the
         blocks fell, so the same documents are rejected whatever the read size)."""
         if self.cap is not None and end - start > self.cap:
-            return TooLong(buf[start:start + 160])
+            return TooLong(buf[start:min(end, start + 160)])
         return buf[start:end]
 
     def _skip(self, data: bytes) -> int:
