@@ -241,6 +241,7 @@ def _ingest_within_bound(clean: Path, hostile: Path, store: Path, kind: str = "w
     return reasons([json.loads(x) for x in Path(f"{store}.rejects.jsonl").read_text().splitlines()])
 
 
+@pytest.mark.slow
 def test_a_200_mib_line_in_a_gzip_dump_is_read_within_a_bound_that_does_not_grow_with_it(tmp_path):
     """Acceptance 2 at a smaller scale (bench/hostile_memory.py measures a 1 GiB line): 200 MiB
     of one line from about 0.9 MiB of gzip. Without the cap the reader held the line, joined
@@ -257,6 +258,7 @@ def test_a_200_mib_line_in_a_gzip_dump_is_read_within_a_bound_that_does_not_grow
     assert stored(store) == stored(Path(f"{store}.clean"))
 
 
+@pytest.mark.slow
 def test_a_pretty_printed_entity_data_object_over_the_cap_is_one_reject_read_within_the_bound(tmp_path):
     path = _gzip(tmp_path / "object.json.gz",
                  b'{\n  "entities": {\n    "Q1": {\n      "id": "Q1",\n      "labels": {"en": {"value": "', 100,
@@ -317,6 +319,7 @@ def test_a_lone_surrogate_in_any_term_of_a_triple_costs_that_triple(tmp_path, q4
     assert stored(tmp_path / "s.sqlite") == clean
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_in_a_turtle_literal_costs_its_triple(tmp_path):
     """Q42's real Turtle with one label more, `\\uD800` in it: that triple is left out, named by
     the line its block starts on; the other labels of the block are kept."""
@@ -428,6 +431,7 @@ def without_q1(tables: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
     return {k: [r for r in rows if "Q1" not in r] for k, rows in tables.items()}
 
 
+@pytest.mark.slow
 def test_a_trex_document_over_the_cap_is_one_reject_read_within_the_bound(tmp_path):
     """A T-REx file whose third document's text is 200 MiB (from about 0.9 MiB of gzip): that
     document is rejected by its index, never held; the others are stored."""
@@ -442,6 +446,7 @@ def test_a_trex_document_over_the_cap_is_one_reject_read_within_the_bound(tmp_pa
     assert stored(store) == stored(Path(f"{store}.clean"))
 
 
+@pytest.mark.slow
 def test_a_turtle_block_over_the_cap_is_one_reject_read_within_the_bound(tmp_path):
     """A Turtle block of short lines that runs on for 100 MiB without a blank line (inserted
     between two blocks of Q42's real Turtle): passed over as it streams, one reject at its first
@@ -461,6 +466,7 @@ def test_a_turtle_block_over_the_cap_is_one_reject_read_within_the_bound(tmp_pat
     assert stored(tmp_path / "s.sqlite") == stored(tmp_path / "s.sqlite.clean")
 
 
+@pytest.mark.slow
 def test_resuming_after_a_passed_over_turtle_block_reads_the_same_chunks(tmp_path):
     from factprobe.kg.sources.rdf import turtle_chunks
 

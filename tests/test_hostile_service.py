@@ -130,6 +130,7 @@ def test_a_body_holding_nan_or_infinity_is_422_naming_the_field(server, raw, loc
     assert status == 200 and health["unexpected_errors"] == 0, health
 
 
+@pytest.mark.slow
 def test_a_resumed_job_passes_every_check_a_new_one_does(grounds):
     """A build naming a fact list the operator allowed passes the door and runs; killed before
     it ran (its record queued again, as a kill leaves one) or while it ran, a server started

@@ -133,6 +133,7 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow
 def test_every_way_to_multiply_text_is_refused_before_it_is_built():
     done = subprocess.run([sys.executable, "-c", PROBE], input=json.dumps([t for t, _ in MORE]), capture_output=True,
                           text=True, preexec_fn=limited, timeout=120)

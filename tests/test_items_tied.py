@@ -145,6 +145,7 @@ def test_a_record_file_changed_under_the_index_is_409_then_indexed_anew(layout):
         assert same.status_code == 200 and [r["id"] for r in same.json()["rows"]] == ["k2"]
 
 
+@pytest.mark.slow
 def test_seventy_thousand_strategies_in_one_record(layout):
     """Issue 44's case: 70,000 strategies overflowed array("H") and every /items answered 500."""
     strategies = {f"s{k}": {"min_at_n": k % 2, "distractors": ["Q2"]} for k in range(70_000)}
