@@ -3,7 +3,7 @@
 
 A value's size is its `weight`: about the characters str() would write for it, every repetition
 counted (`[x] * 1000` weighs a thousand x; a collection's texts each with its quotes and
-separator, escapes not counted), found without writing it. Every value a binop, call or filter
+separator, and at most what repr's escapes make of them), found without writing it. Every value a binop, call or filter
 makes weighs at most MAX_TEXT, and where a few bytes could ask for gigabytes at once the result
 is reckoned first, or built piece by piece and stopped at the cap: `*` and `+` from their
 operands, printf `%` and the `format` filter from the format and its values, str.format and
@@ -35,6 +35,15 @@ def asks(what: str) -> TooLarge:
     return TooLarge(f"the template's {what} would make more than {MAX_TEXT:,} characters (refused before it is made)")
 
 
+def _repr_bound(text: str | bytes) -> int:
+    """At most how long repr() writes a text inside a collection: itself where nothing in it is
+    escaped, else up to 10 characters a character (\\U0001f600) or 4 a byte (\\xff)."""
+    if isinstance(text, bytes):
+        return len(text) if text.isascii() and text.decode("ascii").isprintable() and b"\\" not in text \
+            and b"'" not in text else 4 * len(text)
+    return len(text) if text.isprintable() and "\\" not in text and "'" not in text else 10 * len(text)
+
+
 def measure(value, limit: int = MAX_TEXT) -> tuple[int, int]:
     """(weight, nesting depth) of `value`, counting stopped once the weight passes `limit`. An
     iterator is never advanced (it weighs what its name does); each item costs at least one, so
@@ -49,7 +58,7 @@ def measure(value, limit: int = MAX_TEXT) -> tuple[int, int]:
             continue
         nested = 4 if len(stack) > 1 else 0  # quotes and ", " inside a collection
         if isinstance(item, (str, bytes)):
-            total += len(item) + nested
+            total += (_repr_bound(item) if nested else len(item)) + nested
         elif isinstance(item, bool) or item is None:
             total += 5
         elif isinstance(item, int):
