@@ -16,7 +16,7 @@ from ..index.chinese import ZH_CONVERSIONS
 from ..index.corpus import DEFAULT_BUCKETS
 from ..index.corpus_files import FORMATS
 from ..index.corpus_jobs import IndexOptions
-from ..index.settings import NAMES
+from ..index.settings import MENTIONS, NAMES
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
@@ -89,6 +89,10 @@ def corpus_group() -> None:
 @click.option("--names", "names", type=click.Choice(NAMES), default=IndexOptions.names, show_default=True,
               help="Which names of an entity count as mentions: all (labels and aliases) or label (its label in "
                    "each of --languages only: KDF counts one Chinese name per entity, `--languages zh --names label`).")
+@click.option("--mentions", "mentions", type=click.Choice(MENTIONS), default=IndexOptions.mentions, show_default=True,
+              help="maximal: a name inside a longer occurrence of another indexed name is no mention (\"Czech\" in "
+                   "\"Czech Republic\", \"Delhi\" in \"New Delhi\"); any: every occurrence counts, as KDF's phrase "
+                   "queries count. Recorded in the index.")
 @click.option("--zh-convert", "zh_convert", type=click.Choice(ZH_CONVERSIONS), default=IndexOptions.zh_convert,
               show_default=True,
               help="With a Chinese language in --languages: names and documents are converted to simplified "
@@ -103,7 +107,7 @@ def corpus_group() -> None:
 @overwrite_option
 @json_option
 def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min_han_length, exclude_alias, names,
-                 zh_convert, count_facts, store, backend, index_path, es_url, es_index, quiet, overwrite, as_json):
+                 mentions, zh_convert, count_facts, store, backend, index_path, es_url, es_index, quiet, overwrite, as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
     count exact. The settings (languages, alias filters, names or links) are recorded in the index
@@ -122,7 +126,7 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min
         raise click.UsageError("--links counts a corpus's own entity links: only T-REx files (--format trex) "
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
-                           tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length)
+                           tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions)
     with _job_errors():
         result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json),
                             overwrite=overwrite)

@@ -126,12 +126,13 @@ class Runner:
         options = p.corpus_options()
         given = {"files": options.files, "fmt": options.format, "store": store, "index_path": index,
                  "count_facts": options.count_facts, "languages": ",".join(options.languages), "names": options.names,
-                 "min_alias_length": options.min_alias_length, "min_han_length": options.min_han_length,
-                 "exclude_alias": options.exclude_aliases}
+                 "mentions": options.mentions, "min_alias_length": options.min_alias_length,
+                 "min_han_length": options.min_han_length, "exclude_alias": options.exclude_aliases}
         backend = Backend("embedded", str(index))
         self.step(f"corpus: index {len(options.files)} file(s)",
                   command_line(corpus_index, given, group=corpus_group,
-                               unless_default=("languages", "names", "min_alias_length", "min_han_length")),
+                               unless_default=("languages", "names", "mentions", "min_alias_length",
+                                               "min_han_length")),
                   partial(index_step, backend, store, options, self.console, overwrite=self.overwrite))
         for relation in options.count_facts:
             counted = p.out / f"frequency-{relation}.jsonl"

@@ -19,11 +19,11 @@ SAMPLE_DIR = Path(__file__).resolve().parent.parent / "kg" / "data"
 SAMPLE_CONFIG = SAMPLE_DIR / "sample_pipeline.yaml"
 TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "models", "evaluations", "report"}
 PIPELINE_ONLY_KEYS = ("kind", "with_corpus")  # a probe set's keys besides its options
-# `corpus index`'s options, as its flags name them (--languages, --names, --min-alias-length, --exclude-alias)
-CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "min_alias_length", "min_han_length",
-               "exclude_aliases"}
+# `corpus index`'s options, as its flags name them (--languages, --names, --mentions, --min-alias-length, ...)
+CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "mentions", "min_alias_length",
+               "min_han_length", "exclude_aliases"}
 NAMING_KEYS = ("format", "languages", "min_alias_length", "min_han_length", "exclude_aliases",
-               "names")  # IndexOptions' own names
+               "names", "mentions")  # IndexOptions' own names
 
 
 class ConfigError(ValueError):
@@ -169,10 +169,13 @@ def _check_corpus(path: Path, corpus) -> None:
         value = corpus.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: corpus.{key}: a list of strings")
-    from ..index.settings import NAMES
+    from ..index.settings import MENTIONS, NAMES
 
     if "names" in corpus and corpus["names"] not in NAMES:
         raise ConfigError(f"{path}: corpus.names: all (labels and aliases) or label (one name per language, KDF's)")
+    if "mentions" in corpus and corpus["mentions"] not in MENTIONS:
+        raise ConfigError(f"{path}: corpus.mentions: maximal (no name inside a longer name counts) or any "
+                          "(every occurrence, KDF's)")
     for key in ("min_alias_length", "min_han_length"):
         length = corpus.get(key)
         if key in corpus and (isinstance(length, bool) or not isinstance(length, int) or length < 1):

@@ -47,32 +47,39 @@ class Backend:
 
 def open_for_indexing(backend: Backend, settings: IndexSettings, store: str | Path | None) -> FrequencyIndex:
     """An index to add documents to, its settings bound (a mismatch raises IndexSettingsError).
-    The embedded backend links documents now, so it reads every name from the store first. A
-    Chinese index without OpenCC raises ConverterMissing before anything is read or written."""
+    The embedded backend links documents now, so it reads every name from the store first; so
+    does Elasticsearch under mentions="maximal" (a phrase query cannot know that a longer name
+    holds its match, so each document carries the entities it mentions). A Chinese index without
+    OpenCC raises ConverterMissing before anything is read or written."""
     if backend.kind == "embedded":
         from .embedded import EmbeddedIndex, linked
-        from .mentions import MentionFinder
 
-        if settings.method == "links":
-            mentions = linked
-        else:
-            names = StoreNames(store, settings)
-            try:
-                mentions = MentionFinder(names.pairs(), settings.alias_filter, settings.converter())
-            finally:
-                names.close()
-        index = EmbeddedIndex(backend.path, mentions)
+        index = EmbeddedIndex(backend.path, linked if settings.method == "links" else finder(settings, store))
     else:
         from .elastic import ElasticsearchIndex
 
         settings.converter()  # a missing OpenCC says so before the cluster is touched
-        index = ElasticsearchIndex(backend.es_url, backend.es_index)  # names are matched at query time
+        mentions = finder(settings, store) if settings.method == "names" and settings.mentions == "maximal" else None
+        # "any": names are matched at query time, by phrase queries
+        index = ElasticsearchIndex(backend.es_url, backend.es_index, mentions=mentions)
     try:
         index.bind_settings(settings.to_dict())
     except Exception:
         index.close()
         raise
     return index
+
+
+def finder(settings: IndexSettings, store: str | Path | None):
+    """The MentionFinder of name-based `settings`: every name of every entity in the store, in
+    the settings' languages, as they filter, convert and count occurrences."""
+    from .mentions import MentionFinder
+
+    names = StoreNames(store, settings)
+    try:
+        return MentionFinder(names.pairs(), settings.alias_filter, settings.converter(), settings.mentions)
+    finally:
+        names.close()
 
 
 def open_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIndex:
@@ -92,7 +99,7 @@ def open_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIn
         raise NoIndex(f"no index {backend.es_index!r} at {backend.es_url}; build one with "
                       "`factprobe corpus index --backend elasticsearch`")
     settings = IndexSettings.from_dict(stored)
-    if settings.method == "names":
+    if settings.method == "names" and settings.mentions == "any":  # "maximal" counts the documents' own field
         if store is None or not Path(store).is_file():
             index.close()
             raise NoIndex(f"counting names in Elasticsearch needs the knowledge-graph store (no store at {store})")

@@ -50,10 +50,12 @@ class IndexOptions:
     names: str = IndexSettings.names  # "all" (labels and aliases) or "label" (KDF's one name per language)
     zh_convert: str = IndexSettings.zh_convert  # with a Chinese language: OpenCC to simplified, or "none"
     min_han_length: int = IndexSettings.min_han_length  # with a Chinese or Japanese language: Han names
+    mentions: str = IndexSettings.mentions  # "maximal": no name inside a longer indexed name counts; "any": all
 
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
-                             tuple(self.exclude_aliases), self.names, self.zh_convert, self.min_han_length)
+                             tuple(self.exclude_aliases), self.names, self.zh_convert, self.min_han_length,
+                             self.mentions)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class IndexResult:
                if self.names is not None else "names matched at query time")
         if self.settings is not None and self.settings.get("names") == "label":
             how += " (labels only: --names label)"
+        if self.settings is not None and self.settings.get("mentions") == "any":
+            how += " (names inside longer names too: --mentions any)"
         return (f"{self.added:,} documents added ({self.documents:,} in {self.index}), {how}, "
                 f"{self.seconds:.1f} s; {len(self.rejects)} rejected"
                 + (f"; {self.tracked_pairs:,} new fact pairs counted while linking" if self.tracked_pairs else ""))
@@ -106,7 +110,9 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
     if options.links and options.files and options.format != "trex":
         raise CorpusJobError("link-based counting reads a corpus's own entity links: only T-REx files "
                              "or the store's documents have them")
-    needs_store = (options.from_store or (not options.links and backend.kind == "embedded")
+    # names are found in the documents now by the embedded backend, and by Elasticsearch under "maximal"
+    needs_store = (options.from_store or (not options.links and (backend.kind == "embedded"
+                                                                 or options.mentions == "maximal"))
                    or options.format == "wikidata5m" or options.count_facts)
     if needs_store and (store is None or not Path(store).is_file()):
         raise MissingInput(f"no knowledge-graph store at {store}")
@@ -140,11 +146,13 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
 
 
 def settings_record(settings: IndexSettings) -> dict:
-    """An index's settings as results and summaries show them: `names` always said, `zh_convert`
-    whenever a Chinese language is indexed, `min_han_length` whenever it applies and differs."""
+    """An index's settings as results and summaries show them: `names` and `mentions` always said,
+    `zh_convert` whenever a Chinese language is indexed, `min_han_length` whenever it applies and
+    differs."""
     record = settings.to_dict()
     if settings.method == "names":
         record["names"] = settings.names
+        record["mentions"] = settings.mentions
     if settings.chinese:
         record["zh_convert"] = settings.zh_convert
     return record

@@ -5,6 +5,11 @@ splits on white space), so both backends count the same documents and a stock si
 serves. The token scheme and why it matches exactly: docs/design-notes.md. Chinese is converted
 here too, before it is sent (index/chinese.py): documents as they are indexed, with the converter
 of the index's settings, and names by StoreNames, as the embedded backend converts both.
+
+Under mentions="maximal" (IndexSettings) a phrase query would count "czech" inside "czech
+republic": there each document carries a `mentions` keyword field, the entities the embedded
+backend's MentionFinder finds in it at index time, and counting is term filters on that field.
+Under "any" counting stays phrase queries on `tokens`.
 """
 
 from __future__ import annotations
@@ -61,16 +66,23 @@ def analysed(text: str) -> str:
     return " ".join(tokens(normalize(text)))
 
 
-def document_source(document: Document, convert: Callable[[str], str] | None = None) -> dict:
-    """What is sent for one document: its fields as read, and the tokens of its searchable text
-    after `convert` (the index's converter: Chinese to simplified characters, or None)."""
+def document_source(document: Document, convert: Callable[[str], str] | None = None,
+                    mentions: Iterable[str] | None = None) -> dict:
+    """What is sent for one document: its fields as read, the tokens of its searchable text
+    after `convert` (the index's converter: Chinese to simplified characters, or None), and, under
+    mentions="maximal", the entities it mentions (`mentions`, sorted)."""
     searchable = convert(document.searchable) if convert else document.searchable
-    return {"id": document.id, "title": document.title, "text": document.text, "tokens": analysed(searchable),
-            "links": list(document.links)}
+    source = {"id": document.id, "title": document.title, "text": document.text, "tokens": analysed(searchable),
+              "links": list(document.links)}
+    if mentions is not None:
+        source["mentions"] = sorted(mentions)
+    return source
 
 
 def index_body(settings: IndexSettings, shards: int = 1) -> dict:
-    return {
+    """The index's creation request; the `mentions` field only where it is counted (name-based,
+    mentions="maximal"), so an index under "any" is created as before the setting existed."""
+    body = {
         "settings": {
             "number_of_shards": shards,
             "analysis": {
@@ -91,6 +103,14 @@ def index_body(settings: IndexSettings, shards: int = 1) -> dict:
             },
         },
     }
+    if stores_mentions(settings):
+        body["mappings"]["properties"]["mentions"] = {"type": "keyword"}
+    return body
+
+
+def stores_mentions(settings: IndexSettings) -> bool:
+    """Whether documents carry their `mentions` (entities found at index time) and counts use them."""
+    return settings.method == "names" and settings.mentions == "maximal"
 
 
 def _one_line(error: Exception) -> str:
@@ -103,13 +123,17 @@ def _one_line(error: Exception) -> str:
 
 class ElasticsearchIndex:
     """Counts in an Elasticsearch index. `names(entity)` gives an entity's name keys for
-    name-based counting (for example `StoreNames`); link-based counting needs none."""
+    name-based counting under mentions="any" (for example `StoreNames`); link-based counting needs
+    none. `mentions` (a MentionFinder under the index's settings) finds the entities each added
+    document mentions, which an index under mentions="maximal" stores and counts by."""
 
     def __init__(self, url: str, index: str, names: Callable[[str], Sequence[str]] | None = None,
-                 *, timeout: float = 60.0) -> None:
+                 *, timeout: float = 60.0,
+                 mentions: Callable[[Sequence[Document]], Sequence[Iterable[str]]] | None = None) -> None:
         from elasticsearch import Elasticsearch
 
-        self.url, self.index, self.names = url, index, names
+        self.url, self.index, self.names, self.mentions = url, index, names, mentions
+        self.stored_mentions = False  # the bound settings count documents' `mentions` field
         self.convert: Callable[[str], str] | None = None  # documents' text, as the bound settings say
         self.client = Elasticsearch(url, request_timeout=timeout, max_retries=2, retry_on_timeout=True)
         self._call(self.client.info)
@@ -147,7 +171,9 @@ class ElasticsearchIndex:
             raise IndexSettingsError(
                 f"index {self.index!r} at {self.url} was built with {stored}; refusing to add documents with "
                 f"{settings}. Use another --es-index for other settings")
-        self.convert = IndexSettings.from_dict(settings).converter()
+        bound = IndexSettings.from_dict(settings)
+        self.convert = bound.converter()
+        self.stored_mentions = stores_mentions(bound)
 
     def add_documents(self, documents: Iterable[Document], *, batch: int = 2_000) -> Iterator[int]:
         """Bulk-index documents; yields how many were new after each batch. A document id already
@@ -155,10 +181,16 @@ class ElasticsearchIndex:
         every count exact."""
         from elasticsearch.helpers import streaming_bulk
 
+        if self.stored_mentions and self.mentions is None:
+            raise ValueError("an index under mentions=maximal stores each document's mentions: "
+                             "give mentions=... (a MentionFinder)")
+
         def actions():
-            for document in documents:
-                yield {"_op_type": "create", "_index": self.index, "_id": _doc_id(document.id),
-                       "_source": document_source(document, self.convert)}
+            for chunk in _batches(documents, batch):
+                found = self.mentions(chunk) if self.stored_mentions else [None] * len(chunk)
+                for document, entities in zip(chunk, found):
+                    yield {"_op_type": "create", "_index": self.index, "_id": _doc_id(document.id),
+                           "_source": document_source(document, self.convert, entities)}
 
         added = seen = 0
         results = streaming_bulk(self.client.options(request_timeout=300), actions(), chunk_size=batch,
@@ -191,19 +223,22 @@ class ElasticsearchIndex:
 
     # -- counting -------------------------------------------------------------------------------
 
-    def _method(self) -> str:
-        if not hasattr(self, "_bound_method"):
+    def _counted_by(self) -> str:
+        """The field a count reads: "links", "mentions" (stored at index time) or "tokens" (phrases)."""
+        if not hasattr(self, "_bound_field"):
             stored = self.settings()
             if stored is None:
                 raise BackendUnavailable(f"Elasticsearch at {self.url}: no index {self.index!r}; "
                                          "build it with `factprobe corpus index --backend elasticsearch`")
-            self._bound_method = stored["method"]
-        return self._bound_method
+            bound = IndexSettings.from_dict(stored)
+            self._bound_field = "links" if bound.method == "links" else "mentions" if stores_mentions(bound) else "tokens"
+        return self._bound_field
 
     def _mentions(self, entity: str) -> dict | None:
         """The filter for "mentions entity"; None when nothing can match (an entity without names)."""
-        if self._method() == "links":
-            return {"term": {"links": entity}}
+        field = self._counted_by()
+        if field != "tokens":
+            return {"term": {field: entity}}
         if self.names is None:
             raise ValueError("name-based counting needs the entities' names (names=...)")
         phrases = self._phrases.get(entity)
@@ -255,6 +290,17 @@ class ElasticsearchIndex:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    chunk: list[Document] = []
+    for document in documents:
+        chunk.append(document)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _doc_id(document_id: str) -> str:

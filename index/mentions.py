@@ -7,6 +7,11 @@ same way with a mark at each edge that needs a boundary. Letters from U+1100 on 
 Kana, ...) are written as three symbols each, so that no node of the automaton has thousands of
 children to look through. Each hit is confirmed against the normalized text; documents are
 scanned a batch at a time. Why: docs/design-notes.md.
+
+With mentions="maximal" (IndexSettings' default) a confirmed hit that a longer confirmed hit of
+another name contains is dropped before its entities count (index/text.py `outermost`, decided for
+a whole batch at once by `outermost_mask`): the automaton reports every name ending at a position,
+so "czech" and "czech republic" are both hits in "czech republic" and only the longer one counts.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 
 from .corpus import Document
 from .writing_systems import UNSPACED_RANGES, unspaced
+from .settings import MENTIONS
 from .text import AliasFilter, name_key, normalize
 
 MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters
@@ -116,14 +122,34 @@ def pattern(key: str) -> tuple[str, int]:
     return MARK * before + scanned(key) + MARK * after, int(before)
 
 
+def outermost_mask(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """index/text.py's `outermost` for spans given as two integer arrays (non-negative, end >
+    start), vectorized: True where no other, distinct span contains the span. The distinct spans
+    are sorted by start, the longer first (one int64 key), and a span is contained exactly when
+    an earlier one in that order ends at or after its end."""
+    if len(starts) == 0:
+        return np.zeros(0, dtype=bool)
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    width = int(ends.max()) + 1
+    unique, inverse = np.unique(starts * width + (width - 1 - ends), return_inverse=True)
+    last = width - 1 - unique % width
+    kept = np.ones(len(unique), dtype=bool)
+    kept[1:] = last[1:] > np.maximum.accumulate(last)[:-1]
+    return kept[inverse.reshape(-1)]
+
+
 class MentionFinder:
     """Built once from (entity, name) pairs; then called on a batch of documents, it gives the set
     of entities each one mentions. `convert`, when given, rewrites every name and every text before
     they are matched (Chinese to simplified characters, index/chinese.py): a name occurs where its
-    converted form occurs in the converted text."""
+    converted form occurs in the converted text. `mentions` as IndexSettings.mentions: "maximal",
+    an occurrence inside a longer occurrence of another of these names is none; "any", every one."""
 
     def __init__(self, names: Iterable[tuple[str, str]], alias_filter: AliasFilter = AliasFilter(),
-                 convert: Callable[[str], str] | None = None) -> None:
+                 convert: Callable[[str], str] | None = None, mentions: str = "maximal") -> None:
+        if mentions not in MENTIONS:
+            raise ValueError(f"mentions {mentions!r}: use one of {', '.join(MENTIONS)}")
+        self.maximal = mentions == "maximal"
         self.convert = convert
         if convert is not None:
             alias_filter = alias_filter.converted(convert)
@@ -185,9 +211,32 @@ class MentionFinder:
             char = np.minimum(np.searchsorted(begins, at), len(begins) - 1)
             at = np.where(begins[char] == at, char, -1)  # -1: not the first symbol of a character
         docs = np.searchsorted(np.array(starts), at, side="right") - 1
+        if self.maximal:
+            self._outermost(joined, ends, at, docs, hits, found)
+            return
         for start, doc, (_, (_, candidates)) in zip(at.tolist(), docs.tolist(), hits):
             if start < 0:
                 continue
             for name, entities in candidates:
                 if start + len(name) <= ends[doc] and joined.startswith(name, start):
                     found[doc].update(entities)
+
+    def _outermost(self, joined: str, ends: list[int], at: np.ndarray, docs: np.ndarray, hits: list,
+                   found: list[set[str]]) -> None:
+        """The entities of the confirmed hits no longer confirmed hit contains. Positions are in
+        `joined`, where documents never overlap, so one pass over the batch decides for all."""
+        begins, lengths, owners = [], [], []
+        for start, doc, (_, (_, candidates)) in zip(at.tolist(), docs.tolist(), hits):
+            if start < 0:
+                continue
+            for name, entities in candidates:
+                if start + len(name) <= ends[doc] and joined.startswith(name, start):
+                    begins.append(start)
+                    lengths.append(len(name))
+                    owners.append((doc, entities))
+        if not begins:
+            return
+        first = np.array(begins, dtype=np.int64)
+        for k in np.flatnonzero(outermost_mask(first, first + np.array(lengths, dtype=np.int64))).tolist():
+            doc, entities = owners[k]
+            found[doc].update(entities)

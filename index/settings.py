@@ -9,7 +9,12 @@ names and documents converted to simplified characters by that OpenCC configurat
 index recorded without it converts nothing, as every index built before the setting existed.
 `min_han_length` says from how many characters a name written in Han characters counts where a
 Chinese or Japanese language is indexed (1 by default: 铁 is a name); an index recorded without it
-held such names to `min_alias_length`, as every index did before the setting existed."""
+held such names to `min_alias_length`, as every index did before the setting existed.
+`mentions` says which occurrences of a name are mentions: "maximal" (the default) only those no
+longer occurrence of another indexed name contains (index/text.py `outermost`: "Czech" inside
+"Czech Republic" is no mention of the language), or "any", every occurrence, as KDF's phrase
+queries count (003:237); an index recorded without it counts "any", as every index did before
+the setting existed. Link-based counting has no names inside names: it ignores `mentions`."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from .text import MIN_ALIAS_LENGTH, MIN_HAN_LENGTH, AliasFilter, name_key
 
 METHODS = ("names", "links")
 NAMES = ("all", "label")  # which of an entity's names count as mentions
+MENTIONS = ("maximal", "any")  # which occurrences of a name count: outermost only, or every one
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,7 @@ class IndexSettings:
     names: str = "all"  # "all": labels and aliases; "label": the label in each language only
     zh_convert: str = DEFAULT_ZH_CONVERSION  # with a Chinese language: OpenCC to simplified, or "none"
     min_han_length: int = MIN_HAN_LENGTH  # with a Chinese or Japanese language: names in Han characters
+    mentions: str = "maximal"  # "maximal": no name inside a longer indexed name counts; "any": every occurrence
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -43,6 +50,8 @@ class IndexSettings:
             raise ValueError(f"names {self.names!r}: use one of {', '.join(NAMES)}")
         if self.zh_convert not in ZH_CONVERSIONS:
             raise ValueError(f"zh_convert {self.zh_convert!r}: use one of {', '.join(ZH_CONVERSIONS)}")
+        if self.mentions not in MENTIONS:
+            raise ValueError(f"mentions {self.mentions!r}: use one of {', '.join(MENTIONS)}")
         object.__setattr__(self, "languages", tuple(self.languages))
         object.__setattr__(self, "excluded", tuple(sorted(self.alias_filter.excluded)))
 
@@ -70,9 +79,9 @@ class IndexSettings:
 
     def to_dict(self) -> dict:
         """As recorded in an index; `names` only where it is not "all", `zh_convert` only where
-        something is converted and `min_han_length` only where it applies and differs from
-        `min_alias_length`, so that an index built before any of them existed keeps its settings
-        and takes more documents."""
+        something is converted, `min_han_length` only where it applies and differs from
+        `min_alias_length` and `mentions` only where it is "maximal", so that an index built
+        before any of them existed keeps its settings and takes more documents."""
         if self.method == "links":
             return {"method": "links"}
         out = {"method": "names", "languages": list(self.languages), "min_alias_length": self.min_alias_length,
@@ -83,6 +92,8 @@ class IndexSettings:
             out["zh_convert"] = self.zh_convert
         if self.han_written and self.min_han_length != self.min_alias_length:
             out["min_han_length"] = self.min_han_length
+        if self.mentions == "maximal":
+            out["mentions"] = self.mentions
         return out
 
     @classmethod
@@ -91,7 +102,7 @@ class IndexSettings:
             return cls(method="links")
         return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]),
                    data.get("names", "all"), data.get("zh_convert", "none"),
-                   int(data.get("min_han_length", data["min_alias_length"])))
+                   int(data.get("min_han_length", data["min_alias_length"])), data.get("mentions", "any"))
 
     def describe(self) -> str:
         """One line for summaries: how a document's mentions were found."""
@@ -102,7 +113,9 @@ class IndexSettings:
         if self.chinese:
             script = ("; Chinese as written (--zh-convert none)" if self.zh_convert == "none"
                       else f"; Chinese in simplified characters (OpenCC {self.zh_convert})")
-        return f"names in {','.join(self.languages)}: {which}{script}"
+        counted = ("; names inside longer names do not count (--mentions maximal)" if self.mentions == "maximal"
+                   else "; every occurrence, inside longer names too (--mentions any)")
+        return f"names in {','.join(self.languages)}: {which}{script}{counted}"
 
 
 class StoreNames:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
 from .writing_systems import han, unspaced
 
@@ -91,3 +91,37 @@ class AliasFilter:
             shortest = self.han_min_length
         return (len(normalized_name) >= shortest and normalized_name not in self.excluded
                 and any(ch.isalnum() for ch in normalized_name))
+
+
+def outermost(spans: Sequence[tuple[int, int]]) -> list[bool]:
+    """Which of the occurrences `spans` ((start, end), end > start, positions in one text) are
+    mentions as a reader takes them: True where no other, distinct span of the list contains it
+    (start' <= start and end <= end'). "czech" inside "czech republic" is not the Czech language's
+    mention; two spans that overlap without one holding the other are both kept, and a span listed
+    several times (one name key of several entities) is kept or dropped as one. Every backend
+    decides with this function, so they count one thing. O(n log n): distinct spans sorted by
+    start, the longer first, are contained exactly when an earlier one reaches as far."""
+    order = sorted(set(spans), key=lambda span: (span[0], -span[1]))
+    kept: dict[tuple[int, int], bool] = {}
+    reach = -1  # the furthest end of the distinct spans sorted before this one
+    for start, end in order:
+        kept[(start, end)] = end > reach
+        reach = max(reach, end)
+    return [kept[(start, end)] for start, end in spans]
+
+
+def mentioned_keys(normalized_text: str, keys: Iterable[str]) -> set[str]:
+    """The slow, obvious definition of which name keys a text mentions when a name inside a
+    longer indexed name does not count (`IndexSettings.mentions` "maximal"): every occurrence of
+    every key (str.find, `at_word_boundaries`), then those `outermost` keeps. The reference the
+    indexes' fast paths are tested against."""
+    found: list[tuple[int, int]] = []
+    of: list[str] = []
+    for key in set(keys):
+        start = normalized_text.find(key) if key else -1
+        while start != -1:
+            if at_word_boundaries(normalized_text, start, start + len(key)):
+                found.append((start, start + len(key)))
+                of.append(key)
+            start = normalized_text.find(key, start + 1)
+    return {key for key, keep in zip(of, outermost(found)) if keep}

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from factprobe.index.elastic import tokens
 from factprobe.index.mentions import MentionFinder
 from factprobe.index.writing_systems import UNSPACED_SCRIPTS, script_ranges, unspaced
-from factprobe.index.text import AliasFilter, at_word_boundaries, name_key, normalize, occurs
+from factprobe.index.text import AliasFilter, at_word_boundaries, mentioned_keys, name_key, normalize, occurs
 
 # Thai "\u0e31" is a vowel sign (not a letter: str.isalnum is False), "ー" the kana length mark
 # (Script Common), "ｶ" a half-width katakana NFKC rewrites, "서" Hangul (written with spaces).
@@ -105,9 +105,15 @@ def test_embedded_and_es_equal_the_reference_on_mixed_scripts(before, name, afte
 @given(st.lists(st.text(st.sampled_from(CHARACTERS), min_size=1, max_size=4), min_size=1, max_size=6),
        st.lists(st.text(st.sampled_from(CHARACTERS), max_size=24), min_size=1, max_size=8))
 def test_many_names_in_a_batch_equal_the_reference(names, texts):
-    """Several names (some written alike) over a batch of documents joined into one scan."""
+    """Several names (some written alike) over a batch of documents joined into one scan: with
+    mentions="any" each one that occurs; by default those with an occurrence that no longer
+    name's occurrence contains (index/text.py `mentioned_keys`)."""
     entities = [(f"Q{i}", n) for i, n in enumerate(names)]
     keep = AliasFilter(min_length=1).keeps
-    got = MentionFinder(entities, AliasFilter(min_length=1)).in_texts(texts)
+    got = MentionFinder(entities, AliasFilter(min_length=1), mentions="any").in_texts(texts)
     expected = [{e for e, n in entities if keep(name_key(n)) and reference(n, t)} for t in texts]
     assert got == expected
+    keys = {name_key(n) for _, n in entities if keep(name_key(n))}
+    outermost = [mentioned_keys(normalize(t), keys) for t in texts]
+    assert MentionFinder(entities, AliasFilter(min_length=1)).in_texts(texts) == [
+        {e for e, n in entities if name_key(n) in found} for found in outermost]
