@@ -209,12 +209,15 @@ class AnnotateResult:
     store_corpus: str | None  # the corpus name the counts were stored under, when stored
     per_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (relation, bucket) -> facts
     settings: dict | None = None  # how the index counted (settings_record): names in which languages, which names
+    annotator: dict | None = None  # who counted (annotator_record): what the store and the sidecars name
 
     def to_dict(self) -> dict:
         out = {"facts": self.facts, "out": self.out, "store_corpus": self.store_corpus,
                "buckets": {f"{r} {b}": n for (r, b), n in sorted(self.per_bucket.items())}}
         if self.settings is not None:
             out["settings"] = self.settings
+        if self.annotator is not None:
+            out["annotator"] = self.annotator
         return out
 
     def summary_lines(self, store: str | Path) -> list[str]:
@@ -228,6 +231,45 @@ class AnnotateResult:
 def default_corpus_name(backend: Backend) -> str:
     """The index file's stem, or the Elasticsearch index name."""
     return Path(backend.path).stem if backend.kind == "embedded" else backend.es_index
+
+
+COUNTED = "documents with head and tail"  # what every backend's pair count is (one semantics: backend.py)
+
+
+def annotator_record(backend: Backend, index, stored: dict | None) -> dict:
+    """Who counted: the backend's kind, its index (`Backend.describe()`), the index's settings as
+    one line (`IndexSettings.describe()`), the tokenizer's name where the index counts in a
+    model's tokens (an index's `tokenizer` attribute, or its settings' `tokenizer`: a name, or a
+    mapping with a `name`), and what a count is. Two counts are comparable only when their records
+    are equal: a probe set records its facts' one annotator, and refuses to mix two."""
+    line = IndexSettings.from_dict(stored).describe() if stored else None
+    return {"backend": backend.kind, "index": backend.describe(), "settings": line,
+            "tokenizer": tokenizer_name(getattr(index, "tokenizer", None) or (stored or {}).get("tokenizer")),
+            "counts": COUNTED}
+
+
+def annotator_line(record: dict | None) -> str:
+    """An annotator record as one line: "embedded wiki.sqlite (names in en: labels and aliases; ...)",
+    "infini-gram idx/ with SmolLM2-135M's tokens (...)"."""
+    if not record:
+        return "an annotator not recorded (counted before factprobe recorded annotators)"
+    tokens = f" with {record['tokenizer']}'s tokens" if record.get("tokenizer") else ""
+    settings = f" ({record['settings']})" if record.get("settings") else ""
+    return f"{record.get('backend', '?')} {record.get('index', '?')}{tokens}{settings}"
+
+
+def tokenizer_name(tokenizer) -> str | None:
+    """A tokenizer's name as a record holds it: a text as it is, a mapping's `name`, an object's
+    `name_or_path` (a Hugging Face tokenizer's) or `name`; None for none."""
+    if tokenizer is None or isinstance(tokenizer, str):
+        return tokenizer or None
+    if isinstance(tokenizer, dict):
+        return tokenizer_name(tokenizer.get("name"))
+    for attribute in ("name_or_path", "name"):
+        value = getattr(tokenizer, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return str(tokenizer)
 
 
 def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
@@ -255,11 +297,14 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
         index = open_for_counting(backend, store)
         try:
             stored = index.settings()
+            annotator = annotator_record(backend, index, stored)
             with KnowledgeGraph(store) as kg:
                 for relation in options.relations:
                     done = 0
                     if progress:
                         progress(relation, 0)
+                    if writer:  # before any count: a run stopped midway is still named beside the earlier one
+                        writer.begin_frequency_annotator(corpus_name, relation, annotator)
                     for chunk in _chunks(kg.facts(relation, entity_objects_only=True), ANNOTATE_CHUNK):
                         counts = index.pair_frequencies([(f.subject, f.object) for f in chunk])
                         buckets_of = [bucket_of(n, edges) for n in counts]
@@ -276,6 +321,8 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
                         done += len(chunk)
                         if progress:
                             progress(relation, done)
+                    if writer:
+                        writer.finish_frequency_annotator(corpus_name, relation, annotator)
         finally:
             index.close()
     finally:
@@ -284,7 +331,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
         if writer:
             writer.close()
     return AnnotateResult(facts, options.out, corpus_name if options.to_store else None, dict(per_bucket),
-                          settings_record(IndexSettings.from_dict(stored)) if stored else None)
+                          settings_record(IndexSettings.from_dict(stored)) if stored else None, annotator)
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:

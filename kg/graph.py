@@ -12,7 +12,7 @@ import datetime as _dt
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .model import (
@@ -361,6 +361,21 @@ class KnowledgeGraph:
                 yield from self.conn.execute(sql + " WHERE corpus=? ORDER BY fact", (corpus,))
         except sqlite3.OperationalError:  # a store from before the table existed: nothing counted yet
             return
+
+    def frequency_annotators(self, corpus: str, relations: Iterable[str]) -> dict[str, list[dict]]:
+        """Relation -> the annotators whose counts of its facts `corpus` holds (`frequency annotate
+        --to-store` records them), in a stable order; a relation counted before annotators were
+        recorded, or never counted, has none."""
+        relations = tuple(relations)
+        out: dict[str, list[dict]] = {}
+        try:
+            for relation in relations:
+                rows = self.conn.execute("SELECT annotator FROM frequency_annotators WHERE corpus=? AND relation=? "
+                                         "ORDER BY annotator", (corpus, relation)).fetchall()
+                out[relation] = [json.loads(r[0]) for r in rows]
+        except sqlite3.OperationalError:  # a store from before the table existed: nothing recorded
+            return {relation: [] for relation in relations}
+        return out
 
     def annotations(self, document: str) -> list[tuple[str, int, int, str]]:
         """(entity, start, end, surface) entity links of one stored document."""

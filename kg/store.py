@@ -130,6 +130,18 @@ CREATE TABLE IF NOT EXISTS fact_frequencies (
     PRIMARY KEY (fact, corpus)
 ) WITHOUT ROWID;
 
+-- Who counted a corpus's fact_frequencies, per relation: each annotator (a JSON record: backend,
+-- index, settings, tokenizer) that wrote counts of the relation's facts under `corpus`. A run that
+-- counts every fact of the relation leaves only itself (complete=1); one stopped midway stays
+-- listed beside the earlier annotator, whose counts it only partly replaced.
+CREATE TABLE IF NOT EXISTS frequency_annotators (
+    corpus TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    complete INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (corpus, relation, annotator)
+) WITHOUT ROWID;
+
 -- The revision of each entity's Wikidata JSON record in the store (kg/revisions.py).
 CREATE TABLE IF NOT EXISTS revisions (
     entity TEXT PRIMARY KEY,
@@ -324,6 +336,20 @@ class Store:
             self.conn.executemany("INSERT OR REPLACE INTO fact_frequencies VALUES (?,?,?,?,?)",
                                   [(fact, corpus, n, bucket, ",".join(map(str, edges))) for fact, n, bucket in rows])
 
+    def begin_frequency_annotator(self, corpus: str, relation: str, annotator: dict) -> None:
+        """`annotator` starts writing counts of `relation`'s facts under `corpus` (before its first row)."""
+        with self.conn:
+            self.conn.execute("INSERT OR IGNORE INTO frequency_annotators VALUES (?,?,?,0)",
+                              (corpus, relation, _annotator_key(annotator)))
+
+    def finish_frequency_annotator(self, corpus: str, relation: str, annotator: dict) -> None:
+        """`annotator` has counted every fact of `relation` under `corpus`: every row is its own now."""
+        key = _annotator_key(annotator)
+        with self.conn:
+            self.conn.execute("DELETE FROM frequency_annotators WHERE corpus=? AND relation=? AND annotator!=?",
+                              (corpus, relation, key))
+            self.conn.execute("INSERT OR REPLACE INTO frequency_annotators VALUES (?,?,?,1)", (corpus, relation, key))
+
     # -- ingest bookkeeping -------------------------------------------------------------
 
     def ingest_state(self, key: str) -> IngestState | None:
@@ -472,3 +498,8 @@ class Store:
             if supported is None:
                 conn.execute("DELETE FROM types WHERE entity=? AND type=? AND via=?",
                              (entity, type_, via))
+
+
+def _annotator_key(annotator: dict) -> str:
+    # One spelling per record, so the same annotator is one row whatever order its keys came in.
+    return json.dumps(annotator, sort_keys=True, ensure_ascii=False)

@@ -116,6 +116,7 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
         facts, report = select_facts(kg, selection, selection.languages or None)
         if not facts:
             raise ValueError(f"no facts left after the filters ({_dropped(report.to_dict())}{_unlisted(report)})")
+        annotator = frequency_annotator(kg, selection.corpus, facts) if selection.corpus else None
         say(f"building {len(facts):,} {request.kind} items")
         context = BuildContext(kg, selection, say, models=models or ModelCache())
         items = kind.build(context, facts, request.options)
@@ -126,12 +127,34 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
                              "it, or another --out")
         source = {"store": Path(store).name, "store_stats": _store_stats(kg), "selection": report.to_dict(),
                   "truth_date": {"at": selection.at, "from": date_from}}
+        if selection.corpus:
+            source["frequency_annotator"] = annotator
         source.update(kind.source_notes(context, facts, items, request.options))
         if report.listed is not None:  # what became of each listed fact, and the list's SHA-256
             source["fact_list"] = report.listed.outcome(_asked_facts(items, "test"), request.kind,
                                                         _asked_facts(items, "demo"))
         return write_probeset(out, items, kind=request.kind, seed=selection.seed, params=params, source=source,
                               parquet=request.options.parquet)
+
+
+def frequency_annotator(kg: KnowledgeGraph, corpus: str, facts) -> dict | None:
+    """The one annotator whose counts `corpus` holds for the facts' relations (None: counted before
+    annotators were recorded). ValueError naming two of them where the counts come from more than
+    one (another backend, index, settings or tokenizer, or a recount stopped midway): a frequency
+    axis must mean one thing, so they are never mixed."""
+    from ..index.corpus_jobs import annotator_line
+
+    found: dict[str, tuple[dict | None, str]] = {}  # the record's spelling -> (record, a relation it counted)
+    for relation, records in kg.frequency_annotators(corpus, sorted({f.relation for f in facts})).items():
+        for record in records or [None]:
+            found.setdefault(json.dumps(record, sort_keys=True), (record, relation))
+    if len(found) > 1:
+        (a, at_a), (b, at_b) = list(found.values())[:2]
+        raise ValueError(f"corpus {corpus!r} holds counts of two annotators for these facts: {at_a} by "
+                         f"{annotator_line(a)}; {at_b} by {annotator_line(b)}. Count every relation with one "
+                         f"(`factprobe frequency annotate --to-store --corpus {corpus} ...`), or store them "
+                         "under another --corpus")
+    return next(iter(found.values()))[0] if found else None
 
 
 def check_replace(out: str | Path, kind: str, params: dict) -> str | None:

@@ -28,7 +28,7 @@ LIST: Check = ("a list", lambda v: isinstance(v, list))
 RUN_JSON: dict[str, tuple[Check, bool]] = {
     "model": (TEXT, True), "method": (TEXT, True), "options": (OBJECT, False), "probes": (TEXT, False),
     "probes_sha256": (TEXT, False), "seed": (WHOLE, False), "limit": (COUNT, False), "kind": (TEXT, False),
-    "shard": (OBJECT, False)}
+    "shard": (OBJECT, False), "frequency_annotator": (OBJECT, False)}
 AGGREGATE_JSON: dict[str, tuple[Check, bool]] = {
     "method": (TEXT, False), "items": (COUNT, True), "reliability": (LIST, False)}
 # aggregate.json's names wherever they stand; None is allowed (nothing to average)

@@ -121,6 +121,9 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
     runner = cls(MethodContext(options or {}, seed, dict(demos), dict(tests)))
     config = {"method": method, "options": runner.options, "seed": seed, "probes": probes.name,
               "probes_sha256": digest.hexdigest(), "kind": kind, "limit": limit}
+    annotator = _frequency_annotator(probes)
+    if annotator is not None:  # who counted the items' `frequency`: the report's frequency axis names it
+        config["frequency_annotator"] = annotator
     if shard is not None:  # probes/shard.py: shard K of N, whole batches of the method's order
         selected = shard.select(runner.order(selected), batch)
         config["shard"] = shard.record(len(selected), batch)
@@ -235,6 +238,14 @@ def _kind(probes: Path) -> tuple[str, str | None]:
     raise ValueError(f"{probes}: no sidecar and no item with a `kind`{unread}: is it a factprobe probe set?")
 
 
+def _frequency_annotator(probes: Path) -> dict | None:
+    """The annotator the probe set's sidecar names for its frequencies (probes/build.py), if any."""
+    if not sidecar_path(probes).is_file():
+        return None
+    found = read_meta(probes).source.get("frequency_annotator")
+    return found if isinstance(found, dict) else None
+
+
 def _records(path: Path, digest, rejected: list[str]) -> Iterator[tuple[int, dict]]:
     """The file's probe items, its bytes fed to `digest` as they are read: the hash a run records
     is that of the very bytes it evaluated. A line that is not an item is rejected by line; an id
@@ -286,8 +297,10 @@ def _check_same_run(out: Path, held: dict, config: dict) -> None:
                          f"{held.get('probes_sha256') or '(not recorded)'}; {config['probes']} now hashes to "
                          f"{config['probes_sha256']}: "
                          "the probe set changed since. Use another --out, or --restart to start over")
+    # A run begun before run.json named the frequency annotator continues: the same bytes, the same counts.
     changed = sorted(k for k in set(held) | set(config)
-                     if k != "limit" and (k != "model" or "model" in config) and held.get(k) != config.get(k))
+                     if k != "limit" and (k != "model" or "model" in config)
+                     and (k != "frequency_annotator" or k in held) and held.get(k) != config.get(k))
     if changed:
         raise ValueError(f"{out} holds a run with other settings ({', '.join(changed)}): "
                          "use another --out, or --restart to start over")
