@@ -1,4 +1,4 @@
-"""The report's PNG plots: accuracy by frequency bucket, the reliability diagram, IC-LKE's
+"""The report's PNG plots: accuracy by frequency bucket and against frequency on a log axis, the reliability diagram, IC-LKE's
 per-position curve, the relation heatmap and the overlap between runs. matplotlib's object API on the Agg canvas: no pyplot
 state, no display needed; each `plot_*` returns False (and draws nothing) when it has no data.
 """
@@ -12,6 +12,7 @@ from typing import Sequence
 
 from ..document import breakdown, bucket_key, natural_key, number
 from .comparison import PairRow, entry_accuracy, position_curve
+from .frequency import all_series, axis_label
 from .loading import Run
 from .sections import bin_interval, reliability_series
 
@@ -90,6 +91,53 @@ def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.12)
     ax.set_title("Accuracy by frequency bucket (bars: 95% intervals; n: items)")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    _save(fig, path)
+    return True
+
+
+def plot_frequency(runs: Sequence[Run], path: Path) -> bool:
+    """Accuracy against frequency on a log x axis (report/frequency.py): a point per log bin with
+    its 95% interval and n; the 0 bin left of the axis's first decade, apart from the line."""
+    series = all_series(runs)
+    if not series:
+        return False
+    centers = [b.center for s in series for b in s.bins if b.center is not None]
+    # the 0 bin one factor of the bins' base below the lowest drawn count, so it reads as "less"
+    zero_at = min(centers, default=1.0) / 2
+    fig = _figure(7.5, 4.5)
+    ax = fig.add_subplot()
+    ax.set_xscale("log")
+    for k, s in enumerate(series):
+        color = f"C{k % 10}"
+        for drawn in ([b for b in s.bins if b.center is not None], [b for b in s.bins if b.center is None]):
+            if not drawn:
+                continue
+            x = [zero_at if b.center is None else b.center for b in drawn]
+            y = [b.accuracy for b in drawn]
+            below = [max(0.0, b.accuracy - _nan((b.interval or {}).get("low"))) if b.interval else 0.0 for b in drawn]
+            above = [max(0.0, _nan((b.interval or {}).get("high")) - b.accuracy) if b.interval else 0.0 for b in drawn]
+            zero = drawn[0].center is None
+            ax.errorbar(x, y, yerr=[[0.0 if math.isnan(v) else v for v in below],
+                                    [0.0 if math.isnan(v) else v for v in above]],
+                        marker="s" if zero else "o", linestyle="none" if zero else "-", color=color, capsize=3,
+                        elinewidth=0.8, label=None if zero and len(drawn) < len(s.bins) else _wrap(s.run.label, 48))
+            for xi, yi, b in zip(x, y, drawn):
+                ax.annotate(f"n={b.n}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize="xx-small",
+                            color=color)
+    ax.axvline(zero_at * 1.41, color="lightgrey", linewidth=0.8)  # the 0 bin stands apart from the log axis
+    chances = {chance_level(run) for run in (s.run for s in series)}
+    if len(chances) == 1 and None not in chances:
+        ax.axhline(chances.pop(), color="grey", linestyle="--", linewidth=1, label="chance")
+    high = max(max(centers, default=1.0) * 2, zero_at * 8)
+    ax.set_xlim(zero_at / 1.6, high)
+    ticks = [zero_at] + [10.0 ** e for e in range(0, int(math.log10(high)) + 1)]
+    ax.set_xticks(ticks, ["0"] + [f"{int(t):,}" for t in ticks[1:]])
+    ax.minorticks_off()
+    ax.set_xlabel(_wrap(axis_label(series), 90))
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.03, 1.1)  # a bin at 0 shows its marker whole
+    ax.set_title("Accuracy by frequency (log bins; bars: 95% intervals; n: items)")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     _save(fig, path)
     return True
