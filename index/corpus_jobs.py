@@ -229,8 +229,8 @@ class AnnotateResult:
 
 
 def default_corpus_name(backend: Backend) -> str:
-    """The index file's stem, or the Elasticsearch index name."""
-    return Path(backend.path).stem if backend.kind == "embedded" else backend.es_index
+    """The Elasticsearch index name, or the stem of the index's file or folder (embedded, infini-gram)."""
+    return backend.es_index if backend.kind == "elasticsearch" else Path(backend.path).stem
 
 
 COUNTED = "documents with head and tail"  # what every backend's pair count is (one semantics: backend.py)
@@ -243,9 +243,13 @@ def annotator_record(backend: Backend, index, stored: dict | None) -> dict:
     mapping with a `name`), and what a count is. Two counts are comparable only when their records
     are equal: a probe set records its facts' one annotator, and refuses to mix two."""
     line = IndexSettings.from_dict(stored).describe() if stored else None
-    return {"backend": backend.kind, "index": backend.describe(), "settings": line,
-            "tokenizer": tokenizer_name(getattr(index, "tokenizer", None) or (stored or {}).get("tokenizer")),
-            "counts": COUNTED}
+    tokenizer = getattr(index, "tokenizer", None) or (stored or {}).get("tokenizer")
+    record = {"backend": backend.kind, "index": backend.describe(), "settings": line,
+              "tokenizer": tokenizer_name(tokenizer), "counts": COUNTED}
+    digest = tokenizer.get("sha256") if isinstance(tokenizer, dict) else None
+    if isinstance(digest, str) and digest:  # two tokenizers of one name (a retrained vocabulary) count apart
+        record["tokenizer_sha256"] = digest
+    return record
 
 
 def annotator_line(record: dict | None) -> str:

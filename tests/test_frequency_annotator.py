@@ -190,3 +190,29 @@ def test_the_report_plots_accuracy_against_frequency_with_its_numbers(graph, tmp
 
     assert axis_label(all_series(load_runs([tmp_path / "run"]))) == \
         "documents with head and tail (embedded maximal.sqlite), log scale"
+
+
+def test_a_token_index_names_its_tokenizer_on_the_axis():
+    from factprobe.index.corpus_jobs import annotator_line, tokenizer_name
+    from factprobe.probes.report.frequency import all_series, axis_label
+    from factprobe.probes.report.loading import Run
+
+    # as an index may expose it: a name, a record with a name, or nothing
+    assert tokenizer_name("HuggingFaceTB/SmolLM2-135M") == "HuggingFaceTB/SmolLM2-135M"
+    assert tokenizer_name({"name": "google/gemma-3-1b-pt", "sha256": "ab" * 32}) == "google/gemma-3-1b-pt"
+    assert tokenizer_name(None) is None and tokenizer_name("") is None
+    token = {"backend": "infini-gram", "index": "/data/pile-smollm2/", "settings": MAXIMAL,
+             "tokenizer": "HuggingFaceTB/SmolLM2-135M", "counts": "documents with head and tail"}
+    items = ({"id": "a", "frequency": 0, "correct": True}, {"id": "b", "frequency": 5, "correct": False})
+
+    def run(annotator, rid):
+        return Run(rid, {"model": "toy:A", "method": "kdf", **({"frequency_annotator": annotator} if annotator else {})},
+                   {"items": 2}, items, rid=rid)
+
+    assert axis_label(all_series([run(token, "R1")])) == \
+        "documents with head and tail, SmolLM2-135M tokens (infini-gram pile-smollm2), log scale"
+    assert annotator_line(token) == f"infini-gram /data/pile-smollm2/ with HuggingFaceTB/SmolLM2-135M's tokens ({MAXIMAL})"
+    sample = embedded("sample.index.sqlite", MAXIMAL)
+    assert axis_label(all_series([run(token, "R1"), run(sample, "R2")])) == \
+        "documents with head and tail (annotators differ between runs: see the table), log scale"
+    assert axis_label(all_series([run(None, "R1")])) == "documents with head and tail (annotator not recorded), log scale"

@@ -61,7 +61,8 @@ def axis_label(series: Sequence[FrequencySeries]) -> str:
     record = next(iter(found.values()), None)
     if record is None:
         return f"{COUNTED} (annotator not recorded), log scale"
-    tokens = f", {record['tokenizer']} tokens" if record.get("tokenizer") else ""
+    # a hub id or a local folder: its last part names the model ("SmolLM2-135M")
+    tokens = f", {Path(str(record['tokenizer']).rstrip('/')).name} tokens" if record.get("tokenizer") else ""
     where = Path(str(record.get("index", "?")).rstrip("/")).name or str(record.get("index"))
     return f"{record.get('counts') or COUNTED}{tokens} ({record.get('backend', '?')} {where}), log scale"
 
