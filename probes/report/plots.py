@@ -98,22 +98,29 @@ def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
 
 def plot_frequency(runs: Sequence[Run], path: Path) -> bool:
     """Accuracy against frequency on a log x axis (report/frequency.py): a point per log bin with
-    its 95% interval and n; the 0 bin left of the axis's first decade, apart from the line."""
+    its 95% interval and n; the 0 bin left of the axis's first count, apart from the line. Runs
+    are nudged sideways by a few percent of a bin, so their bars do not hide each other."""
     series = all_series(runs)
     if not series:
         return False
     centers = [b.center for s in series for b in s.bins if b.center is not None]
-    # the 0 bin one factor of the bins' base below the lowest drawn count, so it reads as "less"
+    # the 0 bin one bin (a factor 2) below the lowest drawn count, so it reads as "less"
     zero_at = min(centers, default=1.0) / 2
-    fig = _figure(7.5, 4.5)
+    fig = _figure(10, 5)
     ax = fig.add_subplot()
     ax.set_xscale("log")
+    # n beside the points of the first run with its items per bin: runs of one probe set share
+    # them, and one label each is what stays readable
+    labelled: set[tuple] = set()
     for k, s in enumerate(series):
+        profile = tuple((b.label, b.n) for b in s.bins)
+        show_n, _ = profile not in labelled, labelled.add(profile)
         color = f"C{k % 10}"
+        nudge = 2 ** (0.08 * (k - (len(series) - 1) / 2))
         for drawn in ([b for b in s.bins if b.center is not None], [b for b in s.bins if b.center is None]):
             if not drawn:
                 continue
-            x = [zero_at if b.center is None else b.center for b in drawn]
+            x = [(zero_at if b.center is None else b.center) * nudge for b in drawn]
             y = [b.accuracy for b in drawn]
             below = [max(0.0, b.accuracy - _nan((b.interval or {}).get("low"))) if b.interval else 0.0 for b in drawn]
             above = [max(0.0, _nan((b.interval or {}).get("high")) - b.accuracy) if b.interval else 0.0 for b in drawn]
@@ -122,9 +129,10 @@ def plot_frequency(runs: Sequence[Run], path: Path) -> bool:
                                     [0.0 if math.isnan(v) else v for v in above]],
                         marker="s" if zero else "o", linestyle="none" if zero else "-", color=color, capsize=3,
                         elinewidth=0.8, label=None if zero and len(drawn) < len(s.bins) else _wrap(s.run.label, 48))
-            for xi, yi, b in zip(x, y, drawn):
-                ax.annotate(f"n={b.n}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize="xx-small",
-                            color=color)
+            if show_n:
+                for xi, yi, b in zip(x, y, drawn):
+                    ax.annotate(f"n={b.n}", (xi, yi), textcoords="offset points", xytext=(4, 4),
+                                fontsize="x-small", color=color)
     ax.axvline(zero_at * 1.41, color="lightgrey", linewidth=0.8)  # the 0 bin stands apart from the log axis
     chances = {chance_level(run) for run in (s.run for s in series)}
     if len(chances) == 1 and None not in chances:
@@ -134,10 +142,10 @@ def plot_frequency(runs: Sequence[Run], path: Path) -> bool:
     ticks = [zero_at] + [10.0 ** e for e in range(0, int(math.log10(high)) + 1)]
     ax.set_xticks(ticks, ["0"] + [f"{int(t):,}" for t in ticks[1:]])
     ax.minorticks_off()
-    ax.set_xlabel(_wrap(axis_label(series), 90))
+    ax.set_xlabel(_wrap(axis_label(series), 100))
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.03, 1.1)  # a bin at 0 shows its marker whole
-    ax.set_title("Accuracy by frequency (log bins; bars: 95% intervals; n: items)")
+    ax.set_title("Accuracy by frequency (bars: 95% intervals; n: items, per probe set)")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     _save(fig, path)
     return True
