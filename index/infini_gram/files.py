@@ -98,6 +98,9 @@ def detect_width(folder: Path, shard: int) -> int:
     for width in TOKEN_WIDTHS:
         if size % width == 0 and table_size == size // width * ptr:
             return width
+    # No width fits: the nearest one says which file is short, and check_sizes names it.
+    nearest = min(TOKEN_WIDTHS, key=lambda width: abs(table_size - size // width * ptr))
+    check_sizes(folder, shard, nearest)
     raise LayoutError(f"{table}: {table_size} bytes fits no token width of 1, 2 or 4 for "
                       f"{data} of {size} bytes ({ptr}-byte pointers)")
 
@@ -116,7 +119,10 @@ def check_sizes(folder: Path, shard: int, token_width: int) -> ShardFiles:
                           f"8-byte offsets (truncated?)")
     ptr = pointer_width(size)
     expected = size // token_width * ptr
-    if table_size != expected:
+    if table_size > expected:
+        raise LayoutError(f"{data}: {size} bytes, shorter than the {table_size // ptr} positions "
+                          f"{table.name} indexes (truncated, or another token width?)")
+    if table_size < expected:
         raise LayoutError(f"{table}: {table_size} bytes where {size // token_width} positions "
                           f"of {ptr} bytes need {expected} (truncated, or another token width?)")
     return ShardFiles(shard, token_width, size, offsets_size // OFFSET_WIDTH, ptr)
@@ -140,6 +146,11 @@ def check_offsets(path: Path, offsets: np.ndarray, tokens: np.ndarray, token_wid
         bad = int(np.argmax(offsets % token_width != 0))
         raise LayoutError(f"{path}: offset {bad} ({int(offsets[bad])}) is not on a token "
                           f"boundary")
+    # A separator after the last offset means offsets are missing (the file cut at an entry).
+    tail = tokens[last // token_width + 1:]
+    if (tail == separator(token_width)).any():
+        raise LayoutError(f"{path}: {offsets.shape[0]} offsets, but the data holds a document "
+                          f"after the last one (truncated?)")
     heads = tokens[(offsets // token_width).astype(np.int64)]
     wrong = heads != separator(token_width)
     if wrong.any():

@@ -27,6 +27,8 @@ from .files import (
     LayoutError,
     check_sizes,
     decode_pointers,
+    encode_pointers,
+    pointer_width,
     shard_paths,
     separator,
     token_dtype,
@@ -242,9 +244,44 @@ def _memory_bytes() -> int:
 
 
 def _build_table(temp: Path, shard: int, token_width: int, size: int, cpus: int) -> None:
-    """table.N for tokenized.N in `temp`: parts sorted in parallel, merged, concatenated."""
+    """table.N for tokenized.N in `temp`. For 4-byte tokens the indexer allocates a bucket per
+    possible token (2**35 bytes), which a machine without that much memory to promise refuses;
+    there the byte-level array is built and its token-aligned entries kept: both sort by bytes,
+    so those entries are the token array, in order."""
     data_path, _, table_path = shard_paths(temp, shard)
-    ratio = str(max(1, int(np.ceil(np.log2(size) / 8))))
+    if token_width != 4:
+        _run_indexer(temp, data_path, table_path, token_width, size, cpus)
+        return
+    try:
+        _run_indexer(temp, data_path, table_path, token_width, size, cpus)
+        return
+    except IndexerError as error:
+        if "memory allocation" not in str(error):
+            raise
+    for leftover in ("parts", "merged"):
+        shutil.rmtree(temp / leftover, ignore_errors=True)
+    table_path.unlink(missing_ok=True)
+    byte_table = temp / "bytes.table"
+    _run_indexer(temp, data_path, byte_table, 1, size, cpus)
+    _keep_aligned(byte_table, table_path, token_width, pointer_width(size))
+    byte_table.unlink()
+
+
+def _keep_aligned(source: Path, target: Path, token_width: int, ptr: int) -> None:
+    table = np.memmap(source, dtype=np.uint8, mode="r")
+    entries = table.shape[0] // ptr
+    with open(target, "wb", buffering=WRITE_BUFFER) as out:
+        for start in range(0, entries, DECODE_CHUNK):
+            stop = min(entries, start + DECODE_CHUNK)
+            values = decode_pointers(np.asarray(table[start * ptr:stop * ptr]), ptr)
+            out.write(encode_pointers(values[values % token_width == 0], ptr).tobytes())
+    del table
+
+
+def _run_indexer(temp: Path, data_path: Path, table_path: Path, token_width: int, size: int,
+                 cpus: int) -> None:
+    """rust_indexing's three steps: parts sorted in parallel, merged, concatenated."""
+    ratio = str(pointer_width(size))
     workers = worker_count(size, cpus)
     batches = 1
     per_byte = 12 if token_width == 1 else 8
