@@ -37,10 +37,6 @@ from .files import (
 # The indexer's merge assumes every part overlaps the next by this many bytes.
 OVERLAP = 100_000
 MIN_SHARE = OVERLAP + 1
-# Every neighbouring pair is compared up to this many positions; beyond it, a fixed-seed sample.
-CHECK_ALL = 4_000_000
-SAMPLE = 1_000_000
-VECTOR_ROUNDS = 32
 WRITE_BUFFER = 1 << 24
 
 
@@ -75,60 +71,22 @@ def worker_count(data_bytes: int, requested: int) -> int:
 # -- verification ---------------------------------------------------------------------------
 
 
-def _keys(data: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Eight bytes from each position as a big-endian integer, zero past the end of the data."""
-    size = data.shape[0]
-    key = np.zeros(at.shape[0], dtype=np.uint64)
-    for k in range(8):
-        index = at + k
-        inside = index < size
-        byte = data[np.minimum(index, size - 1)].astype(np.uint64)
-        key = (key << np.uint64(8)) | np.where(inside, byte, np.uint64(0))
+def _first_tokens(data: np.ndarray, token_index: np.ndarray, width: int) -> np.ndarray:
+    """Each position's token as a big-endian integer of its bytes: the indexer sorts bytes, so
+    little-endian ids compare in this order, not by value."""
+    key = np.zeros(token_index.shape[0], dtype=np.uint64)
+    for k in range(width):
+        key = (key << np.uint64(8)) | data[token_index * width + k].astype(np.uint64)
     return key
 
 
-def _slow_less(data, a: int, b: int) -> bool:
-    """Suffix a sorts before suffix b (bytes, shorter first), for a long shared prefix."""
-    step, offset = 4096, 0
-    while True:
-        x, y = bytes(data[a + offset:a + offset + step]), bytes(data[b + offset:b + offset + step])
-        if x != y or len(x) < step:
-            return x < y
-        offset += step
-        step = min(step * 2, 1 << 24)
-
-
-def suffixes_in_order(data: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per pair, whether the suffix at byte a sorts strictly before the suffix at byte b."""
-    size = data.shape[0]
-    result = np.zeros(a.shape[0], dtype=bool)
-    pending = np.arange(a.shape[0])
-    shift = 0
-    for _ in range(VECTOR_ROUNDS):
-        if not pending.size:
-            break
-        pa, pb = a[pending] + shift, b[pending] + shift
-        ka, kb = _keys(data, pa), _keys(data, pb)
-        differ = ka != kb
-        result[pending[differ]] = ka[differ] < kb[differ]
-        left_a, left_b = size - pa, size - pb
-        ended = ~differ & ((left_a <= 8) | (left_b <= 8))
-        result[pending[ended]] = left_a[ended] < left_b[ended]
-        pending = pending[~differ & ~ended]
-        shift += 8
-    for index in pending.tolist():
-        result[index] = _slow_less(data, int(a[index]), int(b[index]))
-    return result
-
-
-def _pointers_at(table: np.ndarray, ranks: np.ndarray, width: int) -> np.ndarray:
-    raw = table[(ranks[:, None] * width + np.arange(width)[None, :]).reshape(-1)]
-    return decode_pointers(raw, width)
-
-
 def verify_suffix_array(folder: str | Path, shard: int, token_width: int | None = None) -> None:
-    """LayoutError unless table.N holds every token position once and neighbouring entries (all
-    of them up to CHECK_ALL positions, a fixed-seed sample beyond) are in suffix order."""
+    """LayoutError unless table.N holds every token position once, in suffix order.
+
+    Every neighbouring pair is checked in linear time: suffix a sorts before suffix b exactly when
+    a's first token sorts before b's, or the tokens are equal and the suffix after a ranks before
+    the suffix after b (ranks read from the table itself, the empty suffix lowest).
+    """
     folder = Path(folder)
     data_path, _, table_path = shard_paths(folder, shard)
     widths = (token_width,) if token_width else TOKEN_WIDTHS
@@ -142,11 +100,11 @@ def verify_suffix_array(folder: str | Path, shard: int, token_width: int | None 
                 raise
     assert files is not None
     width, ptr = files.token_width, files.pointer_width
-    data = np.fromfile(data_path, dtype=np.uint8) if files.data_bytes <= (1 << 26) \
-        else np.memmap(data_path, dtype=np.uint8, mode="r")
+    data = np.memmap(data_path, dtype=np.uint8, mode="r")
     table = np.memmap(table_path, dtype=np.uint8, mode="r")
     positions = files.data_bytes // width
-    seen = np.zeros(positions, dtype=bool)
+    index_type = np.int32 if positions < (1 << 31) - 1 else np.int64
+    order = np.empty(positions, dtype=index_type)
     for start in range(0, positions, DECODE_CHUNK):
         stop = min(positions, start + DECODE_CHUNK)
         values = decode_pointers(np.asarray(table[start * ptr:stop * ptr]), ptr)
@@ -155,30 +113,25 @@ def verify_suffix_array(folder: str | Path, shard: int, token_width: int | None 
             rank = start + int(np.argmax(bad))
             raise LayoutError(f"{table_path}: entry {rank} ({int(values[rank - start])}) is not a "
                               f"token position of {data_path.name}")
-        seen[values // width] = True
-    if not seen.all():
-        missing = int(np.argmin(seen))
+        order[start:stop] = values // width
+    # rank[p] = where position p sits in the table; rank[positions] stands for the empty suffix.
+    rank = np.full(positions + 1, -2, dtype=index_type)
+    rank[order] = np.arange(positions, dtype=index_type)
+    rank[positions] = -1
+    if (rank[:positions] == -2).any():
+        missing = int(np.argmax(rank[:positions] == -2))
         raise LayoutError(f"{table_path}: not a permutation of the {positions} token positions "
                           f"(position {missing * width} missing, another repeated)")
-    del seen
-    if positions < 2:
-        return
-    if positions - 1 <= CHECK_ALL:
-        ranks = np.arange(positions - 1, dtype=np.int64)
-    else:
-        rng = np.random.default_rng(shard)
-        ranks = np.unique(np.concatenate([
-            rng.integers(0, positions - 1, SAMPLE, dtype=np.int64),
-            np.array([0, positions - 2], dtype=np.int64)]))
-    for start in range(0, ranks.shape[0], DECODE_CHUNK):
-        chunk = ranks[start:start + DECODE_CHUNK]
-        a, b = _pointers_at(table, chunk, ptr), _pointers_at(table, chunk + 1, ptr)
-        ordered = suffixes_in_order(data, a, b)
+    for start in range(0, positions - 1, DECODE_CHUNK):
+        stop = min(positions - 1, start + DECODE_CHUNK)
+        a, b = order[start:stop].astype(np.int64), order[start + 1:stop + 1].astype(np.int64)
+        ka, kb = _first_tokens(data, a, width), _first_tokens(data, b, width)
+        ordered = (ka < kb) | ((ka == kb) & (rank[a + 1] < rank[b + 1]))
         if not ordered.all():
-            rank = int(chunk[int(np.argmin(ordered))])
+            at = start + int(np.argmin(ordered))
             wrong = int((~ordered).sum())
-            raise LayoutError(f"{table_path}: entries {rank} and {rank + 1} are out of suffix "
-                              f"order ({wrong} of {chunk.shape[0]} neighbours checked here)")
+            raise LayoutError(f"{table_path}: entries {at} and {at + 1} are out of suffix order "
+                              f"({wrong} of {stop - start} neighbours in entries {start}..{stop})")
 
 
 # -- writing --------------------------------------------------------------------------------
