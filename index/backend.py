@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, Protocol, Sequence
 from .corpus import Document
 from .settings import IndexSettings, StoreNames
 
-BACKENDS = ("embedded", "elasticsearch")
+BACKENDS = ("embedded", "elasticsearch", "infini-gram")
 
 
 class FrequencyIndex(Protocol):
@@ -36,13 +36,18 @@ class Backend:
     path: str = "frequency.sqlite"  # embedded: the index file
     es_url: str = "http://127.0.0.1:9200"
     es_index: str = "factprobe-corpus"  # elasticsearch: one index per corpus
+    # infini-gram: `path` is the index folder; the model's tokenizer.json (probes/scoring/
+    # tokenizer_file.py resolves a model spec to it) and its name. Building needs them; counting
+    # reads the folder's own copy and, when one is given, refuses another tokenizer.
+    tokenizer: str | None = None
+    tokenizer_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in BACKENDS:
             raise ValueError(f"backend {self.kind!r}: use one of {', '.join(BACKENDS)}")
 
     def describe(self) -> str:
-        return self.path if self.kind == "embedded" else f"{self.es_url} index {self.es_index}"
+        return self.path if self.kind in ("embedded", "infini-gram") else f"{self.es_url} index {self.es_index}"
 
 
 def open_for_indexing(backend: Backend, settings: IndexSettings, store: str | Path | None) -> FrequencyIndex:
@@ -51,6 +56,8 @@ def open_for_indexing(backend: Backend, settings: IndexSettings, store: str | Pa
     does Elasticsearch under mentions="maximal" (a phrase query cannot know that a longer name
     holds its match, so each document carries the entities it mentions). A Chinese index without
     OpenCC raises ConverterMissing before anything is read or written."""
+    if backend.kind == "infini-gram":
+        return _token_index_for_building(backend, settings)
     if backend.kind == "embedded":
         from .embedded import EmbeddedIndex, linked
 
@@ -84,6 +91,8 @@ def finder(settings: IndexSettings, store: str | Path | None):
 
 def open_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIndex:
     """An index to count with, under the settings it was built with."""
+    if backend.kind == "infini-gram":
+        return _token_index_for_counting(backend, store)
     if backend.kind == "embedded":
         from .embedded import EmbeddedIndex
 
@@ -104,4 +113,40 @@ def open_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIn
             index.close()
             raise NoIndex(f"counting names in Elasticsearch needs the knowledge-graph store (no store at {store})")
         index.names = StoreNames(store, settings)
+    return index
+
+
+def _token_index_for_building(backend: Backend, settings: IndexSettings) -> FrequencyIndex:
+    """The token backend counts names at query time: only its settings are bound now."""
+    from .infini_gram.store import TokenIndexError, TokenIndexWriter
+
+    if settings.method != "names":
+        raise TokenIndexError("the infini-gram backend counts names in the text; links need another backend")
+    if not backend.tokenizer:
+        raise TokenIndexError("building a token index needs the model's tokenizer (--model SPEC)")
+    index = TokenIndexWriter(backend.path, backend.tokenizer, backend.tokenizer_name or Path(backend.tokenizer).stem,
+                             settings.converter())
+    index.bind_settings(settings.to_dict())
+    return index
+
+
+def _token_index_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIndex:
+    from .infini_gram.count import TokenCountIndex
+    from .infini_gram.store import MANIFEST, sha256_of
+
+    if not (Path(backend.path) / MANIFEST).is_file():
+        raise NoIndex(f"no token index at {backend.path}; build one with "
+                      "`factprobe corpus index --backend infini-gram --model SPEC`")
+    if store is None or not Path(store).is_file():
+        raise NoIndex(f"counting names in a token index needs the knowledge-graph store (no store at {store})")
+    index = TokenCountIndex(backend.path, store)
+    if backend.tokenizer:
+        digest = sha256_of(Path(backend.tokenizer))
+        if digest != index.tokenizer.get("sha256"):
+            index.close()
+            from .infini_gram.store import TokenIndexError
+
+            raise TokenIndexError(f"{backend.path} was built with {index.tokenizer.get('name')}'s tokenizer; "
+                                  f"{backend.tokenizer_name or backend.tokenizer} has another "
+                                  f"(sha256 {digest[:12]}, not {str(index.tokenizer.get('sha256'))[:12]})")
     return index

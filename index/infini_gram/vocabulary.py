@@ -1,0 +1,211 @@
+"""A tokenizer as the token backend needs it: each token's bytes, whether its first and last
+characters could glue a letter or digit onto a name, the token sequences a name can take in
+running text, and whether a document's tokens can find every name the text rule finds.
+
+A byte-level BPE writes " London" and "London" apart, and "Romeo" as "Rome" + "o": a name is
+looked for in each of its surface forms (its words in lower, Title and UPPER case, with and
+without a leading space), and an occurrence counts only where the neighbouring tokens glue no
+letter or digit onto it (index/text.py's rule). That finds exactly what the text rule finds in a
+document whose text is *token-regular* (`token_regular`): no character of a script written
+without spaces, normalization that only lowers each character, every word in one of those three
+casings, and a token boundary at every word edge (a leading space may ride along). Any other
+document is counted on its normalized text instead (index/infini_gram/store.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+
+from ..text import normalize
+from ..writing_systems import unspaced
+
+WORDS = re.compile(r"[^\W_]+")  # runs of str.isalnum characters: where index/text.py's edges can fall
+# an ASCII word neither lower, UPPER nor Title case (a lower letter before an upper one, or an
+# upper one after the first character with a lower one after it)
+_ODD_CASE = re.compile(r"[a-z][A-Za-z0-9]*[A-Z]|[A-Za-z0-9][A-Z][A-Za-z0-9]*[a-z]")
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+MAX_FORMS = 729  # a name of more than six cased words is looked for in its uniform casings only
+CONTEXTS = ("", "(", "\n", " ", "'", "\u2019")  # what a form is encoded after, as running text holds it
+# a token may begin one character before a word with one of these (" London", "'s"): the name's
+# form then carries it, and it glues nothing on
+LEADS = (" ", "'", "\u2019")
+NO_GLUE, GLUE, UNSURE = 0, 1, 2
+
+
+def _byte_level_alphabet() -> dict[str, int]:
+    """GPT-2's printable stand-in for each byte, reversed."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars = keep[:]
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(keep, chars)}
+
+
+@dataclass
+class Vocabulary:
+    """One tokenizer.json, loaded with the `tokenizers` library."""
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(self.path))
+        spec = json.loads(Path(self.path).read_text(encoding="utf-8"))
+        self.size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        self.pieces = self._pieces(spec)
+        lengths = np.array([len(p) for p in self.pieces], dtype=np.int64)
+        self.lengths = lengths
+        self.first = np.array([_edge_class(p, 0) for p in self.pieces], dtype=np.int8)
+        self.last = np.array([_edge_class(p, -1) for p in self.pieces], dtype=np.int8)
+
+    @property
+    def token_width(self) -> int:
+        return 2 if self.size < 0xFFFF else 4  # the top value of a width is its document separator
+
+    def _pieces(self, spec: dict) -> list[bytes]:
+        decoder = spec.get("decoder") or {}
+        kinds = {decoder.get("type")} | {d.get("type") for d in decoder.get("decoders", []) or []}
+        alphabet = _byte_level_alphabet() if "ByteLevel" in kinds else None
+        pieces = []
+        for i in range(self.size):
+            piece = self.tokenizer.id_to_token(i) or ""
+            if alphabet is not None and all(ch in alphabet for ch in piece):
+                pieces.append(bytes(alphabet[ch] for ch in piece))
+                continue
+            byte = _BYTE_PIECE.fullmatch(piece)
+            pieces.append(bytes([int(byte.group(1), 16)]) if byte else piece.replace("\u2581", " ").encode())
+        return pieces
+
+    def encode_batch(self, texts: list[str]):
+        return self.tokenizer.encode_batch(texts, add_special_tokens=False)
+
+    def text_of(self, ids) -> bytes:
+        pieces = self.pieces
+        return b"".join(pieces[int(i)] for i in ids)
+
+    def forms(self, variant: str) -> set[tuple[tuple[int, ...], int]]:
+        """The token sequences `variant` takes in running text, each with the bytes of the leading
+        character it carries (LEADS; 0 for none): encoded alone and after a few contexts, keeping
+        those where a token boundary falls at the variant's start or one LEADS character before it."""
+        return _forms(self, variant)
+
+
+@lru_cache(maxsize=100_000)
+def _forms_cached(vocabulary: Vocabulary, variant: str) -> frozenset:
+    found = set()
+    for context in CONTEXTS:
+        encoding = vocabulary.tokenizer.encode(context + variant, add_special_tokens=False)
+        at = len(context)
+        ids, lead = [], None
+        for token, (a, b) in zip(encoding.ids, encoding.offsets):
+            if b <= at and not (a == b == at):
+                continue
+            if a < at < b:
+                if a == at - 1 and context[-1:] in LEADS and lead is None:
+                    lead = len(context[-1].encode())
+                else:
+                    ids = []
+                    break
+            elif lead is None:
+                lead = 0
+            ids.append(token)
+        if ids and vocabulary.text_of(ids) == ((context[-1] if lead else "") + variant).encode():
+            found.add((tuple(ids), lead))
+    return frozenset(found)
+
+
+def _forms(vocabulary: Vocabulary, variant: str) -> set:
+    return set(_forms_cached(vocabulary, variant))
+
+
+Vocabulary.__hash__ = object.__hash__  # one loaded tokenizer, cached by identity
+
+
+def _edge_class(piece: bytes, where: int) -> int:
+    if not piece:
+        return UNSURE
+    byte = piece[where]
+    if byte >= 0x80:  # a character beyond ASCII, or part of one: decided on the decoded text
+        return UNSURE
+    return GLUE if chr(byte).isalnum() else NO_GLUE
+
+
+def casings(word: str) -> set[str]:
+    return {word, word.upper(), word[:1].upper() + word[1:]}
+
+
+def variants(core: str) -> tuple[list[str], bool]:
+    """Surface forms of a name's core (normalized, from its first to its last letter or digit):
+    each word in lower, UPPER and Title case, those that normalize back to it; and whether the
+    list is complete (False past MAX_FORMS, when only the uniform casings are kept)."""
+    pieces = re.split(r"([^\W_]+)", core)  # odd indices: words
+    choices = [sorted(casings(p)) if i % 2 else [p] for i, p in enumerate(pieces)]
+    total = 1
+    for options in choices:
+        total *= len(options)
+    complete = total <= MAX_FORMS
+    if complete:
+        made = {"".join(c) for c in product(*choices)}
+    else:
+        made = {core, core.upper(), "".join(p[:1].upper() + p[1:] if i % 2 else p for i, p in enumerate(pieces))}
+    return sorted(v for v in made if normalize(v) == core), complete
+
+
+def core_of(key: str) -> tuple[int, int]:
+    """Where a name key's core lies: from its first to its last letter or digit."""
+    words = [m.span() for m in WORDS.finditer(key)]
+    return words[0][0], words[-1][1]
+
+
+def token_regular(text: str, offsets: np.ndarray, convert=None) -> bool:
+    """Whether the tokens of `text` (their character offsets, n x 2) find every name the text
+    rule finds in it, and only those: see the module's docstring."""
+    if not text.isascii():
+        normalized = normalize(convert(text) if convert else text)
+        if normalized != text.lower() or (convert is not None and convert(text) != text):
+            return False
+        if any(map(unspaced, normalized)):
+            return False
+        for match in WORDS.finditer(text):
+            word = match.group()
+            low = word.lower()
+            if word != low and word != low.upper() and word != low[:1].upper() + low[1:]:
+                return False
+    elif _ODD_CASE.search(text):
+        return False
+    edges = [m.span() for m in WORDS.finditer(text)]
+    if not edges:
+        return True
+    size = len(text)
+    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    inside = np.zeros(size + 2, dtype=np.int64)  # positions strictly inside some token
+    wide = spans[spans[:, 1] - spans[:, 0] >= 2]
+    np.add.at(inside, wide[:, 0] + 1, 1)
+    np.add.at(inside, wide[:, 1], -1)
+    inside = np.cumsum(inside) > 0
+    begins = np.zeros(size + 1, dtype=bool)
+    begins[spans[:, 0]] = True
+    bounds = np.array(edges, dtype=np.int64)
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    if inside[ends].any():
+        return False
+    straddled = starts[inside[starts]]
+    if straddled.size:
+        before = straddled - 1
+        if not (begins[before] & ~inside[before]).all():
+            return False
+        if any(text[i] not in LEADS for i in before.tolist()):
+            return False
+    return True
