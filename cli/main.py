@@ -120,6 +120,7 @@ def sample(out, entity_id, quiet, overwrite):
 from .ingest_cmds import ingest_group  # noqa: E402  (after `main` exists)
 from .kg_cmds import kg_group  # noqa: E402
 from .frequency_cmds import corpus_group, frequency_group  # noqa: E402
+from .ngram_cmd import ngram_command  # noqa: E402
 from .model_cmds import model_group  # noqa: E402
 from .distractor_cmds import distractors_group  # noqa: E402
 from .template_cmds import templates_group  # noqa: E402
@@ -138,6 +139,7 @@ main.add_command(kg_group)
 main.add_command(model_group)
 main.add_command(corpus_group)
 main.add_command(frequency_group)
+frequency_group.add_command(ngram_command)
 main.add_command(distractors_group)
 main.add_command(templates_group)
 main.add_command(probeset_group)
