@@ -43,11 +43,15 @@ from .terminal import echo
 @click.option("--runs", "runs", multiple=True, type=FolderPath("input", exists=True), metavar="DIR",
               help="A run folder, or a folder of them (`factprobe run`'s OUT/runs), for the item view: "
                    "GET /items/view, and /items for scripts; the finished eval jobs are there too. Repeatable.")
+@click.option("--ngram-index", "ngram_indexes", multiple=True, type=FolderPath("input", exists=True),
+              metavar="DIR",
+              help="A token index in infini-gram's layout that POST /infini-gram answers infini-gram's API "
+                   "for, named by its folder's name. Repeatable.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)
 @overwrite_option
 def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, host, port, token_env, models,
-                  allow, runs, log_level, overwrite):
+                  allow, runs, ngram_indexes, log_level, overwrite):
     """Serve the graph, frequency counts, distractors, and probe-set / evaluation jobs over HTTP.
 
     \b
@@ -69,6 +73,10 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
     if semantic_dir and not Path(semantic_dir).is_dir():
         fail(f"no semantic index folder at {semantic_dir}", EXIT_USAGE)
     claim_data_folder(data_dir, overwrite=overwrite, inputs=[store, *([index_path] if index_path else [])])
+    names = [Path(folder).name for folder in ngram_indexes]
+    if len(set(names)) < len(names):
+        fail(f"--ngram-index: two folders named {next(n for n in names if names.count(n) > 1)!r}; "
+             "clients name an index by its folder's name", EXIT_USAGE)
     served = tuple(m.strip() for m in models.split(",") if m.strip())
     token = os.environ.get(token_env) or None
     if token is None:
@@ -76,7 +84,7 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
     config = ServiceConfig(Path(store), Path(data_dir), Path(index_path) if index_path else None,
                            Path(semantic_dir) if semantic_dir else None, token, served, es_url, es_index,
                            tuple(dict.fromkeys(a.strip() for a in allow if a.strip())),
-                           tuple(Path(r) for r in runs))
+                           tuple(Path(r) for r in runs), tuple(Path(f).resolve() for f in ngram_indexes))
     try:
         app = create_app(config)  # reads the data folder's job records back
     except (OSError, RuntimeError, sqlite3.Error) as error:  # a folder in use, unwritable, or of another schema

@@ -22,6 +22,7 @@ from .guard import BodyLimit, ErrorCounter, install_error_handlers
 from .item_index import ItemCatalog
 from .item_routes import items_router, known_runs
 from .job_routes import jobs_router
+from .ngram_routes import ngram_router
 from .reads import ROUTERS
 from .state import DEFAULT_MODELS, ServiceConfig, ServiceState
 
@@ -47,6 +48,6 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.state.items = items
     app.add_middleware(BodyLimit)
     install_error_handlers(app, errors)
-    for router in (*ROUTERS, jobs_router, items_router):
+    for router in (*ROUTERS, jobs_router, items_router, ngram_router):
         app.include_router(router)
     return app

@@ -28,6 +28,9 @@ class ServiceConfig:
     allow: tuple[str, ...] = ()
     # Run folders (or folders of them) the item view shows besides the finished eval jobs (`serve --runs`).
     runs: tuple[Path, ...] = ()
+    # Token indexes in infini-gram's layout that POST /infini-gram answers for, by folder name
+    # (`serve --ngram-index`).
+    ngram_indexes: tuple[Path, ...] = ()
 
     @property
     def allowed(self) -> tuple[str, ...]:

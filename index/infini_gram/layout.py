@@ -160,6 +160,7 @@ class TokenIndexFolder:
         self.documents = first
         self.tokens = sum(s.positions - s.documents for s in self._shards)
         self._bases = np.array([s.first_doc for s in self._shards], dtype=np.int64)
+        self._token_bases = np.cumsum([0] + [s.positions for s in self._shards])[:-1].astype(np.int64)
         self._separator = separator(token_width)
         self._dtype = token_dtype(token_width)
         self._engine = _load_engine(self.folder, token_width) if engine else None
@@ -199,6 +200,13 @@ class TokenIndexFolder:
             lo, hi = shard.rank_range(needle)
             total += hi - lo
         return total
+
+    def segments(self, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """Per shard, the suffix-array ranks [lo, hi) of the n-gram (infini-gram's `find`)."""
+        needle = self._needle(ids)
+        if needle is None:
+            return [(0, 0) for _ in self._shards]
+        return [shard.rank_range(needle) for shard in self._shards]
 
     def counts(self, queries: Sequence[Sequence[int]]) -> list[int]:
         return [self.count(query) for query in queries]
@@ -241,6 +249,14 @@ class TokenIndexFolder:
             starts[mask] = opened.starts[local[mask]]
             ends[mask] = opened.ends[local[mask]]
         return shard, starts, ends
+
+    def spans(self, occ: Occurrences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per occurrence, in one token coordinate across all shards (separators included, so
+        documents never touch): where it starts, and where its document's tokens start and end."""
+        shard, starts, ends = self._spans(occ.doc)
+        base = self._token_bases[shard]
+        first = starts + np.asarray(occ.at, dtype=np.int64)
+        return base + first, base + starts, base + ends
 
     def document(self, doc: int) -> np.ndarray:
         shard, starts, ends = self._spans(np.array([doc], dtype=np.int64))
