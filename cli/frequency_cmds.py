@@ -22,25 +22,50 @@ from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
 from .terminal import echo
 
-index_option = click.option("--index", "index_path", type=click.Path(dir_okay=False), default=Backend.path,
+EXIT_ENVIRONMENT = 3  # the common.md rule: an environment problem (infini-gram's indexer missing or failing)
+
+index_option = click.option("--index", "index_path", type=click.Path(), default=Backend.path,
                             show_default=True, envvar="FACTPROBE_INDEX",
-                            help="Embedded backend: the index file (env FACTPROBE_INDEX).")
+                            help="Embedded backend: the index file; infini-gram: the index folder (env FACTPROBE_INDEX).")
 backend_options = [
     click.option("--backend", type=click.Choice(BACKENDS), default=Backend.kind, show_default=True,
                  envvar="FACTPROBE_BACKEND",
                  help="embedded: one SQLite file, no server. elasticsearch: a cluster (`docker compose up "
-                      "elasticsearch`); both give identical counts."),
+                      "elasticsearch`). infini-gram: a folder of the corpus in a model's own tokens (--model); "
+                      "all give identical document counts."),
     index_option,
     click.option("--es-url", default=Backend.es_url, show_default=True, envvar="FACTPROBE_ES_URL",
                  help="Elasticsearch backend: the cluster's URL (env FACTPROBE_ES_URL)."),
     click.option("--es-index", default=Backend.es_index, show_default=True, envvar="FACTPROBE_ES_INDEX",
                  help="Elasticsearch backend: the index holding this corpus (one per corpus)."),
+    click.option("--model", "model", metavar="SPEC", default=None,
+                 help="infini-gram backend: the model whose tokenizer the index is in (a spec as `factprobe "
+                      "model` takes: smollm2-135m-instruct, gemma3-270m, gguf:FILE, hf:FOLDER). Needed to build; "
+                      "when counting, an index built with another tokenizer is refused."),
 ]
 
 
 
-def _backend(backend: str, index_path: str, es_url: str, es_index: str):
-    return Backend(backend, index_path, es_url, es_index)
+def _backend(backend: str, index_path: str, es_url: str, es_index: str, model: str | None = None):
+    """The Backend the options name; for infini-gram, --model resolved to its tokenizer.json
+    (probes/scoring/tokenizer_file.py: saved once into the factprobe cache)."""
+    from pathlib import Path
+
+    if backend != "infini-gram":
+        if backend == "embedded" and Path(index_path).is_dir():
+            raise click.BadParameter(f"{index_path!r} is a directory; the embedded index is one file",
+                                     param_hint="'--index'")
+        return Backend(backend, index_path, es_url, es_index)
+    if not model:
+        return Backend(backend, index_path, es_url, es_index)
+    from ..probes.scoring.specs import SpecError
+    from ..probes.scoring.tokenizer_file import tokenizer_file
+
+    try:
+        found = tokenizer_file(model)
+    except (SpecError, OSError, ValueError) as error:
+        fail(f"--model {model}: {error}", EXIT_USAGE)
+    return Backend(backend, index_path, es_url, es_index, tokenizer=str(found.path), tokenizer_name=found.name)
 
 
 @contextmanager
@@ -52,11 +77,16 @@ def _job_errors():
     from ..index.corpus_jobs import CorpusJobError, MissingInput
     from ..index.elastic import BackendUnavailable
     from ..index.embedded import IndexSettingsError
+    from ..index.infini_gram.layout import LayoutError
+    from ..index.infini_gram.suffix_array import IndexerError
 
     try:
         yield
-    except (NoIndex, BackendUnavailable, IndexSettingsError, MissingInput, CorpusJobError, ConverterMissing) as error:
+    except (NoIndex, BackendUnavailable, IndexSettingsError, MissingInput, CorpusJobError, ConverterMissing,
+            LayoutError) as error:
         fail(str(error), EXIT_USAGE)
+    except IndexerError as error:
+        fail(str(error), EXIT_ENVIRONMENT)
 
 
 @click.group("corpus")
@@ -107,7 +137,8 @@ def corpus_group() -> None:
 @overwrite_option
 @json_option
 def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min_han_length, exclude_alias, names,
-                 mentions, zh_convert, count_facts, store, backend, index_path, es_url, es_index, quiet, overwrite, as_json):
+                 mentions, zh_convert, count_facts, store, backend, index_path, es_url, es_index, model, quiet, overwrite,
+                 as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
     count exact. The settings (languages, alias filters, names or links) are recorded in the index
@@ -117,6 +148,7 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min
     factprobe corpus index wiki.jsonl.gz --store graph.sqlite --index freq.sqlite
     factprobe corpus index re-nlg_*.json --format trex --links --index trex-links.sqlite
     factprobe corpus index wiki.jsonl.gz --backend elasticsearch --es-url http://127.0.0.1:9200 --es-index wiki
+    factprobe corpus index wiki.jsonl.gz --store graph.sqlite --backend infini-gram --model smollm2-135m-instruct --index wiki.tokens
     """
     from .steps_graph import index_step
 
@@ -127,9 +159,11 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
                            tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions)
+    if backend == "infini-gram" and not model:
+        raise click.UsageError("--backend infini-gram builds in a model's own tokens: give --model SPEC")
     with _job_errors():
-        result = index_step(_backend(backend, index_path, es_url, es_index), store, options, _console(quiet, as_json),
-                            overwrite=overwrite)
+        result = index_step(_backend(backend, index_path, es_url, es_index, model), store, options,
+                            _console(quiet, as_json), overwrite=overwrite)
     if as_json:
         echo(json.dumps(result.to_dict()))
     if result.rejects:
@@ -181,13 +215,13 @@ def _count(terms, where, corpus_files, corpus_from_store, languages, store) -> t
 @with_options(backend_options)
 @with_options(scan_options)
 @json_option
-def frequency_entity(entity, backend, index_path, es_url, es_index, corpus_files, corpus_from_store, languages,
-                     store, as_json):
+def frequency_entity(entity, backend, index_path, es_url, es_index, model, corpus_files, corpus_from_store,
+                     languages, store, as_json):
     """Documents that mention ENTITY: a QID (any of its names, from the index) or a raw string
     (read from --documents / --from-store)."""
     from ..index.corpus import bucket_of
 
-    where = _backend(backend, index_path, es_url, es_index)
+    where = _backend(backend, index_path, es_url, es_index, model)
     count, how = _count([entity], where, corpus_files, corpus_from_store, languages, store)
     if as_json:
         echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count), "counted_by": how}))
@@ -201,12 +235,12 @@ def frequency_entity(entity, backend, index_path, es_url, es_index, corpus_files
 @with_options(backend_options)
 @with_options(scan_options)
 @json_option
-def frequency_pair(head, tail, backend, index_path, es_url, es_index, corpus_files, corpus_from_store, languages,
-                   store, as_json):
+def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, corpus_files, corpus_from_store,
+                   languages, store, as_json):
     """Documents that mention both HEAD and TAIL (QIDs from the index; raw strings by reading a corpus)."""
     from ..index.corpus import bucket_of
 
-    where = _backend(backend, index_path, es_url, es_index)
+    where = _backend(backend, index_path, es_url, es_index, model)
     count, how = _count([head, tail], where, corpus_files, corpus_from_store, languages, store)
     if as_json:
         echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count),
@@ -232,7 +266,7 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, corpus_fil
 @overwrite_option
 @json_option
 def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, store, backend, index_path, es_url,
-                       es_index, quiet, overwrite, as_json):
+                       es_index, model, quiet, overwrite, as_json):
     """Count every fact of the chosen relations (documents that mention both head and tail) and
     write one JSONL line per fact (fact id, subject, relation, object, documents, bucket) to
     --out, and/or the counts into the store with --to-store.
@@ -251,7 +285,7 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
         raise click.UsageError(f"--buckets {buckets!r}: give increasing positive integers, e.g. 1,10,100") from None
     options = AnnotateOptions(tuple(relations), out_path, to_store, corpus_name, edges)
     with _job_errors():
-        result = annotate_step(_backend(backend, index_path, es_url, es_index), store, options,
+        result = annotate_step(_backend(backend, index_path, es_url, es_index, model), store, options,
                                _console(quiet, as_json), overwrite=overwrite)
     if as_json:
         echo(json.dumps(result.to_dict()))

@@ -112,7 +112,8 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
                              "or the store's documents have them")
     # names are found in the documents now by the embedded backend, and by Elasticsearch under "maximal"
     needs_store = (options.from_store or (not options.links and (backend.kind == "embedded"
-                                                                 or options.mentions == "maximal"))
+                                                                 or (backend.kind == "elasticsearch"
+                                                                     and options.mentions == "maximal")))
                    or options.format == "wikidata5m" or options.count_facts)
     if needs_store and (store is None or not Path(store).is_file()):
         raise MissingInput(f"no knowledge-graph store at {store}")
@@ -137,6 +138,10 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
         total = index.document_count()
     finally:
         index.close()
+    if backend.kind == "infini-gram" and total == 0:  # nothing was written: no folder is left behind
+        raise CorpusJobError(f"no documents to index in {', '.join(options.files) or 'the store'}"
+                             f"{f' ({len(report.rejects)} rejected)' if report.rejects else ''}; "
+                             f"no token index written at {backend.path}")
     finder = getattr(index, "mentions", None)
     counted = hasattr(finder, "names")
     return IndexResult(backend.kind, backend.describe(), settings.method, added, tracked, total,
@@ -210,6 +215,7 @@ class AnnotateResult:
     per_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (relation, bucket) -> facts
     settings: dict | None = None  # how the index counted (settings_record): names in which languages, which names
     annotator: dict | None = None  # who counted (annotator_record): what the store and the sidecars name
+    approximate: tuple[str, ...] = ()  # entities whose counts are not exact (a token index says which)
 
     def to_dict(self) -> dict:
         out = {"facts": self.facts, "out": self.out, "store_corpus": self.store_corpus,
@@ -218,13 +224,18 @@ class AnnotateResult:
             out["settings"] = self.settings
         if self.annotator is not None:
             out["annotator"] = self.annotator
+        if self.approximate:
+            out["approximate"] = list(self.approximate)
         return out
 
     def summary_lines(self, store: str | Path) -> list[str]:
         where = " and ".join(x for x in (self.out, f"{store} (corpus {self.store_corpus})"
                                          if self.store_corpus else None) if x)
         counted = [f"  counted by {IndexSettings.from_dict(self.settings).describe()}"] if self.settings else []
-        return [f"{self.facts:,} facts counted -> {where}", *counted,
+        inexact = ([f"  approximate counts (not exact) for {len(self.approximate)} entities: "
+                    f"{', '.join(self.approximate[:20])}{' ...' if len(self.approximate) > 20 else ''}"]
+                   if self.approximate else [])
+        return [f"{self.facts:,} facts counted -> {where}", *counted, *inexact,
                 *(f"  {relation} {bucket:>10}  {n:,}" for (relation, bucket), n in sorted(self.per_bucket.items()))]
 
 
@@ -327,6 +338,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
                             progress(relation, done)
                     if writer:
                         writer.finish_frequency_annotator(corpus_name, relation, annotator)
+            approximate = tuple(sorted(getattr(index, "approximate", ()) or ()))
         finally:
             index.close()
     finally:
@@ -335,7 +347,8 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
         if writer:
             writer.close()
     return AnnotateResult(facts, options.out, corpus_name if options.to_store else None, dict(per_bucket),
-                          settings_record(IndexSettings.from_dict(stored)) if stored else None, annotator)
+                          settings_record(IndexSettings.from_dict(stored)) if stored else None, annotator,
+                          approximate)
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:
@@ -371,7 +384,9 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
     if all(is_qid(t) for t in terms) and not corpus_files and not corpus_from_store:
         index = open_for_counting(backend, store)
         try:
-            return (index.entity_frequency(terms[0]) if len(terms) == 1 else index.pair_frequency(*terms)), backend.kind
+            count = index.entity_frequency(terms[0]) if len(terms) == 1 else index.pair_frequency(*terms)
+            approximate = sorted(getattr(index, "approximate", ()) or ())
+            return count, backend.kind + (f", approximate for {', '.join(approximate)}" if approximate else "")
         finally:
             index.close()
     from .scan import scan_count

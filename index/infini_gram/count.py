@@ -184,10 +184,8 @@ class TokenCountIndex:
             return empty  # a name in a script without spaces occurs only in text-counted documents
         begin, end = core_of(key)
         core = key[begin:end]
-        surfaces, complete = variants(core)
-        if not complete:
-            self._approximate_keys.add(key)
-        verify_all = begin > 0 or end < len(key)
+        surfaces, covered = variants(core)
+        verify_all = begin > 0 or end < len(key) or covered < len(core)
         docs, starts, ends = [], [], []
         forms = set()
         for surface in surfaces:

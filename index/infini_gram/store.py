@@ -114,7 +114,7 @@ class TokenIndexWriter:
 
     def __init__(self, folder: str | Path, tokenizer: str | Path, tokenizer_name: str,
                  convert=None) -> None:
-        self.folder = Path(folder)
+        self.folder = Path(folder).absolute()  # the indexer runs in a folder of its own: no relative paths
         self.tokenizer_path = Path(tokenizer)
         self.convert = convert
         self.manifest = read_manifest(self.folder)
@@ -197,6 +197,27 @@ class TokenIndexWriter:
             yield self._write(shard_docs, shard_tokens, shard_text)
 
     def _write(self, documents: list[Document], tokens: list[np.ndarray], text: list[int]) -> int:
+        if self.manifest is not None:
+            return self._write_shard(documents, tokens, text)
+        existed = self.folder.exists()
+        try:
+            return self._write_shard(documents, tokens, text)
+        except BaseException:
+            # the first shard failed: what this run made goes, so no half folder is left (a folder
+            # that was there stays, emptied of our files only)
+            if self.manifest is None:
+                for part in ("tokens", "text"):
+                    shutil.rmtree(self.folder / part, ignore_errors=True)
+                for name in (TOKENIZER, "shard-0.json", MANIFEST + ".partial"):
+                    (self.folder / name).unlink(missing_ok=True)
+                if not existed:
+                    try:
+                        self.folder.rmdir()
+                    except OSError:
+                        pass
+            raise
+
+    def _write_shard(self, documents: list[Document], tokens: list[np.ndarray], text: list[int]) -> int:
         shards = list(self.manifest.shards) if self.manifest else []
         number = len(shards)
         first = sum(s["documents"] for s in shards)

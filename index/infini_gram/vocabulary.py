@@ -31,7 +31,7 @@ WORDS = re.compile(r"[^\W_]+")  # runs of str.isalnum characters: where index/te
 # upper one after the first character with a lower one after it)
 _ODD_CASE = re.compile(r"[a-z][A-Za-z0-9]*[A-Z]|[A-Za-z0-9][A-Z][A-Za-z0-9]*[a-z]")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-MAX_FORMS = 729  # a name of more than six cased words is looked for in its uniform casings only
+MAX_FORMS = 729  # casings of a name's first words looked up; the rest is checked on the decoded text
 CONTEXTS = ("", "(", "\n", " ", "'", "\u2019")  # what a form is encoded after, as running text holds it
 # a token may begin one character before a word with one of these (" London", "'s"): the name's
 # form then carries it, and it glues nothing on
@@ -146,21 +146,25 @@ def casings(word: str) -> set[str]:
     return {word, word.upper(), word[:1].upper() + word[1:]}
 
 
-def variants(core: str) -> tuple[list[str], bool]:
+def variants(core: str) -> tuple[list[str], int]:
     """Surface forms of a name's core (normalized, from its first to its last letter or digit):
-    each word in lower, UPPER and Title case, those that normalize back to it; and whether the
-    list is complete (False past MAX_FORMS, when only the uniform casings are kept)."""
+    each word in lower, UPPER and Title case, those that normalize back to it; and how many
+    characters of the core they spell. Past MAX_FORMS combinations they spell the longest
+    prefix that ends a word and stays within it: the rest of the name is then compared on the
+    decoded text (count.py), so no casing is missed."""
     pieces = re.split(r"([^\W_]+)", core)  # odd indices: words
     choices = [sorted(casings(p)) if i % 2 else [p] for i, p in enumerate(pieces)]
-    total = 1
-    for options in choices:
+    total, upto = 1, 1
+    for i, options in enumerate(choices):
         total *= len(options)
-    complete = total <= MAX_FORMS
-    if complete:
-        made = {"".join(c) for c in product(*choices)}
-    else:
-        made = {core, core.upper(), "".join(p[:1].upper() + p[1:] if i % 2 else p for i, p in enumerate(pieces))}
-    return sorted(v for v in made if normalize(v) == core), complete
+        if total > MAX_FORMS:
+            break
+        if i % 2:
+            upto = i + 1  # through this word
+    covered = len("".join(pieces[:upto]))
+    made = {"".join(c) for c in product(*choices[:upto])}
+    prefix = core[:covered]
+    return sorted(v for v in made if normalize(v) == prefix), covered
 
 
 def core_of(key: str) -> tuple[int, int]:
