@@ -32,7 +32,8 @@ def _ids(text: str) -> list[int]:
 
 
 def _encoder(model_spec: str):
-    """(the tokenizer's name, a function from text to ids) for the model's own tokenizer."""
+    """(the tokenizer's name, its file's sha256, a function from text to ids) for the model's
+    own tokenizer."""
     from ..probes.scoring.specs import SpecError
     from ..probes.scoring.tokenizer_file import tokenizer_file
 
@@ -42,8 +43,11 @@ def _encoder(model_spec: str):
         fail(str(error), EXIT_USAGE)
     from tokenizers import Tokenizer
 
+    from ..probes.scoring.gguf_cache import file_sha256
+
     tokenizer = Tokenizer.from_file(str(found.path))
-    return found.name, lambda text: tokenizer.encode(text, add_special_tokens=False).ids
+    return (found.name, file_sha256(found.path),
+            lambda text: tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 @click.command("ngram")
@@ -60,21 +64,26 @@ def _encoder(model_spec: str):
 @json_option
 def ngram_command(texts, backend, index_dir, model_spec, as_ids, as_json):
     """Occurrences and documents of each TEXT as an n-gram of tokens."""
-    from ..index.infini_gram.layout import LayoutError, TokenIndexFolder, check_tokenizer
+    from ..index.infini_gram.layout import (
+        LayoutError,
+        TokenIndexFolder,
+        check_tokenizer,
+        token_folder,
+    )
 
     if len(texts) > MAX_QUERIES:
         fail(f"{len(texts)} queries; at most {MAX_QUERIES} at once", EXIT_USAGE)
     if not as_ids and model_spec is None:
         fail("TEXT needs --model SPEC to be tokenized (or --ids to give token ids)", EXIT_USAGE)
     try:
-        index = TokenIndexFolder(index_dir)
+        index = TokenIndexFolder(token_folder(index_dir))
     except LayoutError as error:
         fail(str(error), EXIT_USAGE)
     queries = [_ids(text) for text in texts] if as_ids else None
     if model_spec is not None:
-        name, encode = _encoder(model_spec)
+        name, sha256, encode = _encoder(model_spec)
         try:
-            check_tokenizer(index_dir, name)
+            check_tokenizer(index_dir, name, sha256)
         except LayoutError as error:
             index.close()
             fail(str(error), EXIT_USAGE)

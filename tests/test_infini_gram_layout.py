@@ -22,6 +22,8 @@ from factprobe.index.infini_gram.layout import (  # noqa: E402
     Occurrences,
     TokenIndexFolder,
     check_tokenizer,
+    discard_unfinished_shard,
+    token_folder,
     tokenizer_family,
     verify_suffix_array,
     write_shard,
@@ -87,11 +89,14 @@ def test_u16_one_shard_matches_brute_force(tmp_path, engine):
         assert [index.document(d).tolist() for d in range(6)] == DOCS
 
 
-def test_u32_several_shards_global_document_ordinals(tmp_path):
+@pytest.mark.parametrize("engine", [True, False])
+def test_u32_several_shards_global_document_ordinals(tmp_path, engine):
     big = 70_000  # past what u16 holds
     shards = [[[big, 1, big], [1]], [[]], [[2, big, 1, big, 1], [big]]]
     docs = [d for shard in shards for d in shard]
-    index = build(tmp_path, shards, 4)
+    build(tmp_path, shards, 4).close()
+    index = TokenIndexFolder(tmp_path, engine=engine)
+    assert index.uses_engine is engine
     assert (index.token_width, index.shards, index.documents, index.tokens) == (4, 3, 5, 10)
     for query in every_query(docs) + [[3], [big, big]]:
         check_against_brute(index, docs, query)
@@ -363,3 +368,67 @@ def test_check_tokenizer_by_name_and_manifest(tmp_path):
         check_tokenizer(unnamed, "gemma-3-1b.gguf")
     with pytest.raises(LayoutError, match="sha256"):
         check_tokenizer(unnamed, "smollm2-135m.gguf", "ff00")
+
+
+def test_u32_shard_over_several_workers(tmp_path):
+    # The indexer's 4-byte mode wants 2**35 bytes of buckets; where that is refused the shard is
+    # built from the byte-level array, over as many workers as the size allows.
+    rng = np.random.default_rng(11)
+    docs = [(rng.integers(0, 30, int(rng.integers(0, 80))) * 100_003).tolist() for _ in range(1500)]
+    info = write_shard(tmp_path, 0, (np.array(d) for d in docs), 4, cpus=2)
+    assert info.bytes > 2 * 100_001
+    verify_suffix_array(tmp_path, 0)
+    with TokenIndexFolder(tmp_path) as index:
+        for query in ([0], [100_003, 200_006], [2_900_087, 0, 0]):
+            assert index.count(query) == len(brute(docs, query))
+
+
+def test_one_long_document_across_workers(tmp_path):
+    rng = np.random.default_rng(12)
+    doc = rng.integers(0, 8, 400_000).tolist()
+    write_shard(tmp_path, 0, [np.array(doc), np.array([1, 2])], 2, cpus=2)
+    with TokenIndexFolder(tmp_path) as index:
+        occ = index.occurrences([1, 2, 3, 4])
+        assert list(zip(occ.doc.tolist(), occ.at.tolist())) == brute([doc, [1, 2]], [1, 2, 3, 4])
+        assert index.document_lengths().tolist() == [400_000, 2]
+
+
+def test_unfinished_shard_is_discarded_and_a_finished_one_never(tmp_path):
+    write_shard(tmp_path, 0, [np.array([1, 2])], 2)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    # what a kill between the renames leaves: data and offsets of shard 1, no table
+    (tmp_path / "tokenized.1").write_bytes(b"\xff\xff\x05\x00")
+    (tmp_path / "offset.1").write_bytes(bytes(8))
+    (tmp_path / ".partial-shard-1").mkdir()
+    with pytest.raises(LayoutError, match=r"table\.1: missing"):
+        TokenIndexFolder(tmp_path)
+    assert discard_unfinished_shard(tmp_path, 1) is True
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert discard_unfinished_shard(tmp_path, 1) is False
+    with pytest.raises(LayoutError, match="finished; not discarded"):
+        discard_unfinished_shard(tmp_path, 0)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_our_folders_keep_tokens_beside_the_manifest(tmp_path):
+    assert token_folder(tmp_path) == tmp_path
+    (tmp_path / "tokens").mkdir()
+    assert token_folder(tmp_path) == tmp_path  # no manifest: not one of ours
+    (tmp_path / "factprobe-index.json").write_text('{"tokenizer": {"name": "x"}}')
+    assert token_folder(tmp_path) == tmp_path / "tokens"
+
+
+def test_a_corrupt_offset_in_the_middle_is_named(tmp_path):
+    write_shard(tmp_path, 0, (np.array(d) for d in DOCS), 2)
+    offsets = np.fromfile(tmp_path / "offset.0", dtype="<u8")
+    assert offsets.tolist() == [0, 8, 10, 16, 20, 34]
+    for value, message in ((12, "does not point at a document separator"),
+                           (8, "does not rise past"),
+                           (11, "not on a token boundary"),
+                           (10**9, "lies outside")):
+        broken = offsets.copy()
+        broken[2] = value
+        broken.astype("<u8").tofile(tmp_path / "offset.0")
+        with pytest.raises(LayoutError, match=message) as caught:
+            TokenIndexFolder(tmp_path)
+        assert str(caught.value).startswith(str(tmp_path / "offset.0"))

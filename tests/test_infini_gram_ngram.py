@@ -116,3 +116,27 @@ def test_text_without_a_model_and_a_bad_folder(tmp_path):
     result = run_cli("frequency", "ngram", "1", "--index", tmp_path, "--ids")
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {tmp_path / 'table.0'}: missing"
+
+
+@pytest.mark.slow
+def test_our_folder_is_checked_by_its_manifest_name_and_hash(index, cache, tmp_path):
+    from factprobe.probes.scoring.gguf_cache import file_sha256
+    from factprobe.probes.scoring.tokenizer_file import tokenizer_file
+
+    published, docs = index
+    found = tokenizer_file(MODEL, cache)
+    ours = tmp_path / "corpus-index"
+    (ours / "tokens").mkdir(parents=True)
+    for source in published.iterdir():
+        (ours / "tokens" / source.name).write_bytes(source.read_bytes())
+    manifest = ours / "factprobe-index.json"
+    manifest.write_text(json.dumps({"tokenizer": {"name": found.name,
+                                                  "sha256": file_sha256(found.path)}}))
+    env = {"FACTPROBE_CACHE": str(cache)}
+    result = run_cli("frequency", "ngram", " Rome", "--index", ours, "--model", MODEL, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("' Rome' ") and "5 occurrences in 3 documents" in result.stdout
+    manifest.write_text(json.dumps({"tokenizer": {"name": found.name, "sha256": "0" * 64}}))
+    result = run_cli("frequency", "ngram", " Rome", "--index", ours, "--model", MODEL, env=env)
+    assert result.returncode == 2
+    assert "sha256 000000000000..., not this one" in result.stderr

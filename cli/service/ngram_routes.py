@@ -55,13 +55,13 @@ class NgramIndexes:
         self.opened: dict = {}
 
     def get(self, name: str):
-        from ...index.infini_gram.layout import TokenIndexFolder
+        from ...index.infini_gram.layout import TokenIndexFolder, token_folder
 
         if name not in self.folders:
             return None
         with _open_lock:
             if name not in self.opened:
-                self.opened[name] = TokenIndexFolder(self.folders[name])
+                self.opened[name] = TokenIndexFolder(token_folder(self.folders[name]))
             return self.opened[name]
 
 

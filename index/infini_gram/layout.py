@@ -29,12 +29,12 @@ from .files import (
     token_dtype,
     tokenized_path,
 )
-from .naming import check_tokenizer, tokenizer_family
-from .suffix_array import ShardInfo, verify_suffix_array, write_shard
+from .naming import check_tokenizer, token_folder, tokenizer_family
+from .suffix_array import ShardInfo, discard_unfinished_shard, verify_suffix_array, write_shard
 
 __all__ = [
     "LayoutError", "Occurrences", "ShardInfo", "TokenIndexFolder", "check_tokenizer",
-    "tokenizer_family", "verify_suffix_array", "write_shard",
+    "discard_unfinished_shard", "token_folder", "tokenizer_family", "verify_suffix_array", "write_shard",
 ]
 
 
@@ -75,9 +75,24 @@ class _Shard:
         check_offsets(offset_path(folder, shard), self.offsets, self.tokens, token_width)
         self.positions = self.files.data_bytes // token_width
         self.documents = self.files.documents
-        # Document d spans token indices (starts[d], ends[d]) exclusive of its separator.
-        self.starts = self.offsets.astype(np.int64) // token_width + 1
-        self.ends = np.append(self.starts[1:] - 1, self.positions)
+
+    # Offsets stay on disk (a published shard holds hundreds of millions of documents): each
+    # lookup reads only the offsets it needs.
+    def document_of(self, positions: np.ndarray) -> np.ndarray:
+        """The document (ordinal in this shard) holding each token index."""
+        at = (np.asarray(positions, dtype=np.int64) * self.width).astype(np.uint64)
+        return np.searchsorted(self.offsets, at, side="right").astype(np.int64) - 1
+
+    def starts(self, local: np.ndarray) -> np.ndarray:
+        """Token index of each document's first token (just past its separator)."""
+        return self.offsets[local].astype(np.int64) // self.width + 1
+
+    def ends(self, local: np.ndarray) -> np.ndarray:
+        """Token index just past each document's last token."""
+        local = np.asarray(local, dtype=np.int64)
+        following = np.minimum(local + 1, self.documents - 1)
+        nexts = self.offsets[following].astype(np.int64) // self.width
+        return np.where(local + 1 < self.documents, nexts, self.positions)
 
     def pointer(self, rank: int) -> int:
         return int.from_bytes(self.table[rank * self.ptr:(rank + 1) * self.ptr], "little")
@@ -220,9 +235,9 @@ class TokenIndexFolder:
                 if hi == lo:
                     continue
                 positions = shard.token_positions(lo, hi)
-                local = np.searchsorted(shard.starts, positions, side="right") - 1
+                local = shard.document_of(positions)
                 docs.append(local + shard.first_doc)
-                ats.append(positions - shard.starts[local])
+                ats.append(positions - shard.starts(local))
         if not docs:
             empty = np.zeros(0, dtype=np.int64)
             return Occurrences(empty, empty.copy())
@@ -246,8 +261,8 @@ class TokenIndexFolder:
         for number in np.unique(shard):
             mask = shard == number
             opened = self._shards[int(number)]
-            starts[mask] = opened.starts[local[mask]]
-            ends[mask] = opened.ends[local[mask]]
+            starts[mask] = opened.starts(local[mask])
+            ends[mask] = opened.ends(local[mask])
         return shard, starts, ends
 
     def spans(self, occ: Occurrences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -264,7 +279,11 @@ class TokenIndexFolder:
         return np.array(tokens[int(starts[0]):int(ends[0])], dtype=np.int64)
 
     def document_lengths(self) -> np.ndarray:
-        return np.concatenate([s.ends - s.starts for s in self._shards])
+        lengths = []
+        for shard in self._shards:
+            local = np.arange(shard.documents, dtype=np.int64)
+            lengths.append(shard.ends(local) - shard.starts(local))
+        return np.concatenate(lengths)
 
     def neighbours(self, occ: Occurrences, length: int) -> tuple[np.ndarray, np.ndarray]:
         """The token before each occurrence (-1 at its document's start) and the token after its

@@ -14,6 +14,7 @@ from pathlib import Path
 from .files import LayoutError
 
 MANIFEST = "factprobe-index.json"
+TOKENS = "tokens"  # our folders keep the model-token shards here, beside the manifest
 _PUBLISHED = re.compile(r"^v\d+_(?P<body>.+)$")
 _SHARDS = re.compile(r"^s\d+$")
 # A family's name as infini-gram uses it, and names of tokenizers in that family that share the
@@ -49,6 +50,15 @@ def _manifest_tokenizer(folder: Path) -> tuple[str | None, str | None] | None:
     if isinstance(tokenizer, dict) and isinstance(tokenizer.get("name"), str):
         return tokenizer["name"], tokenizer.get("sha256")
     raise LayoutError(f"{folder / MANIFEST}: no tokenizer name recorded")
+
+
+def token_folder(folder: str | Path) -> Path:
+    """Where the model-token shards of an index folder lie: `tokens/` in one of ours, the folder
+    itself in one of infini-gram's."""
+    folder = Path(folder)
+    if (folder / MANIFEST).is_file() and (folder / TOKENS).is_dir():
+        return folder / TOKENS
+    return folder
 
 
 def tokenizer_family(folder: str | Path) -> str | None:

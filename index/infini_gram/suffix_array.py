@@ -322,3 +322,23 @@ def write_shard(folder: str | Path, shard: int, documents: Iterable[np.ndarray],
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     return ShardInfo(documents_written, tokens, size, time.perf_counter() - began, sa_seconds)
+
+
+def discard_unfinished_shard(folder: str | Path, shard: int) -> bool:
+    """Remove what a build killed before table.N was renamed in left of shard N (its partial
+    folder; tokenized.N and offset.N without a table). A finished shard (table.N present) is
+    never touched: LayoutError. True when something was removed."""
+    folder = Path(folder)
+    data, offsets, table = shard_paths(folder, shard)
+    if table.exists():
+        raise LayoutError(f"{table}: shard {shard} is finished; not discarded")
+    removed = False
+    temp = partial_dir(folder, shard)
+    if temp.exists():
+        shutil.rmtree(temp)
+        removed = True
+    for path in (offsets, data):
+        if path.exists():
+            path.unlink()
+            removed = True
+    return removed
