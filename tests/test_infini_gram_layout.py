@@ -169,7 +169,7 @@ def _random_docs(rng, total_tokens: int, vocab: int = 40) -> list[list[int]]:
 
 def test_four_cpus_on_300kb_shard_gives_a_correct_array(tmp_path):
     docs = _random_docs(np.random.default_rng(3), 150_000)
-    info = write_shard(tmp_path, 0, (np.array(d) for d in docs), 2, cpus=4)
+    info = write_shard(tmp_path, 0, (np.array(d) for d in docs), 2, cpus=4, parallel=True)
     assert 290_000 < info.bytes < 320_000
     verify_suffix_array(tmp_path, 0)
     with TokenIndexFolder(tmp_path) as index:
@@ -375,7 +375,7 @@ def test_u32_shard_over_several_workers(tmp_path):
     # built from the byte-level array, over as many workers as the size allows.
     rng = np.random.default_rng(11)
     docs = [(rng.integers(0, 30, int(rng.integers(0, 80))) * 100_003).tolist() for _ in range(1500)]
-    info = write_shard(tmp_path, 0, (np.array(d) for d in docs), 4, cpus=2)
+    info = write_shard(tmp_path, 0, (np.array(d) for d in docs), 4, cpus=2, parallel=True)
     assert info.bytes > 2 * 100_001
     verify_suffix_array(tmp_path, 0)
     with TokenIndexFolder(tmp_path) as index:
@@ -386,7 +386,7 @@ def test_u32_shard_over_several_workers(tmp_path):
 def test_one_long_document_across_workers(tmp_path):
     rng = np.random.default_rng(12)
     doc = rng.integers(0, 8, 400_000).tolist()
-    write_shard(tmp_path, 0, [np.array(doc), np.array([1, 2])], 2, cpus=2)
+    write_shard(tmp_path, 0, [np.array(doc), np.array([1, 2])], 2, cpus=2, parallel=True)
     with TokenIndexFolder(tmp_path) as index:
         occ = index.occurrences([1, 2, 3, 4])
         assert list(zip(occ.doc.tolist(), occ.at.tolist())) == brute([doc, [1, 2]], [1, 2, 3, 4])
