@@ -199,22 +199,14 @@ def _memory_bytes() -> int:
 def _build_table(temp: Path, shard: int, token_width: int, size: int, cpus: int,
                  parallel: bool | None = None) -> None:
     """table.N for tokenized.N in `temp`. For 4-byte tokens the indexer allocates a bucket per
-    possible token (2**35 bytes), which a machine without that much memory to promise refuses;
-    there the byte-level array is built and its token-aligned entries kept: both sort by bytes,
-    so those entries are the token array, in order."""
+    possible token (2**35 bytes: refused here, where the machine has 23 GB, and a risk of the
+    kernel's OOM killer where it is promised), so those shards are sorted as bytes and the
+    token-aligned entries kept: both orders compare bytes, so those entries are the token array,
+    in order (verified like every array)."""
     data_path, _, table_path = shard_paths(temp, shard)
     if token_width != 4:
         _run_indexer(temp, data_path, table_path, token_width, size, cpus, parallel)
         return
-    try:
-        _run_indexer(temp, data_path, table_path, token_width, size, cpus, parallel)
-        return
-    except IndexerError as error:
-        if "memory allocation" not in str(error):
-            raise
-    for leftover in ("parts", "merged", "whole"):
-        shutil.rmtree(temp / leftover, ignore_errors=True)
-    table_path.unlink(missing_ok=True)
     byte_table = temp / "bytes.table"
     _run_indexer(temp, data_path, byte_table, 1, size, cpus, parallel)
     _keep_aligned(byte_table, table_path, token_width, pointer_width(size))
