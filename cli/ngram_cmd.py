@@ -50,20 +50,45 @@ def _encoder(model_spec: str):
             lambda text: tokenizer.encode(text, add_special_tokens=False).ids)
 
 
+def _api_rows(texts, queries, index_name: str, url: str, as_json: bool) -> None:
+    """Each query counted by an infini-gram API server; its semantics printed with it."""
+    from ..index.infini_gram.api import ApiError, InfiniGramApi
+
+    api = InfiniGramApi(index_name, url)
+    for text, ids in zip(texts, queries):
+        try:
+            result = api.count(ids)
+        except ApiError as error:
+            fail(str(error), EXIT_USAGE)
+        if as_json:
+            echo(json.dumps({"query": text, "ids": ids, "occurrences": result.count,
+                             "approx": result.approx, "index": index_name, "url": url,
+                             "semantics": result.semantics}))
+        else:
+            echo(f"{text!r} {ids}: {result.count:,} ({result.semantics})")
+
+
 @click.command("ngram")
 @click.argument("texts", nargs=-1, required=True)
-@click.option("--backend", type=click.Choice(["infini-gram"]), default="infini-gram",
-              show_default=True, help="Raw n-grams are counted in token indexes only.")
-@click.option("--index", "index_dir", type=click.Path(file_okay=False), required=True,
+@click.option("--backend", type=click.Choice(["infini-gram", "infini-gram-api"]),
+              default="infini-gram", show_default=True,
+              help="infini-gram: a local index folder (--index). infini-gram-api: an infini-gram "
+                   "API server (--api-url, --api-index): occurrences only, no document counts.")
+@click.option("--index", "index_dir", type=click.Path(file_okay=False), default=None,
               help="An index folder in infini-gram's layout (ours, or one infini-gram published).")
+@click.option("--api-url", default=None,
+              help="infini-gram-api: the server (default infini-gram's public API; `factprobe "
+                   "serve --ngram-index` answers it at /infini-gram).")
+@click.option("--api-index", default=None,
+              help="infini-gram-api: the index's name on that server, e.g. v4_pileval_gpt2.")
 @click.option("--model", "model_spec", default=None,
               help="The model whose tokenizer built the index (a GGUF, an hf: folder or a "
                    "shortcut); TEXT is tokenized with it.")
 @click.option("--ids", "as_ids", is_flag=True,
               help="Each TEXT is token ids (\"791,6031\"); no tokenizer needed.")
 @json_option
-def ngram_command(texts, backend, index_dir, model_spec, as_ids, as_json):
-    """Occurrences and documents of each TEXT as an n-gram of tokens."""
+def ngram_command(texts, backend, index_dir, api_url, api_index, model_spec, as_ids, as_json):
+    """Occurrences (and, in a local index, documents) of each TEXT as an n-gram of tokens."""
     from ..index.infini_gram.layout import (
         LayoutError,
         TokenIndexFolder,
@@ -75,6 +100,11 @@ def ngram_command(texts, backend, index_dir, model_spec, as_ids, as_json):
         fail(f"{len(texts)} queries; at most {MAX_QUERIES} at once", EXIT_USAGE)
     if not as_ids and model_spec is None:
         fail("TEXT needs --model SPEC to be tokenized (or --ids to give token ids)", EXIT_USAGE)
+    if backend == "infini-gram-api":
+        _api_command(texts, api_url, api_index, model_spec, as_ids, as_json)
+        return
+    if index_dir is None:
+        fail("--backend infini-gram needs --index DIR", EXIT_USAGE)
     try:
         index = TokenIndexFolder(token_folder(index_dir))
     except LayoutError as error:
@@ -100,3 +130,25 @@ def ngram_command(texts, backend, index_dir, model_spec, as_ids, as_json):
                                  "documents": documents}))
             else:
                 echo(f"{text!r} {ids}: {len(occurrences):,} occurrences in {documents:,} documents")
+
+
+def _api_command(texts, api_url, api_index, model_spec, as_ids, as_json) -> None:
+    from ..index.infini_gram.api import PUBLIC_URL
+    from ..index.infini_gram.naming import family_matches, published_family
+
+    if not api_index:
+        fail("--backend infini-gram-api needs --api-index NAME (e.g. v4_pileval_gpt2)", EXIT_USAGE)
+    url = api_url or PUBLIC_URL
+    if as_ids:
+        queries = [_ids(text) for text in texts]
+    else:
+        name, _, encode = _encoder(model_spec)
+        family = published_family(api_index)
+        if family is None or not family_matches(family, name):
+            fail(f"--api-index {api_index}: built with the {family or 'unknown'} tokenizer (by its "
+                 f"name), not {name!r}; give --ids tokenized with its own", EXIT_USAGE)
+        queries = [encode(text) for text in texts]
+    for text, ids in zip(texts, queries):
+        if not ids:
+            fail(f"{text!r} tokenizes to no tokens", EXIT_USAGE)
+    _api_rows(texts, queries, api_index, url, as_json)

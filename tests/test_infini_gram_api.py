@@ -178,3 +178,20 @@ def test_client_errors_are_one_line(server):
     nowhere = f"http://127.0.0.1:{free_port()}/infini-gram"
     with pytest.raises(ApiUnavailable, match="unreachable after 2 tries"):
         InfiniGramApi(NAME, nowhere, retries=1, backoff=0).count([1])
+
+
+def test_ngram_command_over_the_api_says_what_it_counts(server):
+    result = run_cli("frequency", "ngram", "1,2", "8 8", "--backend", "infini-gram-api",
+                     "--api-url", server, "--api-index", NAME, "--ids", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["ids"], r["occurrences"], r["semantics"]) for r in rows] == [
+        ([1, 2], 5, OCCURRENCES), ([8, 8], 4, OCCURRENCES)]
+    assert all("documents" not in r for r in rows)
+    result = run_cli("frequency", "ngram", "1,2", "--backend", "infini-gram-api", "--api-url",
+                     server, "--api-index", "v4_other_gpt2", "--ids")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {server}: unknown index 'v4_other_gpt2'; this server serves: {NAME}"]
+    result = run_cli("frequency", "ngram", "1", "--backend", "infini-gram-api", "--ids")
+    assert result.returncode == 2 and "needs --api-index" in result.stderr

@@ -140,3 +140,15 @@ def test_our_folder_is_checked_by_its_manifest_name_and_hash(index, cache, tmp_p
     result = run_cli("frequency", "ngram", " Rome", "--index", ours, "--model", MODEL, env=env)
     assert result.returncode == 2
     assert "sha256 000000000000..., not this one" in result.stderr
+
+
+@pytest.mark.slow
+def test_api_index_of_another_tokenizer_is_refused_before_any_request(cache):
+    # No server listens at this URL: the refusal comes from the index's name alone.
+    result = run_cli("frequency", "ngram", " Rome", "--backend", "infini-gram-api", "--api-url",
+                     "http://127.0.0.1:9/infini-gram", "--api-index", "v4_pileval_gpt2",
+                     "--model", MODEL, env={"FACTPROBE_CACHE": str(cache)})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --api-index v4_pileval_gpt2: built with the gpt2 tokenizer (by its name), not "
+        "'SmolLM2-135M-Instruct.Q4_1'; give --ids tokenized with its own"]

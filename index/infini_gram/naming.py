@@ -68,7 +68,13 @@ def tokenizer_family(folder: str | Path) -> str | None:
     recorded = _manifest_tokenizer(folder)
     if recorded is not None:
         return recorded[0]
-    match = _PUBLISHED.match(folder.resolve().name)
+    return published_family(folder.resolve().name)
+
+
+def published_family(name: str) -> str | None:
+    """The tokenizer family in the name of one of infini-gram's indexes (a folder or an API
+    index name: v4_pileval_gpt2 -> gpt2, v4_rpj_llama_s4 -> llama), or None."""
+    match = _PUBLISHED.match(name)
     if match is None:
         return None
     parts = match.group("body").split("_")
