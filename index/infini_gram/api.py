@@ -128,8 +128,9 @@ class InfiniGramApi:
         count, approx = answer.get("count"), answer.get("approx", False)
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise ApiError(f"{self.url}: count {count!r} is not a count")
-        if approx and extra:
-            semantics += SUBSAMPLED.format(cap=extra["max_clause_freq"])
+        if approx:
+            cap = (extra or {}).get("max_clause_freq", DEFAULT_MAX_CLAUSE_FREQ)
+            semantics += SUBSAMPLED.format(cap=cap)
         return ApiCount(self.index, count, bool(approx), semantics, query_ids)
 
     def count(self, ids: Sequence[int]) -> ApiCount:
