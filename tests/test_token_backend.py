@@ -232,3 +232,97 @@ def test_cli_build_count_mismatch_and_empty_corpus(tmp_path):
                      "--index", str(fresh), "--model", "smollm2-135m-instruct", "--quiet")
     assert failed.returncode == 2 and "no documents" in failed.stderr and not fresh.exists()
     assert len(failed.stderr.strip().splitlines()) == 1
+
+
+def test_a_long_text_is_encoded_in_pieces_as_it_is_whole():
+    from factprobe.index.infini_gram import store
+
+    path, _ = tokenizer("smollm2")
+    vocabulary = Vocabulary(Path(path))
+    text = (FIXTURES / "gutenberg" / "romeo_and_juliet_gut.txt").read_text(encoding="utf-8")
+    whole = vocabulary.encode_batch([text])[0]
+    cuts = store._cuts(text, 5000)
+    assert len(cuts) > 20 and cuts[0][0] == 0 and cuts[-1][1] == len(text)
+    assert all(text[b] == " " and not text[b - 1].isspace() and not text[b + 1].isspace() for b, _ in cuts[1:])
+    ids, offsets = [], []
+    for begin, end in cuts:
+        encoding = vocabulary.encode_batch([text[begin:end]])[0]
+        ids.extend(encoding.ids)
+        offsets.extend((a + begin, b + begin) for a, b in encoding.offsets)
+    assert ids == whole.ids and offsets == whole.offsets
+
+
+@pytest.mark.slow
+def test_a_100_mb_document_is_a_named_reject_in_bounded_memory(tmp_path):
+    import subprocess
+
+    from cli_runner import factprobe_cmd, peak_rss
+
+    tokenizer("smollm2")
+    store = make_store(tmp_path / "g.sqlite", [("Q84", "London")])
+    small, huge = tmp_path / "small.jsonl", tmp_path / "huge.jsonl"
+    lines = [json.dumps({"id": "a", "title": "", "text": "London calling."}),
+             json.dumps({"id": "c", "title": "", "text": "From London to Rome."})]
+    small.write_text("\n".join(lines) + "\n")
+    with open(huge, "w") as out:
+        out.write(lines[0] + "\n")
+        out.write('{"id": "b", "title": "", "text": "')
+        block = "London is big. " * (1 << 16)
+        for _ in range((100 << 20) // len(block) + 1):
+            out.write(block)
+        out.write('"}\n' + lines[1] + "\n")
+
+    def run(corpus, folder):
+        args = [*factprobe_cmd(), "corpus", "index", str(corpus), "--store", str(store), "--backend", "infini-gram",
+                "--model", "smollm2-135m-instruct", "--index", str(folder), "--quiet"]
+        return peak_rss(args, tmp_path / "rss.txt", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    code, base = run(small, tmp_path / "small.tokens")
+    assert code == 0
+    code, peak = run(huge, tmp_path / "huge.tokens")
+    assert code == 3  # done, one record rejected
+    assert peak - base < 96 << 20, f"peak {peak >> 20} MiB, {base >> 20} MiB without the huge record"
+    rejected = subprocess.run([*factprobe_cmd(), "corpus", "index", str(huge), "--store", str(store), "--backend",
+                               "infini-gram", "--model", "smollm2-135m-instruct", "--index",
+                               str(tmp_path / "again.tokens"), "--quiet"], capture_output=True, text=True)
+    assert rejected.returncode == 3 and "huge.jsonl:2" in rejected.stderr
+    index = open_for_counting(Backend("infini-gram", str(tmp_path / "huge.tokens")), store)
+    try:
+        assert index.document_count() == 2 and index.entity_frequency("Q84") == 2
+    finally:
+        index.close()
+
+
+def test_an_interrupted_build_resumes_at_the_next_shard(tmp_path):
+    """A build stopped while its third shard is gathered keeps its two written shards; the rerun
+    skips their documents and ends with the counts of one uninterrupted build."""
+    from test_frequency_contract import ALL_NAMES, planted
+
+    store = make_store(tmp_path / "g.sqlite", ALL_NAMES)
+    documents = planted(5, 120)
+
+    def stopping():
+        for i, document in enumerate(documents):
+            if i == 100:
+                raise KeyboardInterrupt
+            yield document
+
+    once, resumed = token_backend(tmp_path / "once", "smollm2"), token_backend(tmp_path / "resumed", "smollm2")
+    build(once, store, documents, IndexSettings(), batch=40)
+    with pytest.raises(KeyboardInterrupt):
+        build(resumed, store, stopping(), IndexSettings(), batch=40)
+    manifest = json.loads((Path(resumed.path) / "factprobe-index.json").read_text())
+    assert manifest["documents"] == 80 and len(manifest["shards"]) == 2
+    with pytest.raises(Exception, match="refusing to add documents"):  # other settings: refused, nothing lost
+        build(resumed, store, documents, IndexSettings(min_alias_length=3), batch=40)
+    assert build(resumed, store, documents, IndexSettings(), batch=40) == 40
+    entities = sorted({e for e, _ in ALL_NAMES})
+    a, b = open_for_counting(once, store), open_for_counting(resumed, store)
+    try:
+        assert b.document_count() == 120
+        assert [b.entity_frequency(e) for e in entities] == [a.entity_frequency(e) for e in entities]
+        pairs = list(combinations(entities, 2))
+        assert b.pair_frequencies(pairs) == a.pair_frequencies(pairs)
+    finally:
+        a.close()
+        b.close()

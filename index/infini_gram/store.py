@@ -31,7 +31,50 @@ MANIFEST = "factprobe-index.json"
 TOKENIZER = "tokenizer.json"
 FORMAT = "factprobe-infini-gram-1"
 SHARD_TOKENS = 50_000_000  # a shard is cut at this many tokens, or at `batch` documents
-ENCODE_CHARS = 4_000_000  # characters encoded in one encode_batch call
+ENCODE_CHARS = 1_000_000  # characters encoded in one encode_batch call
+PIECE_CHARS = 200_000  # a longer text is encoded in pieces of about this many characters
+PENDING_TEXT = ".pending-text"  # where a shard's text part waits for its token part
+
+
+@dataclass
+class _Pending:
+    """A shard being gathered: document ids, token ids, and the text-counted documents (their
+    positions in the shard and normalized UTF-8 bytes)."""
+
+    ids: list[str]
+    tokens: list[np.ndarray]
+    text: list[int]
+    normalized: list[np.ndarray]
+
+    @property
+    def size(self) -> int:
+        return sum(len(t) for t in self.tokens)
+
+
+def _cuts(text: str, size: int) -> list[tuple[int, int]]:
+    """(begin, end) pieces of `text` of about `size` characters, each cut just before a space
+    that has a non-space character on both sides; a piece with no such space is cut where it
+    reaches 2 * size (its document is then likely counted on its text: vocabulary.token_regular)."""
+    if len(text) <= size:
+        return [(0, len(text))]
+    out, begin = [], 0
+    while len(text) - begin > size:
+        at = begin + size
+        cut = -1
+        while at < min(len(text) - 1, begin + 2 * size):
+            at = text.find(" ", at, begin + 2 * size)
+            if at == -1:
+                break
+            if not text[at - 1].isspace() and not text[at + 1].isspace():
+                cut = at
+                break
+            at += 1
+        if cut <= begin:
+            cut = min(len(text), begin + 2 * size)
+        out.append((begin, cut))
+        begin = cut
+    out.append((begin, len(text)))
+    return out
 
 
 class TokenIndexError(LayoutError):
@@ -158,25 +201,25 @@ class TokenIndexWriter:
 
     def add_documents(self, documents: Iterable[Document], *, batch: int = 1_000_000) -> Iterator[int]:
         """Yields the documents added after each shard is written (a document id already indexed
-        is skipped)."""
+        is skipped). A shard holds `batch` documents or SHARD_TOKENS tokens, whichever comes first;
+        only token ids (and the normalized text of the documents the tokens cannot count) are kept
+        until it is written."""
         known = self._known()
         pending: list[Document] = []
         chars = 0
-        shard_docs: list[Document] = []
-        shard_tokens: list[np.ndarray] = []
-        shard_text: list[int] = []
-        tokens = 0
+        shard = _Pending([], [], [], [])
+        dtype = np.uint16 if self.vocabulary.token_width == 2 else np.uint32
 
         def encode() -> None:
-            nonlocal tokens
             texts = [d.searchable for d in pending]
-            for document, text, encoding in zip(pending, texts, self.vocabulary.encode_batch(texts)):
-                ids = np.array(encoding.ids, dtype=np.int64)
-                if not token_regular(text, np.array(encoding.offsets, dtype=np.int64), self.convert):
-                    shard_text.append(len(shard_docs))
-                shard_docs.append(document)
-                shard_tokens.append(ids)
-                tokens += len(ids)
+            for document, text, (ids, offsets) in zip(pending, texts, self._encode(texts)):
+                if not token_regular(text, offsets, self.convert):
+                    converted = self.convert(text) if self.convert else text
+                    shard.text.append(len(shard.ids))
+                    shard.normalized.append(np.frombuffer(normalize(converted).encode("utf-8", "surrogatepass"),
+                                                          dtype=np.uint8))
+                shard.ids.append(document.id)
+                shard.tokens.append(ids.astype(dtype))
             pending.clear()
 
         for document in documents:
@@ -185,28 +228,53 @@ class TokenIndexWriter:
             known.add(document.id)
             pending.append(document)
             chars += len(document.text) + len(document.title)
-            if chars >= ENCODE_CHARS or len(shard_docs) + len(pending) >= batch:
+            if chars >= ENCODE_CHARS or len(shard.ids) + len(pending) >= batch:
                 encode()
                 chars = 0
-            if shard_docs and (tokens >= SHARD_TOKENS or len(shard_docs) >= batch):
-                yield self._write(shard_docs, shard_tokens, shard_text)
-                shard_docs, shard_tokens, shard_text, tokens = [], [], [], 0
+            if shard.ids and (shard.size >= SHARD_TOKENS or len(shard.ids) >= batch):
+                yield self._write(shard)
+                shard = _Pending([], [], [], [])
         if pending:
             encode()
-        if shard_docs:
-            yield self._write(shard_docs, shard_tokens, shard_text)
+        if shard.ids:
+            yield self._write(shard)
 
-    def _write(self, documents: list[Document], tokens: list[np.ndarray], text: list[int]) -> int:
+    def _encode(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Token ids and character offsets per text. A long text is encoded in pieces cut before
+        a single space between two other characters (where every pre-tokenizer here starts a
+        new word), so memory stays bounded by PIECE_CHARS, not by the longest document."""
+        pieces, owners, shifts = [], [], []
+        for k, text in enumerate(texts):
+            for begin, end in _cuts(text, PIECE_CHARS):
+                pieces.append(text[begin:end])
+                owners.append(k)
+                shifts.append(begin)
+        ids: list[list[np.ndarray]] = [[] for _ in texts]
+        offsets: list[list[np.ndarray]] = [[] for _ in texts]
+        start = 0
+        while start < len(pieces):
+            stop, size = start, 0
+            while stop < len(pieces) and (stop == start or size + len(pieces[stop]) <= ENCODE_CHARS):
+                size += len(pieces[stop])
+                stop += 1
+            for i, encoding in zip(range(start, stop), self.vocabulary.encode_batch(pieces[start:stop])):
+                ids[owners[i]].append(np.array(encoding.ids, dtype=np.int64))
+                offsets[owners[i]].append(np.array(encoding.offsets, dtype=np.int64).reshape(-1, 2) + shifts[i])
+            start = stop
+        return [(np.concatenate(i) if i else np.zeros(0, np.int64),
+                 np.concatenate(o) if o else np.zeros((0, 2), np.int64)) for i, o in zip(ids, offsets)]
+
+    def _write(self, shard: _Pending) -> int:
         if self.manifest is not None:
-            return self._write_shard(documents, tokens, text)
+            return self._write_shard(shard)
         existed = self.folder.exists()
         try:
-            return self._write_shard(documents, tokens, text)
+            return self._write_shard(shard)
         except BaseException:
             # the first shard failed: what this run made goes, so no half folder is left (a folder
             # that was there stays, emptied of our files only)
             if self.manifest is None:
-                for part in ("tokens", "text"):
+                for part in ("tokens", "text", PENDING_TEXT):
                     shutil.rmtree(self.folder / part, ignore_errors=True)
                 for name in (TOKENIZER, "shard-0.json", MANIFEST + ".partial"):
                     (self.folder / name).unlink(missing_ok=True)
@@ -217,7 +285,7 @@ class TokenIndexWriter:
                         pass
             raise
 
-    def _write_shard(self, documents: list[Document], tokens: list[np.ndarray], text: list[int]) -> int:
+    def _write_shard(self, shard: _Pending) -> int:
         shards = list(self.manifest.shards) if self.manifest else []
         number = len(shards)
         first = sum(s["documents"] for s in shards)
@@ -226,20 +294,24 @@ class TokenIndexWriter:
             shutil.copyfile(self.tokenizer_path, self.folder / TOKENIZER)
         width = self.vocabulary.token_width
         text_shard = None
-        if text:
+        staged = self.folder / PENDING_TEXT  # the text shard waits here until the token shard is in
+        shutil.rmtree(staged, ignore_errors=True)
+        if shard.text:
             text_shard = sum(1 for s in shards if s.get("text_shard") is not None)
-            convert = self.convert or (lambda t: t)
-            normalized = (np.frombuffer(normalize(convert(documents[i].searchable)).encode("utf-8", "surrogatepass"),
-                                        dtype=np.uint8) for i in text)
-            write_shard(self.folder / "text", text_shard, normalized, 1)
-        info = write_shard(self.folder / "tokens", number, tokens, width, cpus=max(1, min(2, os.cpu_count() or 1)))
+            write_shard(staged, text_shard, shard.normalized, 1)
+        info = write_shard(self.folder / "tokens", number, shard.tokens, width,
+                           cpus=max(1, min(2, os.cpu_count() or 1)))
+        if shard.text:
+            (self.folder / "text").mkdir(exist_ok=True)
+            for name in (f"tokenized.{text_shard}", f"offset.{text_shard}", f"table.{text_shard}"):
+                os.replace(staged / name, self.folder / "text" / name)
+            shutil.rmtree(staged, ignore_errors=True)
         _write_json(self.folder / f"shard-{number}.json",
-                    {"first": first, "ids": [d.id for d in documents], "text_shard": text_shard,
-                     "text_documents": text})
-        shards.append({"documents": len(documents), "tokens": info.tokens, "text_shard": text_shard,
-                       "text_documents": len(text), "bytes": info.bytes})
+                    {"first": first, "ids": shard.ids, "text_shard": text_shard, "text_documents": shard.text})
+        shards.append({"documents": len(shard.ids), "tokens": info.tokens, "text_shard": text_shard,
+                       "text_documents": len(shard.text), "bytes": info.bytes})
         data = {"format": FORMAT, "settings": self._settings, "tokenizer": self.tokenizer, "token_width": width,
-                "shards": shards, "documents": first + len(documents),
+                "shards": shards, "documents": first + len(shard.ids),
                 "tokens": sum(s["tokens"] for s in shards),
                 "counted": {"tokens": "documents whose text is token-regular (index/infini_gram/vocabulary.py): "
                                       "each name's surface forms in the model's tokens",
@@ -248,7 +320,7 @@ class TokenIndexWriter:
                                     "normalized text's UTF-8 bytes in text/"}}
         _write_json(self.folder / MANIFEST, data)
         self.manifest = Manifest(self.folder, data)
-        return len(documents)
+        return len(shard.ids)
 
     def close(self) -> None:
         pass

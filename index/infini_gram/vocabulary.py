@@ -193,15 +193,16 @@ def token_regular(text: str, offsets: np.ndarray, convert=None) -> bool:
     if not edges:
         return True
     size = len(text)
-    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-    inside = np.zeros(size + 2, dtype=np.int64)  # positions strictly inside some token
+    index = np.int32 if size < 2**31 - 2 else np.int64  # a long document's arrays stay small
+    spans = np.asarray(offsets, dtype=index).reshape(-1, 2)
+    inside = np.zeros(size + 2, dtype=index)  # positions strictly inside some token
     wide = spans[spans[:, 1] - spans[:, 0] >= 2]
     np.add.at(inside, wide[:, 0] + 1, 1)
     np.add.at(inside, wide[:, 1], -1)
     inside = np.cumsum(inside) > 0
     begins = np.zeros(size + 1, dtype=bool)
     begins[spans[:, 0]] = True
-    bounds = np.array(edges, dtype=np.int64)
+    bounds = np.array(edges, dtype=index)
     starts, ends = bounds[:, 0], bounds[:, 1]
     if inside[ends].any():
         return False
