@@ -31,6 +31,7 @@ from factprobe.index.infini_gram.api import (  # noqa: E402
 from factprobe.index.infini_gram.layout import write_shard  # noqa: E402
 
 NAME = "v4_fixture_u16"
+ZEROS = "v4_zeros_u16"
 SHARDS = [
     [[1, 2, 3, 9, 9, 4, 5], [4, 5, 1, 2], []],
     [[7, 1, 2, 8, 8, 8, 8, 8, 4, 5], [1, 2], [4, 5, 9, 1, 2, 4, 5]],
@@ -63,10 +64,13 @@ def server(tmp_path_factory):
     folder = base / NAME
     for number, docs in enumerate(SHARDS):
         write_shard(folder, number, (np.array(d, dtype=np.int64) for d in docs), 2)
+    zeros = base / ZEROS  # one token, more often than the server counts a CNF clause exactly
+    write_shard(zeros, 0, [np.zeros(2_000_001, dtype=np.int64), np.array([1])], 2)
     (base / "secret.txt").write_text("not an index")
     url = f"http://127.0.0.1:{free_port()}"
     argv = [*factprobe_cmd(), "serve", "--store", str(store), "--data", str(base / "data"),
-            "--ngram-index", str(folder), "--port", url.rsplit(":", 1)[1], "--log-level", "warning"]
+            "--ngram-index", str(folder), "--ngram-index", str(zeros),
+            "--port", url.rsplit(":", 1)[1], "--log-level", "warning"]
 
     def ready() -> bool:
         try:
@@ -140,7 +144,8 @@ def test_find_gives_ranks_by_shard(server):
 
 def test_a_stranger_names_indexes_by_name_only(server):
     for name in ("../secret.txt", "/etc/passwd", str(Path(server).parent), "secret.txt"):
-        with pytest.raises(ApiError, match=r"unknown index .*this server serves: v4_fixture_u16"):
+        with pytest.raises(ApiError, match=r"unknown index .*this server serves: v4_fixture_u16, "
+                                           r"v4_zeros_u16$"):
             InfiniGramApi(name, server).count([1])
 
 
@@ -192,6 +197,14 @@ def test_ngram_command_over_the_api_says_what_it_counts(server):
                      server, "--api-index", "v4_other_gpt2", "--ids")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: {server}: unknown index 'v4_other_gpt2'; this server serves: {NAME}"]
+        f"error: {server}: unknown index 'v4_other_gpt2'; this server serves: {NAME}, {ZEROS}"]
     result = run_cli("frequency", "ngram", "1", "--backend", "infini-gram-api", "--ids")
     assert result.returncode == 2 and "needs --api-index" in result.stderr
+
+
+def test_a_clause_too_frequent_to_count_exactly_is_refused(server):
+    api = InfiniGramApi(ZEROS, server)
+    assert api.count([0]).count == 2_000_001  # a plain count is a binary search: never refused
+    assert api.cooccurrence([[1]], [[1]]).count == 1
+    with pytest.raises(ApiError, match="clause 0 occurs 2000001 times, over the 2000000"):
+        api.cooccurrence([[0]], [[1]])

@@ -23,6 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from .state import State
 
 MAX_IDS = 1000
+# A CNF is counted exactly from every clause's positions; past this many a request would cost a
+# stranger's worth of memory and time, so it is refused (the public API subsamples instead).
+MAX_CLAUSE_OCCURRENCES = 2_000_000
 MAX_CLAUSES = 8
 MAX_TERMS = 32
 TokenId = Annotated[int, Field(ge=0, le=2**32 - 1, strict=True)]
@@ -114,5 +117,11 @@ def infini_gram(body: NgramQuery, request: Request, state: State):
     else:
         if any(not term for clause in ids for term in clause):
             return _error(400, "every term of a CNF query needs at least one token id")
+        if len(ids) > 1:
+            for number, clause in enumerate(ids):
+                total = sum(index.count(term) for term in clause)
+                if total > MAX_CLAUSE_OCCURRENCES:
+                    return _error(400, f"clause {number} occurs {total} times, over the "
+                                       f"{MAX_CLAUSE_OCCURRENCES} this server counts exactly")
         answer = {"count": cnf_count(index, ids, body.max_diff_tokens), "approx": False}
     return {**answer, "token_ids": ids, "latency": (time.perf_counter() - began) * 1000}
