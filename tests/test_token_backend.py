@@ -241,7 +241,7 @@ def test_a_long_text_is_encoded_in_pieces_as_it_is_whole():
     vocabulary = Vocabulary(Path(path))
     text = (FIXTURES / "gutenberg" / "romeo_and_juliet_gut.txt").read_text(encoding="utf-8")
     whole = vocabulary.encode_batch([text])[0]
-    cuts = store._cuts(text, 5000)
+    cuts = store.piece_cuts(text, 5000)
     assert len(cuts) > 20 and cuts[0][0] == 0 and cuts[-1][1] == len(text)
     assert all(text[b] == " " and not text[b - 1].isspace() and not text[b + 1].isspace() for b, _ in cuts[1:])
     ids, offsets = [], []

@@ -27,8 +27,9 @@ from .store import MANIFEST, TOKENIZER, TokenIndexError, read_manifest
 from ..writing_systems import unspaced
 from .vocabulary import GLUE, NO_GLUE, Vocabulary, core_of, variants
 
-# (doc, start byte, end byte) of a name's valid occurrences, in one of the two coordinate systems
-Spans = tuple[np.ndarray, np.ndarray, np.ndarray]
+# (doc, start byte, end byte, first token) of a name's valid occurrences: in the token part, bytes
+# from the occurrence's first token; in the text part, bytes of the normalized text (token 0)
+Spans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class TokenCountIndex:
@@ -56,13 +57,15 @@ class TokenCountIndex:
         self.in_text[self.text_documents] = True
         self.text = TokenIndexFolder(self.folder / "text", 1) if routed else None
         self.names = StoreNames(store, self.index_settings) if store is not None and Path(store).is_file() else None
-        self.approximate: set[str] = set()  # entities a count of which was not exact (named by the CLI)
-        self._approximate_keys: set[str] = set()
+        # entities a count of which was not exact, for the CLI to name: none at present (a name's
+        # later words are read from the decoded text, text-counted documents are exact)
+        self.approximate: set[str] = set()
         self._keys: list[str] | None = None
         self._docs: dict[str, BitMap] = {}
         self._spans: dict[str, tuple[Spans, Spans]] = {}
         self._containing: dict[str, list[tuple[str, list[int]]]] = {}
         self._entity: dict[str, BitMap] = {}
+        self._cums: dict[int, np.ndarray] = {}  # per document: byte offset of each token
 
     # -- the FrequencyIndex protocol ------------------------------------------------------------
 
@@ -107,8 +110,6 @@ class TokenCountIndex:
             found = BitMap()
             for key in self.names(entity):
                 found |= self.key_documents(key)
-                if key in self._approximate_keys:
-                    self.approximate.add(entity)
             if len(self._entity) > 200_000:
                 self._entity.clear()
             self._entity[entity] = found
@@ -145,7 +146,8 @@ class TokenCountIndex:
         return found
 
     def _outermost(self, key: str, token_spans: Spans, text_spans: Spans) -> tuple[Spans, Spans]:
-        """The spans no valid occurrence of a longer indexed name contains."""
+        """The spans no valid occurrence of a longer indexed name contains, compared in bytes of
+        the documents both occur in."""
         if not len(token_spans[0]) and not len(text_spans[0]):
             return token_spans, text_spans
         kept = []
@@ -153,17 +155,30 @@ class TokenCountIndex:
             keep = np.ones(len(own[0]), dtype=bool)
             for other, _ in self._containing_keys(key):
                 theirs = self._valid(other)[which]
-                if not len(theirs[0]):
+                shared = np.isin(own[0], theirs[0]) & keep
+                if not shared.any():
                     continue
-                shared = np.isin(own[0], theirs[0])
-                for i in np.flatnonzero(shared & keep).tolist():
-                    mask = theirs[0] == own[0][i]
-                    inside = ((theirs[1][mask] <= own[1][i]) & (own[2][i] <= theirs[2][mask])
-                              & ((theirs[1][mask] != own[1][i]) | (theirs[2][mask] != own[2][i])))
+                mine = np.flatnonzero(shared)
+                doc, start, end = self._absolute(own, which, mine)
+                them = np.flatnonzero(np.isin(theirs[0], doc))
+                their_doc, their_start, their_end = self._absolute(theirs, which, them)
+                for i, d, a, b in zip(mine.tolist(), doc.tolist(), start.tolist(), end.tolist()):
+                    mask = their_doc == d
+                    inside = ((their_start[mask] <= a) & (b <= their_end[mask])
+                              & ((their_start[mask] != a) | (their_end[mask] != b)))
                     if inside.any():
                         keep[i] = False
-            kept.append((own[0][keep], own[1][keep], own[2][keep]))
+            kept.append(tuple(part[keep] for part in own))
         return kept[0], kept[1]
+
+    def _absolute(self, spans: Spans, which: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(doc, start, end) of the chosen spans in their document's bytes: a token span's start
+        and end are kept relative to its first token until a comparison needs them here."""
+        doc, start, end = spans[0][rows], spans[1][rows], spans[2][rows]
+        if which == 0:
+            base = self._token_starts(doc, spans[3][rows])
+            start, end = start + base, end + base
+        return doc, start, end
 
     def _valid(self, key: str) -> tuple[Spans, Spans]:
         """Every occurrence of `key` that the text rule counts (mentions="any"), as byte spans:
@@ -179,14 +194,14 @@ class TokenCountIndex:
     # -- in the model's tokens --------------------------------------------------------------------
 
     def _token_spans(self, key: str) -> Spans:
-        empty = (np.zeros(0, np.int64),) * 3
+        empty = (np.zeros(0, np.int64),) * 4
         if not key or normalize(key) != key or any(map(unspaced, key)):
             return empty  # a name in a script without spaces occurs only in text-counted documents
         begin, end = core_of(key)
         core = key[begin:end]
         surfaces, covered = variants(core)
         verify_all = begin > 0 or end < len(key) or covered < len(core)
-        docs, starts, ends = [], [], []
+        docs, starts, ends, ats = [], [], [], []
         forms = set()
         for surface in surfaces:
             forms |= self.vocabulary.forms(surface)
@@ -218,22 +233,21 @@ class TokenCountIndex:
             if not take.size:
                 continue
             docs.append(occ.doc[take])
-            # spans in the document's bytes: relative to the form's first token, made absolute
-            # where a longer name may hold them (mentions="maximal")
+            # spans in the document's bytes, relative to the form's first token (`ats`): made
+            # absolute only where a longer name may hold them (_absolute)
             starts.append(delta[take])
             ends.append(delta[take] + length[take])
-            if self.maximal:
-                base = self._token_starts(occ.doc[take], occ.at[take])
-                starts[-1] = starts[-1] + base
-                ends[-1] = ends[-1] + base
+            ats.append(occ.at[take])
         if not docs:
             return empty
-        return np.concatenate(docs), np.concatenate(starts), np.concatenate(ends)
+        return np.concatenate(docs), np.concatenate(starts), np.concatenate(ends), np.concatenate(ats)
 
     def _token_starts(self, doc: np.ndarray, at: np.ndarray) -> np.ndarray:
         """The byte offset of token `at` in document `doc`, per occurrence."""
         out = np.zeros(len(doc), dtype=np.int64)
-        cums: dict[int, np.ndarray] = {}
+        cums = self._cums
+        if len(cums) > 4096:
+            cums.clear()
         for i, (d, a) in enumerate(zip(doc.tolist(), at.tolist())):
             cum = cums.get(d)
             if cum is None:
@@ -282,7 +296,7 @@ class TokenCountIndex:
     # -- in the normalized text -------------------------------------------------------------------
 
     def _text_spans(self, key: str) -> Spans:
-        empty = (np.zeros(0, np.int64),) * 3
+        empty = (np.zeros(0, np.int64),) * 4
         if self.text is None or not key:
             return empty
         needle = key.encode("utf-8", "surrogatepass")
@@ -299,14 +313,4 @@ class TokenCountIndex:
             right = after[:1]
             keep[i] = at_word_boundaries(left + key + right, len(left), len(left) + len(key))
         take = np.flatnonzero(keep)
-        return occ.doc[take], occ.at[take], occ.at[take] + len(needle)
-
-
-def approximate_note(index) -> str | None:
-    """One line naming the entities whose counts were not exact, or None."""
-    names = sorted(getattr(index, "approximate", ()) or ())
-    if not names:
-        return None
-    return (f"approximate: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''} "
-            "(names of more than six cased words are looked for in their uniform casings only)")
-
+        return occ.doc[take], occ.at[take], occ.at[take] + len(needle), np.zeros(len(take), np.int64)

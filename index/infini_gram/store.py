@@ -51,7 +51,7 @@ class _Pending:
         return sum(len(t) for t in self.tokens)
 
 
-def _cuts(text: str, size: int) -> list[tuple[int, int]]:
+def piece_cuts(text: str, size: int) -> list[tuple[int, int]]:
     """(begin, end) pieces of `text` of about `size` characters, each cut just before a space
     that has a non-space character on both sides; a piece with no such space is cut where it
     reaches 2 * size (its document is then likely counted on its text: vocabulary.token_regular)."""
@@ -245,7 +245,7 @@ class TokenIndexWriter:
         new word), so memory stays bounded by PIECE_CHARS, not by the longest document."""
         pieces, owners, shifts = [], [], []
         for k, text in enumerate(texts):
-            for begin, end in _cuts(text, PIECE_CHARS):
+            for begin, end in piece_cuts(text, PIECE_CHARS):
                 pieces.append(text[begin:end])
                 owners.append(k)
                 shifts.append(begin)

@@ -52,7 +52,7 @@ def _byte_level_alphabet() -> dict[str, int]:
     return {chr(c): b for b, c in zip(keep, chars)}
 
 
-@dataclass
+@dataclass(eq=False)  # one loaded tokenizer, hashed by identity (forms are cached per vocabulary)
 class Vocabulary:
     """One tokenizer.json, loaded with the `tokenizers` library."""
 
@@ -128,9 +128,6 @@ def _forms_cached(vocabulary: Vocabulary, variant: str) -> frozenset:
 
 def _forms(vocabulary: Vocabulary, variant: str) -> set:
     return set(_forms_cached(vocabulary, variant))
-
-
-Vocabulary.__hash__ = object.__hash__  # one loaded tokenizer, cached by identity
 
 
 def _edge_class(piece: bytes, where: int) -> int:
