@@ -17,6 +17,9 @@ import pytest
 pytest.importorskip("infini_gram")
 pytest.importorskip("fastapi")
 
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
 from conftest import factprobe_cmd, free_port, run_cli, running_server  # noqa: E402
 from test_distractors import graph_entities  # noqa: E402
 from wikidata_builder import write_dump  # noqa: E402
@@ -208,3 +211,32 @@ def test_a_clause_too_frequent_to_count_exactly_is_refused(server):
     assert api.cooccurrence([[1]], [[1]]).count == 1
     with pytest.raises(ApiError, match="clause 0 occurs 2000001 times, over the 2000000"):
         api.cooccurrence([[0]], [[1]])
+
+
+@settings(max_examples=25, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(0, 4), max_size=15), min_size=1, max_size=6),
+       cnf=st.lists(st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=2), min_size=1,
+                             max_size=2), min_size=1, max_size=3),
+       window=st.integers(1, 6))
+def test_property_cnf_count_equals_the_reference(tmp_path_factory, docs, cnf, window):
+    from factprobe.index.infini_gram.cnf import cnf_count
+    from factprobe.index.infini_gram.layout import TokenIndexFolder
+
+    folder = tmp_path_factory.mktemp("cnf")
+    write_shard(folder, 0, (np.array(d, dtype=np.int64) for d in docs[:3]), 2)
+    if docs[3:]:
+        write_shard(folder, 1, (np.array(d, dtype=np.int64) for d in docs[3:]), 2)
+
+    def found(query):
+        n = len(query)
+        return {(d, i) for d, doc in enumerate(docs) for i in range(len(doc) - n + 1)
+                if doc[i:i + n] == list(query)}
+
+    clauses = [set().union(*(found(term) for term in clause)) for clause in cnf]
+    anchor = min(range(len(clauses)), key=lambda k: len(clauses[k]))
+    expected = len(clauses[0]) if len(clauses) == 1 else sum(
+        1 for d, i in clauses[anchor]
+        if all(any(e == d and abs(j - i) <= window for e, j in clauses[k])
+               for k in range(len(clauses)) if k != anchor))
+    with TokenIndexFolder(folder) as index:
+        assert cnf_count(index, cnf, window) == expected
