@@ -58,10 +58,10 @@ def token_dtype(token_width: int) -> np.dtype:
 
 def decode_pointers(raw: np.ndarray, width: int) -> np.ndarray:
     """Little-endian pointers of `width` bytes (a flat uint8 array) as int64."""
-    rows = raw.reshape(-1, width).astype(np.int64)
-    out = np.zeros(rows.shape[0], dtype=np.int64)
-    for k in range(width):
-        out |= rows[:, k] << (8 * k)
+    raw = np.asarray(raw, dtype=np.uint8)
+    out = np.zeros(raw.shape[0] // width, dtype=np.int64)
+    for k in range(width):  # one byte column at a time: memory stays at two int64 arrays
+        out |= raw[k::width].astype(np.int64) << (8 * k)
     return out
 
 
