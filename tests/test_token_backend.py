@@ -95,6 +95,8 @@ def compare(tmp_path: Path, store: Path, documents: list[Document], settings: In
     tokens = token_backend(tmp_path / "tokens", model)
     assert build(embedded, store, documents, settings) == len(documents)
     assert build(tokens, store, documents, settings, batch) == len(documents)
+    manifest = json.loads((Path(tokens.path) / "factprobe-index.json").read_text())
+    assert manifest["token_width"] == {"smollm2": 2, "gemma3": 4}[model]  # 49,152 and 262,144 tokens
     with KnowledgeGraph(store) as kg:
         entities = sorted({e for e, _ in kg.names(settings.languages)})
     a, b = open_for_counting(embedded, store), open_for_counting(tokens, store)
@@ -200,6 +202,7 @@ def test_a_half_written_or_foreign_folder_is_refused(tmp_path):
     assert (other / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_cli_build_count_mismatch_and_empty_corpus(tmp_path):
     from cli_runner import run_cli
 
@@ -293,6 +296,7 @@ def test_a_100_mb_document_is_a_named_reject_in_bounded_memory(tmp_path):
         index.close()
 
 
+@pytest.mark.slow
 def test_an_interrupted_build_resumes_at_the_next_shard(tmp_path):
     """A build stopped while its third shard is gathered keeps its two written shards; the rerun
     skips their documents and ends with the counts of one uninterrupted build."""
@@ -326,3 +330,28 @@ def test_an_interrupted_build_resumes_at_the_next_shard(tmp_path):
     finally:
         a.close()
         b.close()
+
+
+@pytest.mark.slow
+def test_annotate_writes_the_text_index_counts(tmp_path):
+    from cli_runner import run_cli
+
+    tokenizer("smollm2")
+    store = sample_store(tmp_path, "sample_wikidata.json", "en")
+    corpus = str(SAMPLE / "sample_corpus.jsonl")
+    run_cli("corpus", "index", corpus, "--store", str(store), "--index", str(tmp_path / "text.sqlite"), "--quiet",
+            check=True)
+    tokens = ["--backend", "infini-gram", "--index", str(tmp_path / "sample.tokens")]
+    run_cli("corpus", "index", corpus, "--store", str(store), *tokens, "--model", "smollm2-135m-instruct", "--quiet",
+            check=True)
+    outs = {}
+    for name, where in (("text", ["--index", str(tmp_path / "text.sqlite")]), ("tokens", tokens)):
+        outs[name] = tmp_path / f"{name}.jsonl"
+        done = run_cli("frequency", "annotate", "--relation", "P36", "--relation", "P30", "--out", str(outs[name]),
+                       "--store", str(store), *where, "--quiet", "--json", check=True)
+        if name == "tokens":
+            annotator = json.loads(done.stdout)["annotator"]
+            assert annotator["backend"] == "infini-gram" and annotator["tokenizer_sha256"]
+    rows = {name: [json.loads(line) for line in path.read_text().splitlines()] for name, path in outs.items()}
+    assert [r["documents"] for r in rows["tokens"]] == [r["documents"] for r in rows["text"]]
+    assert len(rows["text"]) > 100 and sum(1 for r in rows["text"] if r["documents"]) > 50
