@@ -72,11 +72,19 @@ def serve_command(store, index_path, semantic_dir, data_dir, es_url, es_index, h
         fail(f"no frequency index at {index_path}", EXIT_USAGE)
     if semantic_dir and not Path(semantic_dir).is_dir():
         fail(f"no semantic index folder at {semantic_dir}", EXIT_USAGE)
-    claim_data_folder(data_dir, overwrite=overwrite, inputs=[store, *([index_path] if index_path else [])])
     names = [Path(folder).name for folder in ngram_indexes]
     if len(set(names)) < len(names):
         fail(f"--ngram-index: two folders named {next(n for n in names if names.count(n) > 1)!r}; "
              "clients name an index by its folder's name", EXIT_USAGE)
+    if ngram_indexes:
+        from ..index.infini_gram.layout import LayoutError, TokenIndexFolder, token_folder
+
+        for folder in ngram_indexes:  # a folder that is no index is refused now, not per request
+            try:
+                TokenIndexFolder(token_folder(folder)).close()
+            except LayoutError as error:
+                fail(f"--ngram-index: {error}", EXIT_USAGE)
+    claim_data_folder(data_dir, overwrite=overwrite, inputs=[store, *([index_path] if index_path else [])])
     served = tuple(m.strip() for m in models.split(",") if m.strip())
     token = os.environ.get(token_env) or None
     if token is None:

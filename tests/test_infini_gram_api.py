@@ -240,3 +240,18 @@ def test_property_cnf_count_equals_the_reference(tmp_path_factory, docs, cnf, wi
                for k in range(len(clauses)) if k != anchor))
     with TokenIndexFolder(folder) as index:
         assert cnf_count(index, cnf, window) == expected
+
+
+def test_serve_refuses_a_folder_that_is_no_index(tmp_path):
+    empty = tmp_path / "v4_empty_u16"
+    empty.mkdir()
+    result = run_cli("serve", "--store", tmp_path / "missing.sqlite", "--ngram-index", empty)
+    assert result.returncode == 2  # the store is checked first
+    store = tmp_path / "g.sqlite"
+    run_cli("ingest", "wikidata", str(write_dump(tmp_path / "hand.json", graph_entities())),
+            "--store", str(store), "--quiet", check=True)
+    result = run_cli("serve", "--store", store, "--data", tmp_path / "data", "--ngram-index", empty)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --ngram-index: {empty}: no tokenized.0 (not an infini-gram index folder)")
+    assert not (tmp_path / "data").exists()  # refused before the data folder is claimed
