@@ -130,10 +130,8 @@ CREATE TABLE IF NOT EXISTS fact_frequencies (
     PRIMARY KEY (fact, corpus)
 ) WITHOUT ROWID;
 
--- Who counted a corpus's fact_frequencies, per relation: each annotator (a JSON record: backend,
--- index, settings, tokenizer) that wrote counts of the relation's facts under `corpus`. A run that
--- counts every fact of the relation leaves only itself (complete=1); one stopped midway stays
--- listed beside the earlier annotator, whose counts it only partly replaced.
+-- Who counted a corpus's fact_frequencies, per relation (a JSON record: backend, index, settings, tokenizer);
+-- a run stopped midway stays listed beside the annotator whose counts it only partly replaced.
 CREATE TABLE IF NOT EXISTS frequency_annotators (
     corpus TEXT NOT NULL,
     relation TEXT NOT NULL,
@@ -340,11 +338,11 @@ class Store:
         """`annotator` starts writing counts of `relation`'s facts under `corpus` (before its first row)."""
         with self.conn:
             self.conn.execute("INSERT OR IGNORE INTO frequency_annotators VALUES (?,?,?,0)",
-                              (corpus, relation, _annotator_key(annotator)))
+                              (corpus, relation, json.dumps(annotator, sort_keys=True, ensure_ascii=False)))
 
     def finish_frequency_annotator(self, corpus: str, relation: str, annotator: dict) -> None:
         """`annotator` has counted every fact of `relation` under `corpus`: every row is its own now."""
-        key = _annotator_key(annotator)
+        key = json.dumps(annotator, sort_keys=True, ensure_ascii=False)  # one spelling, whatever the key order
         with self.conn:
             self.conn.execute("DELETE FROM frequency_annotators WHERE corpus=? AND relation=? AND annotator!=?",
                               (corpus, relation, key))
@@ -498,8 +496,3 @@ class Store:
             if supported is None:
                 conn.execute("DELETE FROM types WHERE entity=? AND type=? AND via=?",
                              (entity, type_, via))
-
-
-def _annotator_key(annotator: dict) -> str:
-    # One spelling per record, so the same annotator is one row whatever order its keys came in.
-    return json.dumps(annotator, sort_keys=True, ensure_ascii=False)
