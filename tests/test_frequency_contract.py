@@ -25,7 +25,10 @@ from test_frequency_embedded import NAMES, brute_force, planted_corpus
 
 # Names that begin or end with punctuation: the edges must still sit on word boundaries.
 EDGE_NAMES = [("Q7", ".NET"), ("Q8", "C++"), ("Q9", "AT&T"), ("Q10", "(Untitled)")]
-ALL_NAMES = NAMES + EDGE_NAMES
+# Names inside longer names of other entities: no mention under mentions="maximal", one under "any".
+NESTED_NAMES = [("Q213", "Czech Republic"), ("Q9056", "Czech"), ("Q987", "New Delhi"), ("Q1353", "Delhi"),
+                ("Q30", "United States"), ("Q30", "America"), ("Q49", "North America")]
+ALL_NAMES = NAMES + EDGE_NAMES + NESTED_NAMES
 ES_URL = os.environ.get("FACTPROBE_ES_URL")
 
 
@@ -99,7 +102,9 @@ def planted(seed, size):
     documents = planted_corpus(seed, size)
     pieces = [".NET", "x.NET", ".NETx", "C++", "C+++", "cc++", "AT&T", "AT&Tx", "at & t", "(Untitled)",
               "x(Untitled)", "(untitled))", "(UNTITLED).",
-              "東京都の人口", "xyz東京", "巴黎Paris。", "Parisian的", "ミュンヘンMünchen", "東京Tokyos"]  # no spaces around
+              "東京都の人口", "xyz東京", "巴黎Paris。", "Parisian的", "ミュンヘンMünchen", "東京Tokyos",  # no spaces around
+              "Czech Republic", "CZECH", "czech republics", "New Delhi", "Delhi", "new-delhi", "North America",
+              "america", "North Americans", "United States"]
     out = []
     for d in documents:
         if rng.random() < 0.5:
@@ -108,13 +113,13 @@ def planted(seed, size):
     return out
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_every_count_equals_brute_force(backend_factory, tmp_path, seed):
+@pytest.mark.parametrize("seed, mentions", [(1, "maximal"), (2, "maximal"), (1, "any")])
+def test_every_count_equals_brute_force(backend_factory, tmp_path, seed, mentions):
     store = make_store(tmp_path / "g.sqlite")
     documents = planted(seed, 300)
-    truth = brute_force(documents, ALL_NAMES)
+    truth = brute_force(documents, ALL_NAMES, mentions=mentions)
     where = backend_factory()
-    assert build(where, store, documents) == 300
+    assert build(where, store, documents, IndexSettings(mentions=mentions)) == 300
     entities = sorted({e for e, _ in ALL_NAMES})
     pairs = list(combinations(entities, 2))
     index = open_for_counting(where, store)
@@ -128,8 +133,12 @@ def test_every_count_equals_brute_force(backend_factory, tmp_path, seed):
         assert index.entity_frequency("Q404") == 0 and index.pair_frequency("Q90", "Q404") == 0
     finally:
         index.close()
-    for e in ("Q90", "Q7", "Q8", "Q9", "Q10"):  # the corpus does plant these, and their traps
+    for e in ("Q90", "Q7", "Q8", "Q9", "Q10", "Q9056", "Q1353", "Q49"):  # the corpus plants these, and their traps
         assert 0 < sum(e in m for m in truth.values()) < 300
+    # the nested names make the two settings differ: "Czech" inside "Czech Republic" is one only under "any"
+    outermost = brute_force(documents, ALL_NAMES, mentions="maximal")
+    anywhere = brute_force(documents, ALL_NAMES, mentions="any")
+    assert sum("Q9056" in m for m in outermost.values()) < sum("Q9056" in m for m in anywhere.values())
 
 
 def test_semantics_by_hand(backend_factory, tmp_path):

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from factprobe.index.corpus import Document, bucket_of
 from factprobe.index.embedded import EmbeddedIndex
 from factprobe.index.mentions import MentionFinder, scan_text, scanned
-from factprobe.index.text import AliasFilter, normalize, occurs
+from factprobe.index.text import AliasFilter, mentioned_keys, normalize, occurs
 
 NAMES = [
     ("Q90", "Paris"), ("Q90", "City of Light"), ("Q142", "France"), ("Q142", "French Republic"),
@@ -43,12 +43,17 @@ def planted_corpus(seed: int, size: int) -> list[Document]:
     return documents
 
 
-def brute_force(documents, names, alias_filter=AliasFilter()):
+def brute_force(documents, names, alias_filter=AliasFilter(), mentions="maximal"):
+    """Per document id, the entities it mentions, by the slow definitions of index/text.py: under
+    "any" every name that occurs, under "maximal" those with an occurrence no longer occurrence
+    of another of `names` contains (`mentioned_keys` over every kept name)."""
     kept = [(e, normalize(n).strip()) for e, n in names if alias_filter.keeps(normalize(n).strip())]
+    keys = {n for _, n in kept}
     mentioned = {}
     for d in documents:
         text = normalize(d.searchable)
-        mentioned[d.id] = {e for e, n in kept if occurs(text, n)}
+        found = mentioned_keys(text, keys) if mentions == "maximal" else {n for n in keys if occurs(text, n)}
+        mentioned[d.id] = {e for e, n in kept if n in found}
     return mentioned
 
 
