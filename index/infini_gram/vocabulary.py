@@ -27,9 +27,6 @@ from ..text import normalize
 from ..writing_systems import unspaced
 
 WORDS = re.compile(r"[^\W_]+")  # runs of str.isalnum characters: where index/text.py's edges can fall
-# an ASCII word neither lower, UPPER nor Title case (a lower letter before an upper one, or an
-# upper one after the first character with a lower one after it)
-_ODD_CASE = re.compile(r"[a-z][A-Za-z0-9]*[A-Z]|[A-Za-z0-9][A-Z][A-Za-z0-9]*[a-z]")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 MAX_FORMS = 729  # casings of a name's first words looked up; the rest is checked on the decoded text
 CONTEXTS = ("", "(", "\n", " ", "'", "\u2019")  # what a form is encoded after, as running text holds it
@@ -170,44 +167,73 @@ def core_of(key: str) -> tuple[int, int]:
     return words[0][0], words[-1][1]
 
 
+_ASCII_WORD = np.array([chr(b).isalnum() for b in range(128)], dtype=bool)
+_ASCII_LOWER = np.array([chr(b).islower() for b in range(128)], dtype=bool)
+_ASCII_UPPER = np.array([chr(b).isupper() for b in range(128)], dtype=bool)
+_ASCII_LEAD = np.array([chr(b) in LEADS for b in range(128)], dtype=bool)
+
+
+def _ascii_words(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Word starts and ends of ASCII text (as `codes`), or None when a word is in none of
+    lower, UPPER and Title case (a lower letter, and an upper one past its first character)."""
+    word = _ASCII_WORD[codes]
+    edge = np.diff(np.concatenate(([False], word, [False])).astype(np.int8))
+    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    if not starts.size:
+        return starts, ends
+    lower = _ASCII_LOWER[codes]
+    inner_upper = _ASCII_UPPER[codes].copy()
+    inner_upper[starts] = False
+    ids = np.cumsum(edge[:-1] == 1) - 1  # the word each character belongs to (or follows)
+    has_lower = np.bincount(ids[lower], minlength=starts.size) > 0
+    has_upper = np.bincount(ids[inner_upper], minlength=starts.size) > 0
+    if (has_lower & has_upper).any():
+        return None
+    return starts, ends
+
+
 def token_regular(text: str, offsets: np.ndarray, convert=None) -> bool:
     """Whether the tokens of `text` (their character offsets, n x 2) find every name the text
     rule finds in it, and only those: see the module's docstring."""
-    if not text.isascii():
+    size = len(text)
+    index = np.int32 if size < 2**31 - 2 else np.int64  # a long document's arrays stay small
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        words = _ascii_words(codes)
+        if words is None:
+            return False
+        starts, ends = words[0].astype(index), words[1].astype(index)
+        lead = _ASCII_LEAD[codes]
+    else:
         normalized = normalize(convert(text) if convert else text)
         if normalized != text.lower() or (convert is not None and convert(text) != text):
             return False
         if any(map(unspaced, normalized)):
             return False
+        edges = []
         for match in WORDS.finditer(text):
             word = match.group()
             low = word.lower()
             if word != low and word != low.upper() and word != low[:1].upper() + low[1:]:
                 return False
-    elif _ODD_CASE.search(text):
-        return False
-    edges = [m.span() for m in WORDS.finditer(text)]
-    if not edges:
+            edges.append(match.span())
+        bounds = np.array(edges, dtype=index).reshape(-1, 2)
+        starts, ends = bounds[:, 0], bounds[:, 1]
+        lead = np.array([ch in LEADS for ch in text], dtype=bool)
+    if not starts.size:
         return True
-    size = len(text)
-    index = np.int32 if size < 2**31 - 2 else np.int64  # a long document's arrays stay small
     spans = np.asarray(offsets, dtype=index).reshape(-1, 2)
-    inside = np.zeros(size + 2, dtype=index)  # positions strictly inside some token
     wide = spans[spans[:, 1] - spans[:, 0] >= 2]
-    np.add.at(inside, wide[:, 0] + 1, 1)
-    np.add.at(inside, wide[:, 1], -1)
+    inside = np.bincount(wide[:, 0] + 1, minlength=size + 2)[:size + 2]  # positions strictly inside a token
+    inside -= np.bincount(wide[:, 1], minlength=size + 2)[:size + 2]
     inside = np.cumsum(inside) > 0
-    begins = np.zeros(size + 1, dtype=bool)
-    begins[spans[:, 0]] = True
-    bounds = np.array(edges, dtype=index)
-    starts, ends = bounds[:, 0], bounds[:, 1]
     if inside[ends].any():
         return False
     straddled = starts[inside[starts]]
     if straddled.size:
         before = straddled - 1
-        if not (begins[before] & ~inside[before]).all():
-            return False
-        if any(text[i] not in LEADS for i in before.tolist()):
+        begins = np.zeros(size + 1, dtype=bool)
+        begins[spans[:, 0]] = True
+        if not (begins[before] & ~inside[before] & lead[before]).all():
             return False
     return True
