@@ -18,6 +18,7 @@ from ..index.corpus_files import FORMATS
 from ..index.corpus_jobs import IndexOptions
 from ..index.settings import MENTIONS, NAMES
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
+from .frequency_api import api_backend, api_count, api_errors, api_options
 from .options import RenamedOption, json_option, store_option, with_options
 from .outputs import overwrite_option
 from .terminal import echo
@@ -32,7 +33,8 @@ backend_options = [
                  envvar="FACTPROBE_BACKEND",
                  help="embedded: one SQLite file, no server. elasticsearch: a cluster (`docker compose up "
                       "elasticsearch`). infini-gram: a folder of the corpus in a model's own tokens (--model); "
-                      "all give identical document counts."),
+                      "these give identical document counts. infini-gram-api: an infini-gram API server "
+                      "(--api-index, --api-url, --model): occurrences and window co-occurrence, not documents."),
     index_option,
     click.option("--es-url", default=Backend.es_url, show_default=True, envvar="FACTPROBE_ES_URL",
                  help="Elasticsearch backend: the cluster's URL (env FACTPROBE_ES_URL)."),
@@ -46,10 +48,14 @@ backend_options = [
 
 
 
-def _backend(backend: str, index_path: str, es_url: str, es_index: str, model: str | None = None):
+def _backend(backend: str, index_path: str, es_url: str, es_index: str, model: str | None = None,
+             api_index: str | None = None, api_url: str | None = None):
     """The Backend the options name; for infini-gram, --model resolved to its tokenizer.json
     (probes/scoring/tokenizer_file.py: saved once into the factprobe cache)."""
     from pathlib import Path
+
+    if backend == "infini-gram-api":
+        return api_backend(api_index, api_url, model)
 
     if backend != "infini-gram":
         if backend == "embedded" and Path(index_path).is_dir():
@@ -77,11 +83,14 @@ def _job_errors():
     from ..index.corpus_jobs import CorpusJobError, MissingInput
     from ..index.elastic import BackendUnavailable
     from ..index.embedded import IndexSettingsError
+    from ..index.infini_gram.api import ApiError
     from ..index.infini_gram.layout import LayoutError
     from ..index.infini_gram.suffix_array import IndexerError
 
     try:
         yield
+    except ApiError as error:  # the infini-gram API: unreachable is exit 3, a refusal 2
+        api_errors(error)
     except (NoIndex, BackendUnavailable, IndexSettingsError, MissingInput, CorpusJobError, ConverterMissing,
             LayoutError) as error:
         fail(str(error), EXIT_USAGE)
@@ -213,15 +222,18 @@ def _count(terms, where, corpus_files, corpus_from_store, languages, store) -> t
 @frequency_group.command("entity")
 @click.argument("entity")
 @with_options(backend_options)
+@with_options(api_options)
 @with_options(scan_options)
 @json_option
-def frequency_entity(entity, backend, index_path, es_url, es_index, model, corpus_files, corpus_from_store,
-                     languages, store, as_json):
+def frequency_entity(entity, backend, index_path, es_url, es_index, model, api_index, api_url, corpus_files,
+                     corpus_from_store, languages, store, as_json):
     """Documents that mention ENTITY: a QID (any of its names, from the index) or a raw string
     (read from --documents / --from-store)."""
     from ..index.corpus import bucket_of
 
-    where = _backend(backend, index_path, es_url, es_index, model)
+    where = _backend(backend, index_path, es_url, es_index, model, api_index, api_url)
+    if backend == "infini-gram-api":  # occurrences, said as such: no documents, no KDF bucket
+        return api_count([entity], where, store, _languages(languages), as_json)
     count, how = _count([entity], where, corpus_files, corpus_from_store, languages, store)
     if as_json:
         echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count), "counted_by": how}))
@@ -233,14 +245,17 @@ def frequency_entity(entity, backend, index_path, es_url, es_index, model, corpu
 @click.argument("head")
 @click.argument("tail")
 @with_options(backend_options)
+@with_options(api_options)
 @with_options(scan_options)
 @json_option
-def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, corpus_files, corpus_from_store,
-                   languages, store, as_json):
+def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, api_index, api_url, corpus_files,
+                   corpus_from_store, languages, store, as_json):
     """Documents that mention both HEAD and TAIL (QIDs from the index; raw strings by reading a corpus)."""
     from ..index.corpus import bucket_of
 
-    where = _backend(backend, index_path, es_url, es_index, model)
+    where = _backend(backend, index_path, es_url, es_index, model, api_index, api_url)
+    if backend == "infini-gram-api":  # window co-occurrence, said as such: no documents, no KDF bucket
+        return api_count([head, tail], where, store, _languages(languages), as_json)
     count, how = _count([head, tail], where, corpus_files, corpus_from_store, languages, store)
     if as_json:
         echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count),
@@ -262,11 +277,12 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, cor
               help="Bucket edges: 1,10,100 gives 0 | [1,10) | [10,100) | [100,inf).")
 @store_option
 @with_options(backend_options)
+@with_options(api_options)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @overwrite_option
 @json_option
 def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, store, backend, index_path, es_url,
-                       es_index, model, quiet, overwrite, as_json):
+                       es_index, model, api_index, api_url, quiet, overwrite, as_json):
     """Count every fact of the chosen relations (documents that mention both head and tail) and
     write one JSONL line per fact (fact id, subject, relation, object, documents, bucket) to
     --out, and/or the counts into the store with --to-store.
@@ -285,7 +301,8 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
         raise click.UsageError(f"--buckets {buckets!r}: give increasing positive integers, e.g. 1,10,100") from None
     options = AnnotateOptions(tuple(relations), out_path, to_store, corpus_name, edges)
     with _job_errors():
-        result = annotate_step(_backend(backend, index_path, es_url, es_index, model), store, options,
+        result = annotate_step(_backend(backend, index_path, es_url, es_index, model, api_index, api_url), store,
+                               options,
                                _console(quiet, as_json), overwrite=overwrite)
     if as_json:
         echo(json.dumps(result.to_dict()))

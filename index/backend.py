@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, Protocol, Sequence
 from .corpus import Document
 from .settings import IndexSettings, StoreNames
 
-BACKENDS = ("embedded", "elasticsearch", "infini-gram")
+BACKENDS = ("embedded", "elasticsearch", "infini-gram", "infini-gram-api")
 
 
 class FrequencyIndex(Protocol):
@@ -41,12 +41,18 @@ class Backend:
     # reads the folder's own copy and, when one is given, refuses another tokenizer.
     tokenizer: str | None = None
     tokenizer_name: str | None = None
+    # infini-gram-api: an index on an infini-gram API server, counted by occurrences and window
+    # co-occurrence, never documents (index/infini_gram/api_backend.py); `tokenizer` as above
+    api_index: str | None = None
+    api_url: str = "https://api.infini-gram.io/"
 
     def __post_init__(self) -> None:
         if self.kind not in BACKENDS:
             raise ValueError(f"backend {self.kind!r}: use one of {', '.join(BACKENDS)}")
 
     def describe(self) -> str:
+        if self.kind == "infini-gram-api":
+            return f"{self.api_url} index {self.api_index}"
         return self.path if self.kind in ("embedded", "infini-gram") else f"{self.es_url} index {self.es_index}"
 
 
@@ -58,6 +64,10 @@ def open_for_indexing(backend: Backend, settings: IndexSettings, store: str | Pa
     OpenCC raises ConverterMissing before anything is read or written."""
     if backend.kind == "infini-gram":
         return _token_index_for_building(backend, settings)
+    if backend.kind == "infini-gram-api":
+        from .infini_gram.api_backend import ApiBackendError
+
+        raise ApiBackendError("an infini-gram API index is built by its server: nothing can be added to it")
     if backend.kind == "embedded":
         from .embedded import EmbeddedIndex, linked
 
@@ -93,6 +103,10 @@ def open_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIn
     """An index to count with, under the settings it was built with."""
     if backend.kind == "infini-gram":
         return _token_index_for_counting(backend, store)
+    if backend.kind == "infini-gram-api":
+        from .infini_gram.api_backend import open_api_index
+
+        return open_api_index(backend, store)
     if backend.kind == "embedded":
         from .embedded import EmbeddedIndex
 

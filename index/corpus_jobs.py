@@ -235,12 +235,16 @@ class AnnotateResult:
         inexact = ([f"  approximate counts (not exact) for {len(self.approximate)} entities: "
                     f"{', '.join(self.approximate[:20])}{' ...' if len(self.approximate) > 20 else ''}"]
                    if self.approximate else [])
-        return [f"{self.facts:,} facts counted -> {where}", *counted, *inexact,
+        semantics = ([f"  counts are {self.annotator['counts']}"]
+                     if self.annotator and self.annotator.get("counts", COUNTED) != COUNTED else [])
+        return [f"{self.facts:,} facts counted -> {where}", *counted, *semantics, *inexact,
                 *(f"  {relation} {bucket:>10}  {n:,}" for (relation, bucket), n in sorted(self.per_bucket.items()))]
 
 
 def default_corpus_name(backend: Backend) -> str:
     """The Elasticsearch index name, or the stem of the index's file or folder (embedded, infini-gram)."""
+    if backend.kind == "infini-gram-api":
+        return backend.api_index or "infini-gram-api"
     return backend.es_index if backend.kind == "elasticsearch" else Path(backend.path).stem
 
 
@@ -256,7 +260,9 @@ def annotator_record(backend: Backend, index, stored: dict | None) -> dict:
     line = IndexSettings.from_dict(stored).describe() if stored else None
     tokenizer = getattr(index, "tokenizer", None) or (stored or {}).get("tokenizer")
     record = {"backend": backend.kind, "index": backend.describe(), "settings": line,
-              "tokenizer": tokenizer_name(tokenizer), "counts": COUNTED}
+              "tokenizer": tokenizer_name(tokenizer),
+              # an index whose pair counts are something else says what (the infini-gram API's windows)
+              "counts": getattr(index, "pair_semantics", None) or COUNTED}
     digest = tokenizer.get("sha256") if isinstance(tokenizer, dict) else None
     if isinstance(digest, str) and digest:  # two tokenizers of one name (a retrained vocabulary) count apart
         record["tokenizer_sha256"] = digest
@@ -313,6 +319,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
         try:
             stored = index.settings()
             annotator = annotator_record(backend, index, stored)
+            field_name = getattr(index, "count_field", "documents")  # what a count is, in its key
             with KnowledgeGraph(store) as kg:
                 for relation in options.relations:
                     done = 0
@@ -327,7 +334,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
                             per_bucket[(relation, bucket)] += 1
                             if out:
                                 out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
-                                                      "object": fact.object, "documents": count,
+                                                      "object": fact.object, field_name: count,
                                                       "bucket": bucket}) + "\n")
                         if writer:
                             writer.write_fact_frequencies(corpus_name, edges, [
