@@ -16,7 +16,7 @@ import click
 import numpy as np
 
 from .errors import EXIT_USAGE, fail
-from .options import json_option
+from .options import FolderPath, json_option
 from .terminal import echo
 
 MAX_QUERIES = 10_000
@@ -74,7 +74,7 @@ def _api_rows(texts, queries, index_name: str, url: str, as_json: bool) -> None:
               default="infini-gram", show_default=True,
               help="infini-gram: a local index folder (--index). infini-gram-api: an infini-gram "
                    "API server (--api-url, --api-index): occurrences only, no document counts.")
-@click.option("--index", "index_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--index", "index_dir", type=FolderPath("input"), default=None,
               help="An index folder in infini-gram's layout (ours, or one infini-gram published).")
 @click.option("--api-url", default=None,
               help="infini-gram-api: the server (default infini-gram's public API; `factprobe "

@@ -162,7 +162,7 @@ class ElasticsearchIndex:
         return meta["settings"]
 
     def bind_settings(self, settings: dict) -> None:
-        from .embedded import IndexSettingsError
+        from .embedded import IndexSettingsError, mentions_hint
 
         stored = self.settings()
         if stored is None:
@@ -170,7 +170,7 @@ class ElasticsearchIndex:
         elif stored != settings:
             raise IndexSettingsError(
                 f"index {self.index!r} at {self.url} was built with {stored}; refusing to add documents with "
-                f"{settings}. Use another --es-index for other settings")
+                f"{settings}. Use another --es-index for other settings{mentions_hint(stored, settings)}")
         bound = IndexSettings.from_dict(settings)
         self.convert = bound.converter()
         self.stored_mentions = stores_mentions(bound)

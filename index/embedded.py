@@ -65,7 +65,7 @@ class EmbeddedIndex:
         elif stored != json.loads(json.dumps(settings)):
             raise IndexSettingsError(
                 f"{self.path} was built with {stored}; refusing to add documents with {settings}. "
-                "Use a new index file for other settings")
+                f"Use a new index file for other settings{mentions_hint(stored, settings)}")
 
     def add_documents(self, documents: Iterable[Document], *, batch: int = 20_000) -> Iterator[int]:
         """Index documents; yields the number of documents taken after each committed batch.
@@ -222,3 +222,11 @@ class EmbeddedIndex:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def mentions_hint(stored: dict, given: dict) -> str:
+    """Where only `mentions` differs: how to add to the index as it counts (an index recorded
+    without it was built before the setting existed and counts every occurrence)."""
+    if {k: v for k, v in stored.items() if k != "mentions"} != {k: v for k, v in given.items() if k != "mentions"}:
+        return ""
+    return f", or add to this one with --mentions {stored.get('mentions', 'any')}"
