@@ -130,8 +130,8 @@ def corpus_group() -> None:
                    "each of --languages only: KDF counts one Chinese name per entity, `--languages zh --names label`).")
 @click.option("--mentions", "mentions", type=click.Choice(MENTIONS), default=IndexOptions.mentions, show_default=True,
               help="maximal: a name inside a longer occurrence of another indexed name is no mention (\"Czech\" in "
-                   "\"Czech Republic\", \"Delhi\" in \"New Delhi\"); any: every occurrence counts, as KDF's phrase "
-                   "queries count. Recorded in the index.")
+                   "\"Czech Republic\", \"Delhi\" in \"New Delhi\"); any: every occurrence counts, inside "
+                   "longer names too (counted so before this option; KDF's paper does not say). Recorded in the index.")
 @click.option("--zh-convert", "zh_convert", type=click.Choice(ZH_CONVERSIONS), default=IndexOptions.zh_convert,
               show_default=True,
               help="With a Chinese language in --languages: names and documents are converted to simplified "

@@ -12,8 +12,8 @@ Chinese or Japanese language is indexed (1 by default: 铁 is a name); an index 
 held such names to `min_alias_length`, as every index did before the setting existed.
 `mentions` says which occurrences of a name are mentions: "maximal" (the default) only those no
 longer occurrence of another indexed name contains (index/text.py `outermost`: "Czech" inside
-"Czech Republic" is no mention of the language), or "any", every occurrence, as KDF's phrase
-queries count (003:237); an index recorded without it counts "any", as every index did before
+"Czech Republic" is no mention of the language), or "any", every occurrence (KDF's
+"documents that mention both entities", 003:237, does not say which it means); an index recorded without it counts "any", as every index did before
 the setting existed. Link-based counting has no names inside names: it ignores `mentions`."""
 
 from __future__ import annotations
