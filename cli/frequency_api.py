@@ -31,13 +31,21 @@ def api_backend(api_index: str | None, api_url: str | None, model: str | None) -
     from ..probes.scoring.tokenizer_file import tokenizer_file
 
     if not api_index:
-        raise click.UsageError("--backend infini-gram-api needs --api-index NAME (e.g. v4_rpj_llama_s4)")
+        fail("--backend infini-gram-api needs --api-index NAME (e.g. v4_rpj_llama_s4)", EXIT_USAGE)
     if not model:
-        raise click.UsageError("--backend infini-gram-api tokenizes names with the index's tokenizer: give --model SPEC")
+        fail("--backend infini-gram-api tokenizes names with the index's tokenizer: give --model SPEC", EXIT_USAGE)
+    if api_url and not api_url.startswith(("http://", "https://")):  # before --model: a tokenizer may load
+        fail(f"--api-url {api_url}: an infini-gram API URL starts with http:// or https://", EXIT_USAGE)
+    from ..index.infini_gram.api_backend import ApiBackendError, check_api_tokenizer
+
     try:
         found = tokenizer_file(model)
     except (SpecError, OSError, ValueError) as error:
         fail(f"--model {model}: {error}", EXIT_USAGE)
+    try:  # now, before a command opens its outputs (annotate's --out) for counts it cannot make
+        check_api_tokenizer(api_index, found.name)
+    except ApiBackendError as error:
+        fail(str(error), EXIT_USAGE)
     extra = {"api_url": api_url} if api_url else {}
     return Backend("infini-gram-api", tokenizer=str(found.path), tokenizer_name=found.name, api_index=api_index,
                    **extra)
@@ -58,7 +66,9 @@ def api_count(terms: list[str], backend: Backend, store, languages: tuple[str, .
     from ..index.settings import IndexSettings
 
     if not all(is_qid(t) for t in terms):
-        raise click.UsageError("--backend infini-gram-api counts entities' names: give QIDs")
+        raw = next(t for t in terms if not is_qid(t))
+        fail(f"{raw!r}: --backend infini-gram-api counts entities by QID; a raw string is counted by reading "
+             f"a corpus (--documents FILE or --from-store, with another --backend)", EXIT_USAGE)
     try:
         index = open_api_index(backend, store, IndexSettings(languages=languages))
         try:

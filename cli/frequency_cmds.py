@@ -161,6 +161,9 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min
     """
     from .steps_graph import index_step
 
+    if backend == "infini-gram-api":  # first: no other option matters for an index nothing can be added to
+        fail("--backend infini-gram-api: an API index is read-only; build a local one with --backend infini-gram "
+             "--model SPEC (and answer the same API from it with `factprobe serve --ngram-index DIR`)", EXIT_USAGE)
     if not files and not from_store:
         raise click.UsageError("give corpus files, --from-store, or both")
     if links and files and fmt != "trex":

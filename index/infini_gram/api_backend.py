@@ -81,10 +81,14 @@ def key_forms(vocabulary: Vocabulary, key: str) -> tuple[set, str | None]:
 def check_api_tokenizer(api_index: str, tokenizer_name: str) -> None:
     """ApiBackendError unless the API index's name ends in the tokenizer's family."""
     family = published_family(api_index)
-    if family is None or not family_matches(family, tokenizer_name):
-        raise ApiBackendError(f"api index {api_index}: built with the {family or 'unknown'} tokenizer "
-                              f"(by its name, like v4_pileval_gpt2), not {tokenizer_name!r}; give --model "
-                              f"a model with that index's tokenizer")
+    if family is None:  # the API cannot be asked which tokenizer built an index: its name must say
+        raise ApiBackendError(f"api index {api_index}: its name does not end in a tokenizer family (infini-gram "
+                              f"names them like v4_pileval_gpt2; name a `factprobe serve` folder so too), so "
+                              f"{tokenizer_name!r} cannot be checked against it")
+    if not family_matches(family, tokenizer_name):
+        raise ApiBackendError(f"api index {api_index}: built with the {family} tokenizer (by its name, like "
+                              f"v4_pileval_gpt2), not {tokenizer_name!r}; give --model a model with that "
+                              f"index's tokenizer")
 
 
 class ApiCountIndex:
@@ -202,16 +206,19 @@ class ApiCountIndex:
 
     def _side(self, entity: str) -> tuple[list[list[int]], str | None]:
         """The forms one side of an AND takes: all of them, or past `max_terms` the most frequent,
-        with the share of the entity's occurrences they hold."""
+        with the share of the entity's occurrences they hold where that is not all of them (the
+        forms left out that never occur change no window, so that count is as exact as any)."""
         forms = self.forms(entity).ids
         if len(forms) <= self.max_terms:
             return [list(f) for f in forms], None
         counts = [self._form_count(f) for f in forms]
         ranked = sorted(range(len(forms)), key=lambda i: (-counts[i], forms[i]))[:self.max_terms]
         total, kept = sum(counts), sum(counts[i] for i in ranked)
-        share = f"{100 * kept / total:.1f}%" if total else "none"
-        return ([list(forms[i]) for i in sorted(ranked)],
-                f"{entity}: {self.max_terms} of its {len(forms)} token forms ({share} of its occurrences)")
+        why = None
+        if kept < total:
+            why = (f"{entity}: {self.max_terms} of its {len(forms)} token forms "
+                   f"({100 * kept / total:.1f}% of its occurrences)")
+        return [list(forms[i]) for i in sorted(ranked)], why
 
     def _count_pair(self, head: str, tail: str) -> int:
         (left, why_left), (right, why_right) = self._side(head), self._side(tail)
