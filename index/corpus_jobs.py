@@ -215,7 +215,7 @@ class AnnotateResult:
     per_bucket: dict[tuple[str, str], int] = field(default_factory=dict)  # (relation, bucket) -> facts
     settings: dict | None = None  # how the index counted (settings_record): names in which languages, which names
     annotator: dict | None = None  # who counted (annotator_record): what the store and the sidecars name
-    approximate: tuple[str, ...] = ()  # entities whose counts are not exact (a token index says which)
+    approximate: tuple[str, ...] = ()  # entities or "Q1+Q2" pairs whose counts are not exact (the index says which)
 
     def to_dict(self) -> dict:
         out = {"facts": self.facts, "out": self.out, "store_corpus": self.store_corpus,
@@ -232,7 +232,7 @@ class AnnotateResult:
         where = " and ".join(x for x in (self.out, f"{store} (corpus {self.store_corpus})"
                                          if self.store_corpus else None) if x)
         counted = [f"  counted by {IndexSettings.from_dict(self.settings).describe()}"] if self.settings else []
-        inexact = ([f"  approximate counts (not exact) for {len(self.approximate)} entities: "
+        inexact = ([f"  approximate counts (not exact) for {len(self.approximate)} {approximate_kind(self.approximate)}: "
                     f"{', '.join(self.approximate[:20])}{' ...' if len(self.approximate) > 20 else ''}"]
                    if self.approximate else [])
         semantics = ([f"  counts are {self.annotator['counts']}"]
@@ -429,3 +429,9 @@ def _names_of(entity: str, store, languages: tuple[str, ...], keep, name_key) ->
     if not found:
         raise CorpusJobError(f"{entity} has no names in {languages} in {store}")
     return found
+
+
+def approximate_kind(names: tuple[str, ...]) -> str:
+    """What an approximate list holds: a token index names entities, the API backend pairs ("Q1+Q2")."""
+    pairs = sum("+" in name for name in names)
+    return "pairs" if pairs == len(names) else "entities" if pairs == 0 else "entities and pairs"
