@@ -43,8 +43,10 @@ def test_the_choice_is_the_argmax_of_each_option_scored_alone(scoring):
     ranked = [s.logprob / s.n_tokens if scoring == "option-text-norm" else s.logprob for s in alone]
     assert record["prediction"] == "ABCD"[max(range(4), key=lambda k: (ranked[k], -k))]
     assert record["scoring"] == scoring and record["correct"] == (record["prediction"] == "C")
-    logged = record["letter_logprobs"] if scoring == "letters" else record["option_logprobs"]
-    assert logged == pytest.approx([s.logprob for s in alone], abs=1e-4)
+    logged = {"letters": "letter_logprobs", "option-text": "option_logprobs"}.get(scoring, "option_logprob_sums")
+    assert record[logged] == pytest.approx([s.logprob for s in alone], abs=1e-4)
+    # the record keeps what was compared, under the name `compared` gives (issue 45 item 13)
+    assert record[record["compared"]] == pytest.approx(ranked, abs=1e-4) and record["choices"] == 4
     if scoring != "letters":
         # the long name has many tokens: the per-token score is what keeps it in the race
         assert record["option_tokens"][3] > record["option_tokens"][2]

@@ -113,11 +113,14 @@ def test_overconfidence_by_hand_with_a_remainder_bin():
     assert overconfidence(conf, hits, 2, "ascending") != approx(0.16)
 
 
-def test_reliability_bins_keep_input_order_among_tied_confidences():
-    # All confidences tie: the stable sort keeps input order, so the first bin holds the first two
-    # items (both right) and the second the last two (both wrong).
-    bins = reliability_bins([0.5] * 4, [True, True, False, False], bins=2)
+def test_reliability_bins_keep_input_order_among_tied_confidences_only_by_name():
+    # All confidences tie. ties="file-order" (before issue 45): the stable sort keeps input order,
+    # so the first bin holds the first two items (both right) and the second the last two (both
+    # wrong). The default gives every place the run's share of right answers, 2/4.
+    bins = reliability_bins([0.5] * 4, [True, True, False, False], bins=2, ties="file-order")
     assert [(b.accuracy, b.count) for b in bins] == [(1.0, 2), (0.0, 2)]
+    assert [(b.accuracy, b.count) for b in reliability_bins([0.5] * 4, [True, True, False, False], bins=2)] == [
+        (0.5, 2), (0.5, 2)]
     # Ovconf = ((0.5 - 1) + (0.5 - 0)) / 2 = 0
     assert overconfidence([0.5] * 4, [True, True, False, False], bins=2) == approx(0.0)
 

@@ -119,18 +119,28 @@ class Bin:
 # BELIEF arranges the prompts "in descending order based on confidence" before it cuts the bins
 # (000:76); factprobe sorted them ascending before issue 38.
 BIN_ORDERS = ("descending", "ascending")
+# Prompts of equal confidence, cut apart by a bin edge: the paper does not say which go where
+# (000:76). `average`: every order of the tied prompts at once, each position holding their mean
+# correctness; `file-order`: as the input lists them (factprobe's before issue 45).
+TIE_RULES = ("average", "file-order")
 
 
 def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10,
-                     order: str = "descending") -> list[Bin]:
+                     order: str = "descending", ties: str = "average") -> list[Bin]:
     """Equal-size confidence bins, as BELIEF's Ovconf uses them (000:76).
 
     Items are sorted by confidence, descending as the paper arranges them (`order="ascending"`:
-    factprobe's before issue 38), with a stable sort (tied confidences keep their input order),
-    then cut into `bins` consecutive bins with numpy.array_split semantics: when the count does
-    not divide evenly, the first (len % bins) bins hold one item more, the most confident ones
-    (ascending: the least confident). Confidences must lie in [0, 1]. Raises ValueError on empty
-    or mismatched input, bins < 1, fewer items than bins (a bin would be empty), or another order.
+    factprobe's before issue 38), then cut into `bins` consecutive bins with numpy.array_split
+    semantics: when the count does not divide evenly, the first (len % bins) bins hold one item
+    more, the most confident ones (ascending: the least confident). A bin's confidence is the mean
+    of its items'. Its accuracy, where a run of equal confidences straddles a bin edge, depends
+    on which tied items land on which side: `ties="average"` gives every position of such a run
+    the run's share of correct items, so each bin's accuracy is its expectation over every order
+    of the ties and no input order changes it (confidences 0.5, 0.5, 0.5, 0.1 with answers right,
+    wrong, wrong, wrong in 2 bins: accuracies 1/3 and 1/6 whatever the order); `ties="file-order"`
+    keeps tied items in input order (a stable sort, factprobe's before issue 45). Confidences
+    must lie in [0, 1]. Raises ValueError on empty or mismatched input, bins < 1, fewer items
+    than bins (a bin would be empty), another order or another tie rule.
     """
     _require_items(confidence, "confidence")
     _require_same_length(confidence, correct, "confidence", "correct")
@@ -140,27 +150,34 @@ def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], bins:
         raise ValueError(f"{len(confidence)} items cannot fill {bins} bins")
     if order not in BIN_ORDERS:
         raise ValueError(f"order must be one of {', '.join(BIN_ORDERS)}, not {order!r}")
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties must be one of {', '.join(TIE_RULES)}, not {ties!r}")
     conf = np.asarray(confidence, dtype=float)
     if not np.all((conf >= 0.0) & (conf <= 1.0)):
         raise ValueError("confidence values must lie in [0, 1]")
     hits = np.fromiter(map(bool, correct), dtype=bool, count=len(correct))
     ranked = np.argsort(-conf if order == "descending" else conf, kind="stable")
+    conf, hits = conf[ranked], hits[ranked].astype(float)
+    if ties == "average":
+        starts = np.flatnonzero(np.concatenate(([True], conf[1:] != conf[:-1])))
+        sizes = np.diff(np.concatenate((starts, [len(conf)])))
+        hits = np.repeat(np.add.reduceat(hits, starts) / sizes, sizes)
     return [Bin(confidence=float(conf[idx].mean()), accuracy=float(hits[idx].mean()), count=len(idx))
-            for idx in np.array_split(ranked, bins)]
+            for idx in np.array_split(np.arange(len(conf)), bins)]
 
 
 def overconfidence(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10,
-                   order: str = "descending") -> float:
+                   order: str = "descending", ties: str = "average") -> float:
     """BELIEF's Ovconf: the mean over the `reliability_bins` of (mean confidence - accuracy).
 
     Positive means over-confident, negative under-confident. Every bin has the same weight (the
     paper's |P(i)|/M, 000:76, with bins of one size). When the item count divides evenly by
     `bins` this equals mean(confidence) - accuracy over all items, whatever the order; otherwise
     the order decides which bins hold the extra items, and so the value: confidences 0.1, 0.5,
-    0.9 with answers wrong, right, right in 2 bins give -0.1 descending, -0.15 ascending. Same
-    errors as `reliability_bins`.
+    0.9 with answers wrong, right, right in 2 bins give -0.1 descending, -0.15 ascending. Tied
+    confidences as `reliability_bins`' `ties` says. Same errors as `reliability_bins`.
     """
-    cells = reliability_bins(confidence, correct, bins, order)
+    cells = reliability_bins(confidence, correct, bins, order, ties)
     return math.fsum(b.confidence - b.accuracy for b in cells) / len(cells)
 
 

@@ -38,7 +38,8 @@ def belief_definitions(records: Sequence[dict], options: dict, bias: str | None)
     """The definitions behind the BELIEF numbers, named so a report can say which it shows."""
     return {"unit": _unit(records), "acc_draws": options.get("acc_draws", belief.PAPER_ACC_DRAWS),
             "bias": bias, "coverage_maximum": options.get("coverage_maximum", "best-subject"),
-            "ovconf_bins": options.get("ovconf_bins", belief.BIN_ORDERS[0])}
+            "ovconf_bins": options.get("ovconf_bins", belief.BIN_ORDERS[0]),
+            "ovconf_ties": options.get("ovconf_ties", belief.TIE_RULES[0])}
 
 
 def _unit(records: Sequence[dict]) -> str:
@@ -63,6 +64,7 @@ def _belief(records: Sequence[dict], options: dict) -> dict:
     flat_correct = [c for r in answered for c in r["prompt_correct"]]
     bins = min(10, len(flat_confidence))
     order = options.get("ovconf_bins", belief.BIN_ORDERS[0])  # the paper's descending by default (000:76)
+    ties = options.get("ovconf_ties", belief.TIE_RULES[0])  # a run before issue 45 is re-read order-free
     coverage = belief.coverage(correct, [r["template_ids"] for r in answered], [r["relation"] for r in answered],
                                 maximum=options.get("coverage_maximum", "best-subject"))
     predictions = [r["predictions"] for r in answered]
@@ -71,13 +73,13 @@ def _belief(records: Sequence[dict], options: dict) -> dict:
                          "draws": acc.draws},
             "acc_at_1_interval": interval([sum(c) / len(c) for _, c in facts]),
             "consistency_interval": interval([belief.consistency([p]) for p in predictions if len(p) > 1]),
-            "overconfidence_interval": overconfidence_interval(facts, bins, order),
+            "overconfidence_interval": overconfidence_interval(facts, bins, order, ties),
             "consistency": belief.consistency(predictions) if any(len(p) > 1 for p in predictions) else None,
-            "overconfidence": belief.overconfidence(flat_confidence, flat_correct, bins, order),
+            "overconfidence": belief.overconfidence(flat_confidence, flat_correct, bins, order, ties),
             "one_word_ratio": belief.one_word_ratio([p for ps in predictions for p in ps]),
             "coverage": {"average": coverage.average, "maximum": coverage.maximum, "oracle": coverage.oracle},
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
-                            for b in belief.reliability_bins(flat_confidence, flat_correct, bins, order)]}
+                            for b in belief.reliability_bins(flat_confidence, flat_correct, bins, order, ties)]}
 
 
 def _entropy_bias(records: Sequence[dict]) -> dict:
@@ -122,14 +124,14 @@ def bias_levels(rows: Sequence[tuple]) -> dict:
 
 
 def overconfidence_interval(facts: list[tuple[list[float], list[bool]]], bins: int,
-                            order: str = belief.BIN_ORDERS[0]) -> dict | None:
+                            order: str = belief.BIN_ORDERS[0], ties: str = belief.TIE_RULES[0]) -> dict | None:
     """Ovconf's bootstrap over facts (a fact's prompts travel together), 200 draws: each draw
     re-bins all its prompts, so it costs a sort of every prompt."""
     def ovconf(sample: list) -> float:
         confidence = [c for conf, _ in sample for c in conf]
         if len(confidence) < bins:
             return float("nan")
-        return belief.overconfidence(confidence, [k for _, ks in sample for k in ks], bins, order)
+        return belief.overconfidence(confidence, [k for _, ks in sample for k in ks], bins, order, ties)
 
     if not facts:
         return None

@@ -20,7 +20,7 @@ from ..scoring.requests import FillMaskRequest
 from ..templates import fill
 from ..kinds.cloze_kind import single_token_test
 from .base import Method, OptionError, answer_key, base_record
-from ..measures.belief import BIN_ORDERS
+from ..measures.belief import BIN_ORDERS, TIE_RULES
 from ..measures.belief_records import belief_measures
 from .belief_sections import BELIEF_DEFINITIONS, BELIEF_MEASURES
 
@@ -30,6 +30,14 @@ WHOLE_VOCABULARY = 1 << 30
 OBJECTS = ("single-token", "all")  # the paper's first
 LEFT_OUT = "no single-token gold name"
 CONTENT_FREE_CHUNK = 8  # content-free prompts per fill_mask call: each answer is a whole vocabulary
+
+
+def ovconf_ties_option():
+    """Ovconf's rule for tied confidences, one declaration for BELIEF and BELIEF-ICL."""
+    return option("average", "Ovconf's prompts of equal confidence that a bin edge cuts apart: average (each "
+                             "position holds the tied prompts' share of correct answers, so no file order "
+                             "changes a bin) or file-order (tied prompts as the records list them, factprobe's "
+                             "before issue 45).", choices=TIE_RULES)
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class BeliefOptions:
     ovconf_bins: str = option("descending", "Ovconf's bins cut from the prompts sorted by confidence, descending "
                                             "(the paper's) or ascending (factprobe's before issue 38): with a "
                                             "remainder the first bins hold one prompt more.", choices=BIN_ORDERS)
+    ovconf_ties: str = ovconf_ties_option()
 
 
 class Belief(Method):

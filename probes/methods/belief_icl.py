@@ -11,17 +11,18 @@ Prompt layout, options and the (top-1 only) bias level: docs/design-notes.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .. import measures
 from ..declare import option
-from ..answers import matches_any, same_answer
+from ..answers import answer_tokens, matches_any, same_answer
 from ..measures import BIAS_DEFINITIONS, PAPER_ACC_DRAWS, answer_key
 from ..scoring.requests import GenerateRequest
 from .base import Method, OptionError, base_record, headline_interval, headline_number
-from .belief import check_token
+from .belief import check_token, ovconf_ties_option
 from ..measures.belief_records import belief_definitions, bias_levels, overconfidence_interval
 from .belief_sections import BELIEF_DEFINITIONS
 from ..measures.accuracy import accuracy_breakdown, interval
@@ -37,6 +38,10 @@ STOP = ("\n",)  # an answer is one line; the next "Q:" would follow it
 # 000_d5e47173cc9830b1.txt:98): with `max_tokens` None an answer ends with its line, and this
 # guard only stops a line that never ends (such an answer counts in `answers_cut`).
 LINE_GUARD = 64
+# An answer without words (an empty line, "...") against another answer: BELIEF's partial match
+# (000:100-104) does not say; `disagree` reads it as no answer, which agrees with nothing;
+# `agree` lets two such answers agree, as factprobe did before issue 45.
+EMPTY_ANSWERS = ("disagree", "agree")
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,11 @@ class BeliefICLOptions:
                        choices=BIAS_DEFINITIONS)
     acc_draws: int = option(PAPER_ACC_DRAWS, "one-template-per-fact draws behind Acc@1.", minimum=1,
                             http_limit=1_000_000)
+    empty_answers: str = option(EMPTY_ANSWERS[0], "an answer without words, in Consist and in the sampled answers "
+                                                  "behind confidence: disagree (no answer: it agrees with nothing) "
+                                                  "or agree (two such answers agree, factprobe's before issue 45).",
+                                choices=EMPTY_ANSWERS)
+    ovconf_ties: str = ovconf_ties_option()
 
 
 class BeliefICL(Method):
@@ -81,7 +91,10 @@ class BeliefICL(Method):
         Consist (pairs of a unit's answers that are the same answer by lemmas, probes/answers.py),
         one-word ratio, the greedy answers the token limit cut (`answers_cut`), relation and
         bucket breakdowns and the bias level; Ovconf and reliability bins (10, or one per answer
-        when fewer) over the sampled prompts only (`sampled_prompts`). A record's own `correct` is
+        when fewer; ties by `ovconf_ties`) over the sampled prompts only (`sampled_prompts`). An
+        answer without words agrees with nothing, in Consist and in confidence (`empty_answers`:
+        a record from before the option, whose empty answer counted its empty samples, is read
+        with confidence 0, what its samples give under the rule). A record's own `correct` is
         the share of its answers (settings, prompts) that are correct. `definitions` names the
         unit, draws, bias, `max_tokens` (None: answers to the end of the line, the paper's), the
         samples and the prompts they go to (`sample_prompts`: N pairs, or all; a run before the
@@ -92,13 +105,14 @@ class BeliefICL(Method):
         for setting in settings:
             # One flat row per (prompt, setting): the setting's answer over the record's fields.
             rows = [{**r, **r["by_setting"][setting]} for r in prompts if setting in r["by_setting"]]
-            by_setting[setting] = _setting_measures(rows, options.get("acc_draws", PAPER_ACC_DRAWS))
+            by_setting[setting] = _setting_measures(rows, options)
         # The bias is the top-1 agreement share (bias_levels, per setting); the content-free
         # entropy is not computed for decoders yet.
         definitions = {**belief_definitions(records, options, options.get("bias", "top1")), "coverage_maximum": None,
                        "max_tokens": options.get("max_tokens"), "samples": options.get("samples"),
                        "sample_prompts": options.get("sample_prompts", ALL),
-                       "prompt_style": options.get("prompt_style", MP)}
+                       "prompt_style": options.get("prompt_style", MP),
+                       "empty_answers": options.get("empty_answers", EMPTY_ANSWERS[0])}
         if any("prompts" in r for r in records):  # demonstrations drawn at run time
             definitions["shots"] = options.get("shots")
         return {"by_setting": by_setting, "definitions": definitions}
@@ -220,8 +234,8 @@ class BeliefICL(Method):
         free = self._content_free(scorer, asked_now) if self.options["content_free"] else None
         answers = {}
         for (item, question), is_sampled in zip(asked_now, sampled):
-            by_setting = {setting: _answer(next(generations), next(generations) if is_sampled else None, item["gold"])
-                          for setting in settings}
+            by_setting = {setting: _answer(next(generations), next(generations) if is_sampled else None, item["gold"],
+                                           self.options["empty_answers"]) for setting in settings}
             if free is not None:
                 for setting, entry in by_setting.items():
                     entry["content_free_prediction"] = free[(item["id"], _index(item, question), setting)]
@@ -260,15 +274,27 @@ def _index(item: dict, question: dict) -> int | None:
     return None if question is item else question["index"]
 
 
-def _answer(greedy, samples, gold: Sequence[str]) -> dict:
+def agrees(a: str, b: str, empty_answers: str = EMPTY_ANSWERS[0]) -> bool:
+    """Consist's and confidence's test (same_answer), where under `disagree` an answer without
+    words agrees with nothing, itself included."""
+    if empty_answers == "disagree" and not (answer_tokens(a) and answer_tokens(b)):
+        return False
+    return same_answer(a, b)
+
+
+def _answer(greedy, samples, gold: Sequence[str], empty_answers: str = EMPTY_ANSWERS[0]) -> dict:
     """One setting's greedy answer, its verdict and, on a sampled prompt, its confidence (None
-    on the others)."""
+    on the others) with the sampled answers behind it (`samples`: each distinct text, stripped,
+    and how often it came, most frequent first), so a reader can count the agreeing ones again."""
     answer = greedy.texts[0].strip()
-    agreeing = None if samples is None else sum(same_answer(text, answer) for text in samples.texts)
-    return {"prediction": answer, "correct": matches_any(answer, gold),
-            "confidence": None if samples is None else agreeing / len(samples.texts), "agreeing": agreeing,
-            "one_word": len(answer.split()) == 1,
-            "finish_reason": greedy.finish_reasons[0] if greedy.finish_reasons else None}
+    agreeing = None if samples is None else sum(agrees(text, answer, empty_answers) for text in samples.texts)
+    entry = {"prediction": answer, "correct": matches_any(answer, gold),
+             "confidence": None if samples is None else agreeing / len(samples.texts), "agreeing": agreeing,
+             "one_word": len(answer.split()) == 1,
+             "finish_reason": greedy.finish_reasons[0] if greedy.finish_reasons else None}
+    if samples is not None:
+        entry["samples"] = [[text, count] for text, count in Counter(t.strip() for t in samples.texts).most_common()]
+    return entry
 
 
 def _prompt_rows(records: Sequence[dict]):
@@ -284,7 +310,9 @@ def _prompt_rows(records: Sequence[dict]):
                    "by_setting": p["by_setting"]}
 
 
-def _setting_measures(rows: list[dict], draws: int) -> dict:
+def _setting_measures(rows: list[dict], options: dict) -> dict:
+    draws = options.get("acc_draws", PAPER_ACC_DRAWS)
+    empty, ties = options.get("empty_answers", EMPTY_ANSWERS[0]), options.get("ovconf_ties", "average")
     per_fact: dict[str, list[dict]] = {}
     for row in rows:
         per_fact.setdefault(row.get("fact") or row["id"], []).append(row)
@@ -294,11 +322,11 @@ def _setting_measures(rows: list[dict], draws: int) -> dict:
         answers = [r["prediction"] for r in group]
         pairs = [(a, b) for k, a in enumerate(answers) for b in answers[k + 1:]]
         if pairs:
-            shares.append(sum(same_answer(a, b) for a, b in pairs) / len(pairs))
+            shares.append(sum(agrees(a, b, empty) for a, b in pairs) / len(pairs))
     correct = [bool(r["correct"]) for r in rows]
     # Ovconf and its reliability bins over the prompts that got samples (000:106)
     sampled = [[r for r in group if r.get("confidence") is not None] for group in per_fact.values()]
-    facts = [([r["confidence"] for r in g], [bool(r["correct"]) for r in g]) for g in sampled if g]
+    facts = [([_confidence(r, empty) for r in g], [bool(r["correct"]) for r in g]) for g in sampled if g]
     confidence = [c for conf, _ in facts for c in conf]
     sampled_correct = [k for _, ks in facts for k in ks]
     bins = min(10, len(confidence))
@@ -306,20 +334,31 @@ def _setting_measures(rows: list[dict], draws: int) -> dict:
             "accuracy_interval": interval([float(c) for c in correct]),
             "acc_at_1_interval": interval([sum(bool(r["correct"]) for r in g) / len(g) for g in per_fact.values()]),
             "consistency_interval": interval(shares),
-            "overconfidence_interval": overconfidence_interval(facts, bins) if confidence else None,
+            "overconfidence_interval": overconfidence_interval(facts, bins, ties=ties) if confidence else None,
             "acc_at_1": {"mean": acc.mean, "sd": acc.sd, "min": acc.min, "max": acc.max, "range": acc.range,
                          "draws": acc.draws},
             "consistency": sum(shares) / len(shares) if shares else None,  # None: no fact has two templates
-            "overconfidence": measures.overconfidence(confidence, sampled_correct, bins) if confidence else None,
+            "overconfidence": measures.overconfidence(confidence, sampled_correct, bins, ties=ties)
+            if confidence else None,
             "mean_confidence": sum(confidence) / len(confidence) if confidence else None,
             "one_word_ratio": measures.one_word_ratio([r["prediction"] for r in rows]),
             # greedy answers stopped by the token limit rather than by their line's end
             "answers_cut": sum(r.get("finish_reason") == "length" for r in rows),
             "reliability": [{"confidence": b.confidence, "accuracy": b.accuracy, "count": b.count}
-                            for b in measures.reliability_bins(confidence, sampled_correct, bins)] if confidence else [],
+                            for b in measures.reliability_bins(confidence, sampled_correct, bins, ties=ties)]
+            if confidence else [],
             "by_relation": accuracy_breakdown(rows, "relation"), "by_bucket": accuracy_breakdown(rows, "bucket"),
             **bias_levels([(answer_key(r["prediction"]), _key(r.get("content_free_prediction")), r.get("relation"))
                            for r in rows])}
+
+
+def _confidence(row: dict, empty_answers: str) -> float:
+    """A sampled prompt's confidence under `empty_answers`: a greedy answer without words agrees
+    with no sample under `disagree`; any other answer's agreeing samples are the same under
+    either rule (an empty sample never agrees with words), so the recorded share stands."""
+    if empty_answers == "disagree" and not answer_tokens(row["prediction"]):
+        return 0.0
+    return row["confidence"]
 
 
 def _key(answer: str | None) -> str | None:

@@ -49,6 +49,10 @@ def _definitions_blocks(runs: Sequence[ReportRun]) -> list[Block]:
             parts.append(_answer_length(d["max_tokens"], r.aggregate.get("by_setting")))
         if "sample_prompts" in d:  # BELIEF-ICL's sampled answers behind Ovconf
             parts.append(_sampling(d))
+        if "ovconf_bins" in d:
+            parts.append(_bins(d))
+        if "empty_answers" in d:
+            parts.append(EMPTY.get(d["empty_answers"], f"empty_answers={d['empty_answers']}"))
         lines.append(f"{r.rid}: " + "; ".join(parts) + ".")
     return [Text("Definitions of the BELIEF measures. " + " ".join(lines))] if lines else []
 
@@ -68,6 +72,27 @@ def _sampling(d: dict) -> str:
              if d["sample_prompts"] != "all" else "every prompt, not BELIEF-ICL's 10K pairs")
     text = f"Ovconf from {d.get('samples')} sampled answers on {where}"
     return text + ("; QA-style prompts (BELIEF-ICL's appendix D)" if d.get("prompt_style") == "qa" else "")
+
+
+EMPTY = {"disagree": "an answer without words agrees with no answer, in Consist and in confidence (factprobe's "
+                     "reading: BELIEF does not say)",
+         "agree": "two answers without words agree, in Consist and in confidence (empty_answers=agree, factprobe's "
+                  "before issue 45)"}
+
+
+def _bins(d: dict) -> str:
+    """How Ovconf's bins are formed: the order, the size and what happens to tied confidences."""
+    order = d["ovconf_bins"]
+    text = (f"Ovconf's bins: the prompts sorted by confidence, {order}"
+            + (" (BELIEF's)" if order == "descending" else ", not BELIEF's descending")
+            + ", cut into 10 bins of equal size (one per prompt when fewer; when the count does not divide, the "
+              "first bins hold one prompt more), Ovconf the mean over the bins of mean confidence - accuracy")
+    ties = d.get("ovconf_ties", "file-order")  # an aggregate from before the option kept file order
+    if ties == "average":
+        return text + ("; prompts of equal confidence that a bin edge cuts apart give each of their places their "
+                       "share of correct answers, the mean over every order of the ties, so the records' order "
+                       "changes no bin")
+    return text + "; prompts of equal confidence in the records' order (ovconf_ties=file-order: that order can change Ovconf)"
 
 
 BELIEF_MEASURES = Section(10, _measures_blocks)  # BELIEF's table of its headline measures

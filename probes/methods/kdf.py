@@ -14,7 +14,8 @@ same-relation`, `--kdf-options type-pool` for factprobe's earlier construction).
 
 `scoring=letters` (the paper's) compares the letters; `option-text` scores each option's own text
 as the answer (demonstrations answered with their text), `option-text-norm` the same per token:
-a model too small to follow A-D still ranks the options it finds plausible."""
+a model too small to follow A-D still ranks the options it finds plausible. A record keeps the
+scores compared (`compared` names them) and the number of options (`choices`)."""
 
 from __future__ import annotations
 
@@ -105,9 +106,24 @@ class KDF(Method):
             best = max(range(len(ranked)), key=lambda k: (ranked[k], -k))
             # The exact prompt scored goes into the record, so a run can be checked against
             # another scorer (or the reference path) without rebuilding it from options.
-            extra = {"letter_logprobs": [round(x, 6) for x in logprobs]} if self.options["scoring"] == "letters" else {
-                "option_logprobs": [round(x, 6) for x in logprobs], "option_tokens": [s.n_tokens for s in scores]}
             records.append(base_record(item, prediction=LETTERS[best], answer=item["answer"],
                                        correct=LETTERS[best] == item["answer"], prompt=request.context,
-                                       scoring=self.options["scoring"], **extra))
+                                       scoring=self.options["scoring"], choices=len(scores),
+                                       **_scores(self.options["scoring"], scores, ranked)))
         return records
+
+
+def _scores(scoring: str, scores, ranked: list[float]) -> dict:
+    """What a record keeps of the options' scores: the quantity compared, under the name the
+    record's `compared` gives, and for option texts the token counts. option-text-norm compares
+    the per-token means (kept unrounded, so the argmax reads back exactly) and keeps the sums
+    beside them as `option_logprob_sums`; before issue 45 it kept only the sums, as
+    `option_logprobs`."""
+    if scoring == "letters":
+        return {"letter_logprobs": [round(x, 6) for x in ranked], "compared": "letter_logprobs"}
+    tokens = [s.n_tokens for s in scores]
+    if scoring == "option-text":
+        return {"option_logprobs": [round(x, 6) for x in ranked], "option_tokens": tokens,
+                "compared": "option_logprobs"}
+    return {"option_logprobs_per_token": ranked, "option_logprob_sums": [round(s.logprob, 6) for s in scores],
+            "option_tokens": tokens, "compared": "option_logprobs_per_token"}
