@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,27 @@ def window_reference(cnf, window):
                       for k in range(len(clauses)) if k != anchor))
 
 
+
+@contextmanager
+def serving_ngram(base: Path, store: Path, folders: list[Path]):
+    """`factprobe serve` on 127.0.0.1 answering /infini-gram from FOLDERS, until the block ends;
+    yields the route's URL."""
+    url = f"http://127.0.0.1:{free_port()}"
+    argv = [*factprobe_cmd(), "serve", "--store", str(store), "--data", str(base / "data"),
+            *(arg for folder in folders for arg in ("--ngram-index", str(folder))),
+            "--port", url.rsplit(":", 1)[1], "--log-level", "warning"]
+
+    def ready() -> bool:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=5) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    with running_server(argv, base / "serve.log", ready, name="factprobe serve", timeout=60):
+        yield url + "/infini-gram"
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("ngram-service")
@@ -70,20 +92,8 @@ def server(tmp_path_factory):
     zeros = base / ZEROS  # one token, more often than the server counts a CNF clause exactly
     write_shard(zeros, 0, [np.zeros(2_000_001, dtype=np.int64), np.array([1])], 2)
     (base / "secret.txt").write_text("not an index")
-    url = f"http://127.0.0.1:{free_port()}"
-    argv = [*factprobe_cmd(), "serve", "--store", str(store), "--data", str(base / "data"),
-            "--ngram-index", str(folder), "--ngram-index", str(zeros),
-            "--port", url.rsplit(":", 1)[1], "--log-level", "warning"]
-
-    def ready() -> bool:
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=5) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    with running_server(argv, base / "serve.log", ready, name="factprobe serve", timeout=60):
-        yield url + "/infini-gram"
+    with serving_ngram(base, store, [folder, zeros]) as url:
+        yield url
 
 
 def post(url: str, payload: object, raw: bytes | None = None) -> tuple[int, dict]:

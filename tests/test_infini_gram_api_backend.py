@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.request
 from itertools import product
 
 import pytest
@@ -19,7 +18,8 @@ import pytest
 pytest.importorskip("infini_gram")
 pytest.importorskip("fastapi")
 
-from conftest import factprobe_cmd, free_port, run_cli, running_server  # noqa: E402
+from conftest import free_port, run_cli  # noqa: E402
+from test_infini_gram_api import serving_ngram  # noqa: E402
 from test_token_backend import GUTENBERG_NAMES, build, gutenberg, token_backend, tokenizer  # noqa: E402
 from wikidata_builder import item, write_dump  # noqa: E402
 
@@ -133,19 +133,8 @@ def served(tmp_path_factory):
     folder = base / NAME
     backend = token_backend(folder, "smollm2")
     build(backend, store, gutenberg(), IndexSettings(languages=("en",), mentions="any"))
-    url = f"http://127.0.0.1:{free_port()}"
-    argv = [*factprobe_cmd(), "serve", "--store", str(store), "--data", str(base / "data"), "--ngram-index",
-            str(folder), "--port", url.rsplit(":", 1)[1], "--log-level", "warning"]
-
-    def ready() -> bool:
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=5) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    with running_server(argv, base / "serve.log", ready, name="factprobe serve", timeout=60):
-        yield {"url": url + "/infini-gram", "store": store, "folder": folder, "base": base,
+    with serving_ngram(base, store, [folder]) as url:
+        yield {"url": url, "store": store, "folder": folder, "base": base,
                "tokenizer": backend.tokenizer, "tokenizer_name": backend.tokenizer_name,
                "reference": Reference(folder, Vocabulary(folder / "tokenizer.json"))}
 
