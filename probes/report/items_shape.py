@@ -181,14 +181,18 @@ def kdf_rows(record: dict, item: dict | None, prompt: PromptFn | None) -> list[I
         options = [m.group(2) for m in _OPTION_LINE.finditer(question)]
     scoring = str(record.get("scoring") or "letters")
     key, score_name = _KDF_SCORES.get(scoring, _KDF_SCORES["letters"])
-    scores = record.get(key) or []
     tokens = record.get("option_tokens") or []
-    per_token = scoring == "option-text-norm" and len(tokens) == len(scores)
+    if scoring == "option-text-norm" and "option_logprobs_per_token" in record:
+        # the compared means as recorded (issue 45), the sums beside them for the note
+        scores, sums = record.get("option_logprobs_per_token") or [], record.get("option_logprob_sums") or []
+    else:  # before issue 45 option-text-norm kept only the sums, as `option_logprobs`
+        sums = scores = record.get(key) or []
+        if scoring == "option-text-norm" and len(tokens) == len(scores):
+            scores = [s / max(1, n) for s, n in zip(sums, tokens)]
+    per_token = scoring == "option-text-norm" and len(tokens) == len(sums) == len(scores)
 
     def score(k: int) -> float | None:
-        if k >= len(scores):
-            return None
-        return scores[k] / max(1, tokens[k]) if per_token else scores[k]
+        return scores[k] if k < len(scores) else None
 
     def label(letter) -> str | None:
         k = ord(letter) - ord("A") if isinstance(letter, str) and len(letter) == 1 else -1
@@ -196,7 +200,7 @@ def kdf_rows(record: dict, item: dict | None, prompt: PromptFn | None) -> list[I
 
     choices = tuple(Choice(f"{chr(ord('A') + k)}: {o}", score(k), picked=chr(ord("A") + k) == record.get("prediction"),
                            gold=chr(ord("A") + k) == record.get("answer"),
-                           note=f"{scores[k]} over {tokens[k]} token(s)" if per_token else "")
+                           note=f"{sums[k]} over {tokens[k]} token(s)" if per_token and k < len(sums) else "")
                     for k, o in enumerate(options))
     return [ItemRow(**common, correct=_verdict(record.get("correct")), context=context, question=question,
                     pick=label(record.get("prediction")), gold=label(record.get("answer")), choices=choices,
