@@ -90,7 +90,6 @@ def test_kdf_per_token_scores_and_options_read_from_the_prompt_without_the_probe
     assert row.names == ("Berlin",)  # the record's object label: the names are the probe set's
 
 
-
 def test_kdf_per_token_scores_as_a_run_since_issue_45_records_them(sample):
     """A record that keeps the compared means (`option_logprobs_per_token`) and the sums beside
     them shows the means as scores and the sums in the note; the same verdict as the old record."""
@@ -102,6 +101,7 @@ def test_kdf_per_token_scores_as_a_run_since_issue_45_records_them(sample):
     [row] = rows_of("kdf", new)
     assert [c.score for c in row.choices] == [-9.186548 / 2, -5.598992 / 5, -2.383715, -3.871593]
     assert row.choices[1].note == "-5.598992 over 5 token(s)" and row.pick == "B: Naypyidaw"
+
 
 def test_ic_lke_rebuilds_its_prompt_with_the_methods_own_code(sample, runs):
     run = next(r for r in runs if r.folder.endswith("smollm2-135m-instruct--ic-lke--capitals-mc"))
