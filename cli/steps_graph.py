@@ -100,7 +100,8 @@ def ingest_line(report) -> str:
     """One input's outcome in one line."""
     if report.already_done:
         return f"{report.path}: already ingested ({report.lines_read} lines; use --restart to redo)"
-    state = "TRUNCATED" if report.truncated else "complete"
+    # as `--json`'s "complete" and the exit status read it: a reject leaves an input incomplete
+    state = "TRUNCATED" if report.truncated else "complete" if report.complete else "read to its end, incomplete"
     resumed = f", resumed after line {report.resumed_from}" if report.resumed_from else ""
     rate = report.records / report.seconds if report.seconds else 0.0
     older = (f", {report.older_ignored} older record(s) ignored (the store holds those entities newer)"

@@ -106,3 +106,22 @@ def test_a_pretty_object_without_entities_is_read_as_lines(tmp_path):
     path.write_text('{\n  "query": {\n    "search": []\n  }\n}\n', encoding="utf-8")
     report = load(path, tmp_path / "o.sqlite")
     assert report.records == 0 and [r[0] for r in report.rejects] == [1, 2, 3, 4, 5]
+
+
+def test_one_pretty_printed_entity_without_the_entities_wrapper(tmp_path):
+    """An entity record saved on its own, pretty-printed (wikibase-sdk's simplify-free output,
+    `jq '.entities.Q42'`): one record, the store its dump line gives, at any indentation. Where
+    the reader took it for lines, every line of Q42's 19,530 was a reject of its own (issue 46
+    item 7). Q42 is the real EntityData of tests/data/rdf/Q42.json.gz."""
+    q42 = json.loads(gzip.decompress((Path(__file__).parent / "data" / "rdf" / "Q42.json.gz").read_bytes()))
+    record = q42["entities"]["Q42"]
+    load(as_dump(tmp_path / "dump.json", [record]), tmp_path / "d.sqlite")
+    for name, indent in (("two", 2), ("tab", "\t")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(record, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+        report = load(path, tmp_path / f"{name}.sqlite")
+        assert (report.records, report.rejects, report.complete) == (1, [], True)
+        assert report.lines_read == len(path.read_text(encoding="utf-8").splitlines())
+        assert content_tables(tmp_path / f"{name}.sqlite") == content_tables(tmp_path / "d.sqlite")
+    with KnowledgeGraph(tmp_path / "two.sqlite") as kg:
+        assert kg.entity("Q42").label == "Douglas Adams" and "Q5" in kg.objects("Q42", "P31")

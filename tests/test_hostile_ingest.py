@@ -93,7 +93,7 @@ def test_a_deep_dump_line_costs_that_line_and_all_200_good_entities_are_stored(t
     assert result.returncode == 3 and "Traceback" not in result.stderr
     assert reasons(rejects) == [(str(dump), 122, "labels: " + TOO_DEEP)]  # "[" is line 1, 120 entities, then it
     assert stored(tmp_path / "s.sqlite") == clean
-    assert f"{dump}: complete: 200 records" in result.stderr and "1 rejected" in result.stderr
+    assert f"{dump}: read to its end, incomplete: 200 records" in result.stderr and "1 rejected" in result.stderr
 
 
 def test_nesting_at_the_bound_is_read_one_level_more_is_rejected(tmp_path):

@@ -316,7 +316,10 @@ def test_cli(tmp_path):
     assert proc.returncode == 3, proc.stderr
     assert (f"3 rejected record(s) and 2 dropped part(s) of stored records written to {store}.rejects.jsonl"
             in proc.stderr)
-    assert ": complete: 4 records in " in proc.stderr and ", 3 rejected, 2 part(s) dropped" in proc.stderr
+    assert ": read to its end, incomplete: 4 records in " in proc.stderr and ", 3 rejected, 2 part(s) dropped" in proc.stderr
+    # the line and --json say the same of it (issue 46 item 7: the line said "complete")
+    again = run_cli("ingest", "trex", str(MALFORMED), "--store", str(tmp_path / "j.sqlite"), "--quiet", "--json")
+    assert again.returncode == 3 and json.loads(again.stdout)["inputs"][0]["complete"] is False
     rejects = [json.loads(line) for line in open(f"{store}.rejects.jsonl", encoding="utf-8")]
     assert [r["line"] for r in rejects] == [2, 5, 6, 3, 4]
     assert [(r.get("record"), r.get("path"), r.get("dropped")) for r in rejects] == [

@@ -112,11 +112,15 @@ class WikidataJsonSource:
         return ParseResult(b.rows, b.records, b.rejects, b.ignored, b.dropped)
 
     def _document(self, b: _Batch, chunk: Chunk) -> bool:
-        """A pretty-printed EntityData / wbgetentities file's entities into `b`; False when the
-        chunk is no such object (then it is read line by line, as a dump)."""
+        """A pretty-printed EntityData / wbgetentities file's entities, or one pretty-printed
+        entity record, into `b`; False when the chunk is neither (then it is read line by line,
+        as a dump)."""
         whole, why = json_record(chunk.data.strip())
         if why and why.endswith(TOO_DEEP):  # read line by line, every line of it would be a reject of its own
             b.rejects.append((chunk.first, why, excerpt(chunk.data)))  # the object that starts here
+            return True
+        if type(whole) is dict and "id" in whole:  # one entity record saved pretty-printed (wikibase-sdk, jq)
+            self._record(b, chunk.first, whole, None)
             return True
         members = entity_members(whole) if whole is not None else None
         if members is None:
