@@ -133,10 +133,10 @@ def test_the_definitions_name_the_names_the_precision_and_the_cut():
     record = [{"id": "a", "fact": "f", "probability": 0.2, "correct": False, "precision_at_n": 0.0, "rouge_l": 0.5}]
     assert baseline_measures(record, dict(defaults))["definitions"] == {
         "probability": "all-names", "probability_eos": False, "gold": "object", "precision": "tokens",
-        "answer_cut": "none", "max_tokens": None, "cloze_source": "templates"}
+        "answer_cut": "none", "max_tokens": None, "cloze_source": "templates", "threshold": 0.5}
     assert baseline_measures(record, {})["definitions"] == {
         "probability": "label", "probability_eos": True, "gold": "all-objects", "precision": "beams",
-        "answer_cut": "punctuation", "max_tokens": 8, "cloze_source": "templates"}
+        "answer_cut": "punctuation", "max_tokens": 8, "cloze_source": "templates", "threshold": 0.5}
     judged = baseline_measures(record, {**defaults, "judge_model": "judge"})["definitions"]["judge"]
     assert judged == {"model": "judge", "prompt": "paper", "names": "object",
                       "answers": "each answer of each cloze; per cloze the best verdict, then the mean over the clozes"}

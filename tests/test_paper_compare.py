@@ -346,12 +346,12 @@ def test_probability_baseline_has_no_end_of_sequence_token():
     method = Baselines(MethodContext(options=options))
     assert aggregate("baselines", paper, method.options)["definitions"] == {
         "probability": "all-names", "probability_eos": False, "gold": "object", "precision": "tokens",
-        "answer_cut": "none", "max_tokens": 4, "cloze_source": "templates"}
+        "answer_cut": "none", "max_tokens": 4, "cloze_source": "templates", "threshold": 0.5}
     assert aggregate("baselines", eos, {**method.options, "probability_eos": True})["definitions"][
         "probability_eos"] is True
     assert aggregate("baselines", paper, {})["definitions"] == {
         "probability": "label", "probability_eos": True, "gold": "all-objects", "precision": "beams",
-        "answer_cut": "punctuation", "max_tokens": 8, "cloze_source": "templates"}
+        "answer_cut": "punctuation", "max_tokens": 8, "cloze_source": "templates", "threshold": 0.5}
     with pytest.raises(ValueError, match="probability_eos"):
         Baselines(MethodContext(options={"probability_eos": "yes"}))
 

@@ -83,9 +83,14 @@ def interval_suffix(interval) -> str:
 
 
 def fmt_acc_at_1(value) -> str:
+    """BELIEF's Acc@1 and its fluctuation over the one-prompt draws (000:62-66): "mean ± SD (range
+    R)", R = max - min of the draws' accuracies; an aggregate without them says n/a."""
     if not isinstance(value, dict):
         return "n/a"
-    return f"{fmt(value.get('mean'))} ± {fmt(value.get('sd'))}"
+    spread = number(value.get("range"))
+    if spread is None and number(value.get("max")) is not None and number(value.get("min")) is not None:
+        spread = value["max"] - value["min"]
+    return f"{fmt(value.get('mean'))} ± {fmt(value.get('sd'))} (range {fmt(spread)})"
 
 
 def measure_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict], str]]]:
@@ -93,7 +98,7 @@ def measure_columns(entries: Sequence[dict]) -> list[tuple[str, Callable[[dict],
     a breakdown such as BELIEF-ICL's settings), as (column header, formatter) pairs; absent ones
     get no column."""
     candidates = [
-        ("acc_at_1", "Acc@1 (mean ± SD) [95%]",
+        ("acc_at_1", "Acc@1 mean ± SD (range) [95% bootstrap]",
          lambda d: fmt_acc_at_1(d.get("acc_at_1")) + interval_suffix(d.get("acc_at_1_interval"))),
         ("consistency", "Consistency [95%]", lambda d: with_interval(d.get("consistency"), d.get("consistency_interval"))),
         ("overconfidence", "Overconfidence [95%]",

@@ -166,8 +166,11 @@ def known_units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, boo
     one of the prompts of that template in a BELIEF-ICL record of a cloze set (its `prompts`);
     under per-prompt (id, template, k) for the k-th prompt of a template, (id, setting) and
     (id, prompt index, setting) for a cloze set's BELIEF-ICL prompt. An
-    item without a verdict (a multi-strategy distractor item, correct None) has no unit: counting
-    it as "not known" would invent agreement.
+    item without a verdict (correct None) has no unit: counting it as "not known" would invent
+    agreement. A distractor item (`by_strategy`) has one unit per strategy, (id, strategy), under
+    every definition: the fact is known under a strategy when its Min@n is 1.0, the object more
+    plausible than each of its n distractors on every cloze (KNOWN_RULE's share of 1.0; DistFact
+    defines no sharing between runs, so this is factprobe's reading of its per-fact verdict).
     """
     return {unit: (relation, known) for unit, (relation, known, _) in _units(items, known).items()}
 
@@ -183,6 +186,12 @@ def _units(items: Sequence[dict], known: str) -> dict[tuple, tuple[str, bool, tu
 
     for r in items:
         relation = str(r.get("relation"))
+        strategies = r.get("by_strategy")
+        if isinstance(strategies, dict):  # the distractor measure: a verdict per strategy, none overall
+            for strategy, entry in strategies.items():
+                if isinstance(entry, dict) and isinstance(entry.get("min_at_n"), (int, float)):
+                    put((r["id"], strategy), relation, is_known(entry["min_at_n"]), r["id"])
+            continue
         if known != "all-prompts":
             prompts = r.get("prompt_correct")
             if isinstance(prompts, list):
@@ -319,10 +328,15 @@ def _sharing(known_a: set, known_b: set, probed: set, definition: str) -> float:
 
 def relation_means(items: Sequence[dict]) -> dict[str, float]:
     """Mean `correct` per relation (a share counts as its value, as in the overall accuracy);
-    unscored items (correct None) are left out."""
+    a distractor item without one its mean Min@n over its strategies; unscored items (correct
+    None) are left out."""
     groups: dict[str, list[float]] = {}
     for r in items:
         correct = r.get("correct")
+        if correct is None and isinstance(r.get("by_strategy"), dict):  # distractors: Min@n over strategies
+            verdicts = [e["min_at_n"] for e in r["by_strategy"].values()
+                        if isinstance(e, dict) and isinstance(e.get("min_at_n"), (int, float))]
+            correct = sum(verdicts) / len(verdicts) if verdicts else None
         if isinstance(correct, (int, float)) and correct == correct:  # NaN != NaN: unscored too
             groups.setdefault(str(r.get("relation")), []).append(float(correct))
     return {k: sum(v) / len(v) for k, v in groups.items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -33,13 +33,19 @@ class Estimate:
     high: float
     n: int  # items (facts) behind the figure
     method: str  # "wilson" or "bootstrap"
+    # A bootstrap's resamples and its generator's seed, which the report prints beside the
+    # interval; None for the other methods. Not compared: they say how, not what.
+    resamples: int | None = field(default=None, compare=False)
+    seed: int | None = field(default=None, compare=False)
 
     @property
     def few(self) -> bool:
         return self.n < FEW_ITEMS
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "few": self.few}
+        """JSON-ready; `resamples` and `seed` only where there are some (a bootstrap's)."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("resamples", "seed") or v is not None}
+        return {**out, "few": self.few}
 
 
 def wilson(correct: int, total: int, z: float = Z_95) -> Estimate:
@@ -110,9 +116,9 @@ def bootstrap(per_fact: Sequence, statistic: Callable[[list], float], *, draws: 
             ).bootstrap_distribution
     defined = boot[~np.isnan(boot)]
     if len(defined) < 2:
-        return Estimate(value, math.nan, math.nan, math.nan, n, "bootstrap")
+        return Estimate(value, math.nan, math.nan, math.nan, n, "bootstrap", draws, seed)
     low, high = np.quantile(defined, [0.025, 0.975])
-    return Estimate(value, float(defined.std(ddof=1)), float(low), float(high), n, "bootstrap")
+    return Estimate(value, float(defined.std(ddof=1)), float(low), float(high), n, "bootstrap", draws, seed)
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ def baseline_measures(records: Sequence[dict], options: dict | None = None) -> d
                    "gold": options.get("gold", "all-objects"), "precision": options.get("precision", "beams"),
                    "answer_cut": options.get("answer_cut", "punctuation"),
                    "max_tokens": options.get("max_tokens", 8),  # None: the longest name + NAME_MARGIN
-                   "cloze_source": cloze_definition(records)}
+                   "cloze_source": cloze_definition(records),
+                   # what a fact's `correct` (and so `probability_known`) needs: factprobe's verdict
+                   "threshold": options.get("threshold", BaselinesOptions.threshold)}
     for name, definition in (("bertscore", bertscore_definition(options)), ("karr", karr_definition(options)),
                              ("judge", judge_definition(options))):
         if definition is not None:
@@ -121,18 +123,36 @@ def _baseline_blocks(runs: Sequence[ReportRun]) -> list[Block]:
             continue
         asked = "bertscore" in (run.aggregate.get("definitions") or {})
         unasked += [] if asked else [run.rid]
+        threshold = _threshold(run)
         rows.append((run.rid, *(with_interval(b.get(k), b.get(f"{k}_interval")) if b.get(k) is not None
                                 else ("not asked" if k == "bertscore" and not asked else "n/a")
-                                for k in BASELINE_COLUMNS)))
+                                for k in BASELINE_COLUMNS),
+                     with_interval(b.get("probability_known"), b.get("probability_known_interval"))
+                     + f" (> {threshold:g})"))
     if not rows:
         return []
     blocks = [Heading("Distractor paper's baselines (means over facts)", 3),
               table(("Run", "Probability", "Precision@n", "ROUGE-L", "BERT-score", "KaRR", "KaRR known",
-                     "Judge"), rows)]
+                     "Judge", "Facts with Probability > threshold"), rows),
+              Text("Probability, Precision@n, ROUGE-L, BERT-score and the judge are the distractor paper's "
+                   "baselines (004:201-207), KaRR and its verdict KaRR's own (Dong et al. 2023), each the mean over "
+                   "facts of the fact's mean over its clozes. The last column is factprobe's verdict, no paper's: "
+                   "the share of facts whose Probability is above `threshold` (in brackets), which is what the "
+                   "run's `correct` and so its accuracy in the bucket, frequency and relation tables are.")]
     if unasked:
         blocks.append(Text(f"BERT-score was not asked in {', '.join(unasked)}: it needs a local encoder "
                            "(--option bertscore_model=PATH --option bertscore_layers=N)."))
     return blocks
+
+
+def _threshold(run: ReportRun) -> float:
+    """The Probability a fact's verdict needed: the aggregate's, else run.json's option (an
+    aggregate from before issue 45 did not record it), else the default, as the run then had."""
+    recorded = (run.aggregate.get("definitions") or {}).get("threshold")
+    if isinstance(recorded, (int, float)):
+        return recorded
+    given = ((getattr(run, "config", None) or {}).get("options") or {}).get("threshold")
+    return given if isinstance(given, (int, float)) else BaselinesOptions.threshold
 
 
 BASELINE_COLUMNS = ("probability", "precision_at_n", "rouge_l", "bertscore", "karr", "karr_known", "judge")

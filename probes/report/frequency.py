@@ -91,7 +91,9 @@ def frequency_csv(series: Sequence[FrequencySeries]) -> str:
     return out.getvalue()
 
 
-def frequency_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+def frequency_section(runs: Sequence[Run], images: set[str], note: str = "") -> list[Block]:
+    """`runs` as the accuracy tables show them (views.accuracy_runs); `note` says what their
+    accuracy is where it is not a paper's (views.accuracy_note)."""
     series = all_series(runs)
     if not series:
         return []
@@ -108,7 +110,7 @@ def frequency_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
              "(Wilson's for right/wrong items) and its number of items; it sits at the geometric mean of the "
              f"bin's smallest and largest count. Counted by {counted}."
              + (f" Items without a frequency, left out: {left_out}." if left_out else "")
-             + f" The same numbers: {CSV}.")]
+             + f" The same numbers: {CSV}." + (" " + note if note else ""))]
     if PLOT in images:
         blocks.append(Image(PLOT, "Accuracy by frequency, log scale"))
     rows = [(row["run"], row["bin"], "left (0)" if b.center is None else f"{b.center:.3g}", str(row["items"]),

@@ -15,6 +15,7 @@ from .comparison import PairRow, entry_accuracy, position_curve
 from .frequency import all_series, axis_label
 from .loading import Run
 from .sections import bin_interval, reliability_series
+from .views import chance_level
 
 
 def _figure(width: float, height: float):
@@ -46,17 +47,6 @@ def _wrap(text: str, width: int = 32) -> str:
 def _nan(value) -> float:
     x = number(value)
     return math.nan if x is None else x
-
-
-def chance_level(run: Run) -> float | None:
-    """A uniform guess's accuracy over the run's multiple-choice items; None without choices."""
-    shares = []
-    for item in run.items:
-        # IC-LKE records the number of choices; KDF one score per option (either scoring)
-        count = item.get("choices") or len(item.get("letter_logprobs") or item.get("option_logprobs") or ())
-        if isinstance(count, int) and count > 0:
-            shares.append(1 / count)
-    return round(sum(shares) / len(shares), 6) if shares else None
 
 
 def plot_buckets(runs: Sequence[Run], path: Path) -> bool:

@@ -15,8 +15,9 @@ from ..document import (Block, Heading, Image, Link, Section, Table, Text, break
 from ..methods import registered
 from ..measures.uncertainty import wilson
 from .comparison import Definitions, PairRow, comparable_pairs, position_curve
-from .frequency import frequency_section
+from .frequency import frequency_section, frequency_series
 from .loading import Run
+from .views import accuracy_note, accuracy_runs, accuracy_views, bootstrap_note, chance_text, run_option
 
 # The breakdowns every aggregate has; their own sections (buckets, relations) show them.
 SHARED_BREAKDOWNS = ("by_relation", "by_bucket")
@@ -35,18 +36,25 @@ def shown_breakdowns(run: Run) -> set[str]:
 
 
 def _runs_section(runs: Sequence[Run]) -> list[Block]:
-    rows = [(r.rid, r.name, r.model, r.probe_set, r.folder, str(r.item_count), *run_measure(r),
+    rows = [(r.rid, r.name, r.model, r.probe_set, r.folder, str(r.item_count), *run_measure(r), chance_text(r),
              ", ".join(f"{k}={v}" for k, v in sorted(r.changed_options.items())) or "defaults") for r in runs]
+    note = bootstrap_note(runs)
     return [Heading("Runs"),
             Text("Measure: the one the run's method reports, with its 95% interval (Wilson for right/wrong "
-                 "items, a bootstrap over items or facts for shares; \"few\" under 30 items): Min@n and Avg@n "
-                 "per distractor strategy, Acc@1 (mean ± SD over one-prompt draws) for BELIEF and per ICL "
-                 "setting for BELIEF-ICL, else accuracy, the mean of the items' `correct` values as "
-                 "`factprobe eval` wrote it to aggregate.json. Scored: the items the measure rests on. Options: "
-                 "those the run set away from the method's defaults (KDF's `scoring`, for one). Numbers are "
-                 "rounded to 4 decimals, intervals to 2. Plots and tables name runs by their label (model alias / "
-                 "method (options)); this table is their legend, with each model's full identity."),
-            table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Measure [95%]", "Options"), rows)]
+                 "items, a bootstrap over facts for shares; \"few\" under 30 items): Min@n and Avg@n "
+                 "per distractor strategy; Acc@1 for BELIEF and per ICL setting for BELIEF-ICL, as mean ± SD "
+                 "(range) over the one-prompt draws (BELIEF's fluctuation: the range is the highest draw's "
+                 "accuracy less the lowest's), the bracket the bootstrap interval of the mean; for baselines "
+                 "the distractor paper's means over facts (Probability, Precision@n, ROUGE-L, and those asked); "
+                 "else accuracy, the mean of the items' `correct` values as `factprobe eval` wrote it to "
+                 "aggregate.json. Chance: a uniform guess's accuracy over the run's multiple-choice items "
+                 "(1/choices; KDF's four letters 0.25), the level its accuracy is read against; \"–\" where "
+                 "items have no choices. Scored: the items the measure rests on. Options: those the run set away "
+                 "from the method's defaults (KDF's `scoring`, for one). Numbers are rounded to 4 decimals, "
+                 "intervals to 2. Plots and tables name runs by their label (model alias / method (options)); "
+                 "this table is their legend, with each model's full identity." + (" " + note if note else "")),
+            table(("Run", "Label", "Model", "Probe set", "Folder", "Items", "Scored", "Measure [95%]", "Chance",
+                   "Options"), rows)]
 
 
 def run_measure(run: Run) -> tuple[str, str]:
@@ -67,7 +75,19 @@ def run_measure(run: Run) -> tuple[str, str]:
         return fmt_count(a.get("scored")), "; ".join(
             f"{n}: Acc@1 {fmt_acc_at_1(e['acc_at_1'])}{interval_suffix(e.get('acc_at_1_interval'))}"
             for n, e in settings.items())
+    baselines = a.get("baselines")
+    if isinstance(baselines, dict):  # the distractor paper's measures, not factprobe's thresholded verdict
+        shown = [(label, key) for key, label in BASELINE_FIGURES if baselines.get(key) is not None]
+        n = run_option(run, "n")
+        return fmt_count(a.get("scored")), "; ".join(
+            f"{label.replace('@n', f'@{n}')} {with_interval(baselines[key], baselines.get(key + '_interval'))}"
+            for label, key in shown) or "n/a"
     return fmt_count(a.get("scored")), f"Accuracy {with_interval(a.get('accuracy'), a.get('accuracy_interval'))}"
+
+
+# The baselines' figures in the runs table, in the distractor paper's order (004:201-207).
+BASELINE_FIGURES = (("probability", "Probability"), ("precision_at_n", "Precision@n"), ("rouge_l", "ROUGE-L"),
+                    ("bertscore", "BERT-score"), ("karr", "KaRR"), ("judge", "Judge"))
 
 
 def _items_section(page: str | None) -> list[Block]:
@@ -93,40 +113,53 @@ def _method_sections(runs: Sequence[Run]) -> list[Block]:
     for key in sorted({k for r, own in zip(runs, shown) for k, v in r.aggregate.items()
                        if k.startswith("by_") and k not in own and isinstance(v, dict)}):
         blocks += _extra_breakdown([r for r, own in zip(runs, shown) if key not in own], key)
-    return [Heading("Method measures"), *blocks] if blocks else []
+    note = bootstrap_note([r for r in runs if method_sections(r)])
+    return [Heading("Method measures"), *([Text(note)] if note else []), *blocks] if blocks else []
 
 
 def _extra_breakdown(runs: Sequence[Run], key: str) -> list[Block]:
     """A breakdown this report has no dedicated table for (BELIEF-ICL's `by_setting`, or one added
-    later): accuracy and item count per entry, plus whatever headline measures the entries have."""
+    later): accuracy and item count per entry, plus whatever headline measures the entries have.
+    Entries that all have Acc@1 (BELIEF-ICL's settings) get no accuracy column: their measure is
+    Acc@1, and the share of prompts right beside it is no paper's figure."""
     entries = [(r, name, entry) for r in runs for name, entry in sorted(breakdown(r, key).items())
                if isinstance(entry, dict)]
     if not entries:
         return []
     columns = measure_columns([e for _, _, e in entries])
+    label = key[3:].replace("_", " ")
+    if all("acc_at_1" in e for _, _, e in entries):
+        rows = [(r.rid, name, fmt_count(e.get("items", e.get("total"))), *(get(e) for _, get in columns))
+                for r, name, e in entries]
+        return [Heading(f"Measures by {label}", 3),
+                table(("Run", label.capitalize(), "Prompts", *(h for h, _ in columns)), rows)]
     rows = [(r.rid, name, with_interval(e.get("accuracy"), e.get("interval") or e.get("accuracy_interval")),
              fmt_count(e.get("items", e.get("total"))),
              *(get(e) for _, get in columns))
             for r, name, e in entries]
-    return [Heading(f"Accuracy by {key[3:].replace('_', ' ')}", 3),
-            table(("Run", key[3:].replace("_", " ").capitalize(), "Accuracy [95%]", "Items", *(h for h, _ in columns)),
-                  rows)]
+    return [Heading(f"Accuracy by {label}", 3),
+            table(("Run", label.capitalize(), "Accuracy [95%]", "Items", *(h for h, _ in columns)), rows)]
 
 
 def _breakdown_table(runs: Sequence[Run], key: str, order, first: str) -> Table:
+    runs = [r for r in runs if breakdown(r, key)]  # a run without one (distractors: per strategy) has no column
     names = sorted({name for r in runs for name in breakdown(r, key)}, key=order)
     return table((first, *(r.rid for r in runs)),
                  [(name, *(fmt_cell(breakdown(r, key).get(name)) for r in runs)) for name in names])
 
 
 def _bucket_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+    shown = accuracy_runs(runs)
+    note = accuracy_note(runs)
     blocks: list[Block] = [Heading("Accuracy by frequency bucket"),
                            Text("Buckets of the subject-object co-occurrence count in the corpus, by lower edge; "
                                 "\"none\": items without a frequency annotation. Cells: accuracy (correct/total) "
-                                "[95% interval; \"few\": under 30 items, too few to read].")]
+                                "[95% interval: Wilson's for right/wrong items, the bootstrap for shares; \"few\": "
+                                "under 30 items, too few to read]."
+                                + (" " + note if note else ""))]
     if "accuracy_by_bucket.png" in images:
         blocks.append(Image("accuracy_by_bucket.png", "Accuracy by frequency bucket"))
-    return [*blocks, _breakdown_table(runs, "by_bucket", bucket_key, "Bucket")]
+    return [*blocks, _breakdown_table(shown, "by_bucket", bucket_key, "Bucket")]
 
 
 @dataclass(frozen=True)
@@ -198,11 +231,14 @@ def _finite(interval: dict) -> dict | None:
 
 
 def _relation_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+    note = accuracy_note(runs)
     blocks: list[Block] = [Heading("Accuracy by relation"),
-                           Text("Cells: accuracy (correct/total) [95% interval; \"few\": under 30 items].")]
+                           Text("Cells: accuracy (correct/total) [95% interval: Wilson's for right/wrong items, the bootstrap "
+                                "for shares; \"few\": under 30 items]."
+                                + (" " + note if note else ""))]
     if "relation_heatmap.png" in images:
         blocks.append(Image("relation_heatmap.png", "Accuracy by relation and run"))
-    return [*blocks, _breakdown_table(runs, "by_relation", natural_key, "Relation")]
+    return [*blocks, _breakdown_table(accuracy_runs(runs), "by_relation", natural_key, "Relation")]
 
 
 def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
@@ -216,7 +252,9 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
         + pairs[0].overlap.definitions.describe() + " " + across +
         "Subsumption A→B: share of the units A knows that B knows too. Pearson and Kendall tau-b correlate the "
         "two runs' per-relation accuracies over the shared items (n/a with fewer than 2 relations or a constant "
-        "side). McNemar p: the exact test that both runs know as much, from the units only one of them knows."))
+        "side). McNemar p: the exact test that both runs know as much, from the units only one of them knows "
+        "(n/a where the runs share no unit: there is nothing to test)." + DISTRACTOR_UNITS * any(
+            p.a.method == "distractor" for p in pairs)))
     if "overlap.png" in images:
         blocks.append(Image("overlap.png", "Subsumption and sharing between runs"))
     # BELIEF's asymmetric sharing has a rate per run; the symmetric definitions one per pair.
@@ -225,12 +263,19 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
              str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
              *((fmt(o.sharing_a), fmt(o.sharing_b)) if asymmetric else (fmt(o.sharing),)),
              str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
-             fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}")
+             fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}" if o.shared else "n/a")
             for p in pairs for o in (p.overlap,)]
     sharing = ("Sharing of A's", "Sharing of B's") if asymmetric else ("Sharing",)
     return [*blocks, table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
                             *sharing, "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
                             "Kendall tau-b", "McNemar p"), rows)]
+
+
+# What a unit of a distractor run is (probes/measures/overlap.py `known_units`).
+DISTRACTOR_UNITS = (" Distractor runs (DistFact defines no sharing between runs; factprobe's reading): a unit is "
+                    "a fact under one distractor strategy, known when its Min@n is 1.0 (the object more plausible "
+                    "than each of its n distractors on every cloze); their per-relation values are Min@n, the "
+                    "mean over the facts and strategies.")
 
 
 def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,
@@ -239,8 +284,10 @@ def build_document(runs: Sequence[Run], title: str, images: set[str] | None = No
     the item view beside the report (items.html)."""
     images = images or set()
     pairs = comparable_pairs(runs, definitions)
+    counted = [r for r in runs if any(map(frequency_series, accuracy_views(r)))]  # runs the frequency table shows
     return [Heading(title, 1),
             Text(f"{len(runs)} run(s). Generated by factprobe report from run.json, items.jsonl and aggregate.json."),
             *_runs_section(runs), *_items_section(items_page), *_method_sections(runs), *_bucket_section(runs, images),
-            *frequency_section(runs, images), *_reliability_section(runs, images), *_positions_section(runs, images), *_relation_section(runs, images),
+            *frequency_section(accuracy_runs(runs), images, accuracy_note(counted)),
+            *_reliability_section(runs, images), *_positions_section(runs, images), *_relation_section(runs, images),
             *_overlap_section(pairs, images)]

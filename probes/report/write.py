@@ -20,6 +20,7 @@ from .frequency import CSV, all_series, frequency_csv
 from .plots import plot_buckets, plot_frequency, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import GENERATOR, to_html, to_markdown
 from .sections import build_document
+from .views import accuracy_runs
 
 
 # Every file a report writes into its folder (`report --out` checks each is no link first).
@@ -59,11 +60,12 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
     out.mkdir(parents=True, exist_ok=True)
     if not is_report_folder(out):  # before any other byte: whatever a kill leaves is known as ours
         replace_file(out / "report.html", UNFINISHED)
-    plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(runs, p),
-             "accuracy_by_frequency.png": lambda p: plot_frequency(runs, p),
+    shown = accuracy_runs(runs)  # BELIEF-ICL per setting, baselines by their verdict (views.py)
+    plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(shown, p),
+             "accuracy_by_frequency.png": lambda p: plot_frequency(shown, p),
              "reliability.png": lambda p: plot_reliability(runs, p),
              "positions.png": lambda p: plot_positions(runs, p),
-             "relation_heatmap.png": lambda p: plot_relations(runs, p),
+             "relation_heatmap.png": lambda p: plot_relations(shown, p),
              "overlap.png": lambda p: plot_overlap(comparable_pairs(runs, definitions), p)}
     drawn = []
     for name, draw in plots.items():
@@ -72,7 +74,7 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
             drawn.append(target)
         elif target.exists():
             target.unlink()  # left from an earlier report over other runs: it would mislead
-    series = all_series(runs)  # the numbers behind accuracy_by_frequency.png, for the reader to check
+    series = all_series(shown)  # the numbers behind accuracy_by_frequency.png, for the reader to check
     if series:
         replace_file(out / CSV, frequency_csv(series))
     elif (out / CSV).exists():
