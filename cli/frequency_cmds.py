@@ -106,8 +106,16 @@ def corpus_group() -> None:
 @corpus_group.command("index")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=IndexOptions.format, show_default=True,
-              help="FILES are JSONL documents (id, title, text), T-REx JSON documents, or the Wikidata5M corpus "
+              help="FILES are JSONL documents (id, title, text: see --text-field), WikiExtractor's <doc> files "
+                   "(found by their first line under jsonl too), T-REx JSON documents, or the Wikidata5M corpus "
                    "(wikidata5m_text.txt); compressed files too.")
+@click.option("--id-field", default=IndexOptions.id_field, show_default=True,
+              help="JSONL: the member holding a document's id (KILT: wikipedia_id).")
+@click.option("--title-field", default=IndexOptions.title_field, show_default=True,
+              help="JSONL: the member holding a document's title, if any (KILT: wikipedia_title).")
+@click.option("--text-field", default=IndexOptions.text_field, show_default=True,
+              help="JSONL: the member holding a document's text, a string or a list of paragraphs (Pyserini: "
+                   "contents).")
 @click.option("--from-store", "from_store", is_flag=True,
               help="Also index the documents the store holds (T-REx / Wikidata5M ingests).")
 @click.option("--links", is_flag=True,
@@ -145,7 +153,7 @@ def corpus_group() -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @overwrite_option
 @json_option
-def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min_han_length, exclude_alias, names,
+def corpus_index(files, fmt, id_field, title_field, text_field, from_store, links, languages, min_alias_length, min_han_length, exclude_alias, names,
                  mentions, zh_convert, count_facts, store, backend, index_path, es_url, es_index, model, quiet, overwrite,
                  as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
@@ -170,7 +178,8 @@ def corpus_index(files, fmt, from_store, links, languages, min_alias_length, min
         raise click.UsageError("--links counts a corpus's own entity links: only T-REx files (--format trex) "
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
-                           tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions)
+                           tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions,
+                           id_field, title_field, text_field)
     if backend == "infini-gram" and not model:
         raise click.UsageError("--backend infini-gram builds in a model's own tokens: give --model SPEC")
     with _job_errors():

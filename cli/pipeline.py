@@ -127,12 +127,13 @@ class Runner:
         given = {"files": options.files, "fmt": options.format, "store": store, "index_path": index,
                  "count_facts": options.count_facts, "languages": ",".join(options.languages), "names": options.names,
                  "mentions": options.mentions, "min_alias_length": options.min_alias_length,
-                 "min_han_length": options.min_han_length, "exclude_alias": options.exclude_aliases}
+                 "min_han_length": options.min_han_length, "exclude_alias": options.exclude_aliases,
+                 "id_field": options.id_field, "title_field": options.title_field, "text_field": options.text_field}
         backend = Backend("embedded", str(index))
         self.step(f"corpus: index {len(options.files)} file(s)",
                   command_line(corpus_index, given, group=corpus_group,
                                unless_default=("languages", "names", "mentions", "min_alias_length",
-                                               "min_han_length")),
+                                               "min_han_length", "id_field", "title_field", "text_field")),
                   partial(index_step, backend, store, options, self.console, overwrite=self.overwrite))
         for relation in options.count_facts:
             counted = p.out / f"frequency-{relation}.jsonl"

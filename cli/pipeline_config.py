@@ -21,9 +21,9 @@ TOP_KEYS = {"name", "out", "seed", "graph", "corpus", "semantic", "probesets", "
 PIPELINE_ONLY_KEYS = ("kind", "with_corpus")  # a probe set's keys besides its options
 # `corpus index`'s options, as its flags name them (--languages, --names, --mentions, --min-alias-length, ...)
 CORPUS_KEYS = {"name", "format", "files", "relations", "languages", "names", "mentions", "min_alias_length",
-               "min_han_length", "exclude_aliases"}
+               "min_han_length", "exclude_aliases", "id_field", "title_field", "text_field"}
 NAMING_KEYS = ("format", "languages", "min_alias_length", "min_han_length", "exclude_aliases",
-               "names", "mentions")  # IndexOptions' own names
+               "names", "mentions", "id_field", "title_field", "text_field")  # IndexOptions' own names
 
 
 class ConfigError(ValueError):
@@ -176,6 +176,13 @@ def _check_corpus(path: Path, corpus) -> None:
     if "mentions" in corpus and corpus["mentions"] not in MENTIONS:
         raise ConfigError(f"{path}: corpus.mentions: maximal (no name inside a longer name counts) or any "
                           "(every occurrence, KDF's)")
+    from ..index.corpus_files import FORMATS
+
+    if "format" in corpus and corpus["format"] not in FORMATS:
+        raise ConfigError(f"{path}: corpus.format: one of {', '.join(FORMATS)}")
+    for key in ("id_field", "title_field", "text_field"):
+        if key in corpus and not (isinstance(corpus[key], str) and corpus[key]):
+            raise ConfigError(f"{path}: corpus.{key}: a JSONL member's name")
     for key in ("min_alias_length", "min_han_length"):
         length = corpus.get(key)
         if key in corpus and (isinstance(length, bool) or not isinstance(length, int) or length < 1):

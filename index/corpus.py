@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -11,11 +11,29 @@ class Document:
     title: str
     text: str
     links: tuple[str, ...] = ()  # entities the corpus itself links in this document (T-REx)
+    url: str = ""  # where the corpus says the document comes from (WikiExtractor's url)
 
     @property
     def searchable(self) -> str:
         """Title and body both count: a title is where a page names its subject."""
         return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+@dataclass
+class Reject:
+    """A document a reader could not read: where, why, and the start of it."""
+    file: str
+    line: int
+    reason: str
+    excerpt: str
+
+
+@dataclass
+class ReadReport:
+    """What one corpus reader read: documents given, rejects, whether the input was cut."""
+    documents: int = 0
+    rejects: list[Reject] = field(default_factory=list)
+    truncated: bool = False
 
 
 DEFAULT_BUCKETS = (1, 10, 100)  # edges: 0 | [1,10) | [10,100) | [100,inf)

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from .backend import Backend, open_for_counting, open_for_indexing
 from .corpus import DEFAULT_BUCKETS, Document, bucket_of
-from .corpus_files import FORMATS, ReadReport, Reject, corpus_documents, jsonl_documents, store_documents
+from .corpus_files import FORMATS, JsonFields, ReadReport, Reject, corpus_documents, jsonl_documents, store_documents
 from .settings import IndexSettings
 
 ANNOTATE_CHUNK = 50_000  # facts counted per backend call
@@ -39,7 +39,7 @@ class IndexOptions:
     """What to index and how names count as mentions (recorded in the index at its first build;
     every later run must match)."""
     files: tuple[str, ...] = ()
-    format: str = FORMATS[0]  # of `files`: jsonl, trex or wikidata5m (see corpus_files.FORMATS)
+    format: str = FORMATS[0]  # of `files`: jsonl, wikiextractor, trex or wikidata5m (see corpus_files.FORMATS)
     from_store: bool = False  # also the documents the store holds (T-REx / Wikidata5M ingests)
     links: bool = False  # count the corpus's own entity links instead of names in the text
     # how names count as mentions: IndexSettings' defaults
@@ -51,6 +51,10 @@ class IndexOptions:
     zh_convert: str = IndexSettings.zh_convert  # with a Chinese language: OpenCC to simplified, or "none"
     min_han_length: int = IndexSettings.min_han_length  # with a Chinese or Japanese language: Han names
     mentions: str = IndexSettings.mentions  # "maximal": no name inside a longer indexed name counts; "any": all
+    # a JSONL corpus's members holding each document's id, title and text (not recorded: they name no setting)
+    id_field: str = JsonFields.id
+    title_field: str = JsonFields.title
+    text_field: str = JsonFields.text
 
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
@@ -127,8 +131,9 @@ def index_corpus(backend: Backend, store: str | Path | None, options: IndexOptio
     index = open_for_indexing(backend, settings, store)
     try:
         tracked = index.track_pairs(fact_pairs(store, options.count_facts)) if options.count_facts else 0
-        sources = [corpus_documents(f, options.format, report, labels_from=str(store) if store else None)
-                   for f in options.files]
+        fields = JsonFields(options.id_field, options.title_field, options.text_field)
+        sources = [corpus_documents(f, options.format, report, labels_from=str(store) if store else None,
+                                    fields=fields) for f in options.files]
         if options.from_store:
             sources.append(store_documents(store))
         read = [0]

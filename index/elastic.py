@@ -74,6 +74,8 @@ def document_source(document: Document, convert: Callable[[str], str] | None = N
     searchable = convert(document.searchable) if convert else document.searchable
     source = {"id": document.id, "title": document.title, "text": document.text, "tokens": analysed(searchable),
               "links": list(document.links)}
+    if document.url:  # kept where the corpus gives one (WikiExtractor), for a reader to find the page
+        source["url"] = document.url
     if mentions is not None:
         source["mentions"] = sorted(mentions)
     return source
@@ -97,6 +99,7 @@ def index_body(settings: IndexSettings, shards: int = 1) -> dict:
             "properties": {
                 "id": {"type": "keyword"},
                 "title": {"type": "text", "index": False},
+                "url": {"type": "keyword", "index": False},
                 "text": {"type": "text", "index": False},
                 "tokens": {"type": "text", "analyzer": _ANALYZER, "index_options": "positions", "norms": False},
                 "links": {"type": "keyword"},
