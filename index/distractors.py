@@ -33,6 +33,28 @@ UNTYPED_POOLS = ("none", "relation-objects")
 # and, found, is dropped: fewer than n distractors come back. "banned" (factprobe before issue
 # 28): o's labels are kept out of the search, which fills all n while fair candidates last.
 APPROPT_OBJECT = ("grammar", "banned")
+# What wrong answers keep out besides the objects true at the date (the first is the default).
+# "ever-held": every object the subject had for the relation at any date and any rank but
+# deprecated. KDF asks for options that "do not form a valid triple with the given head" (seed 003
+# line 63), and DistFact's Omega(f) for (s, r, o*) not in B (004 line 115); a statement the graph
+# holds with an end date is such a triple (Melbourne, Australia's capital 1901-1927). Temp+Sem
+# still draws them first: "valid in the past but is not anymore" (004 line 136) is its point.
+# "true-at-date": only the objects true at the date are kept out (factprobe before issue 45).
+EXCLUDE_OBJECTS = ("ever-held", "true-at-date")
+# A class among the candidates of an instance (the first is the default). "exclude": an entity
+# that is a class (it has a subclass-of type, or some entity is an instance of it) is no candidate
+# when o is not a class ("capital", P279 city, is no wrong answer for Zagreb, P31 city). "allow":
+# DistFact's rule as written (004 line 142: instance-of and subclass-of types alike), which lets it.
+CLASS_CANDIDATES = ("exclude", "allow")
+CLASS_CANDIDATES_HELP = ("exclude: an entity that is a class (it has a subclass-of type, or something is an instance "
+                         "of it) is no candidate where the object is not one; allow: DistFact's types as written "
+                         "(004:142), so 'capital' (subclass of city) answers for a city.")
+# Which types count (the first is the default). "build-date": those whose instance-of /
+# subclass-of statement is true at the date (Portugal's "colonial power" ended in 1975); types
+# stored without their statement count undated. "any-date": every stored type (before issue 45).
+TYPE_DATES = ("build-date", "any-date")
+TYPE_DATES_HELP = ("build-date: a type counts when its instance-of / subclass-of statement is true at the truth date "
+                   "(an ended one is no type); any-date: every type the store holds (factprobe's before issue 45).")
 
 
 @dataclass(frozen=True)
@@ -79,38 +101,70 @@ class Fairness:
     objects_of_relation: Callable[[str], frozenset[str]]  # the pool when o has no type (untyped)
     type_rule: str = TYPE_RULES[0]
     untyped: str = UNTYPED_POOLS[0]
+    exclude_objects: str = EXCLUDE_OBJECTS[0]
+    class_candidates: str = CLASS_CANDIDATES[0]
+    type_dates: str = TYPE_DATES[0]
+    truth: str | None = None  # kg/model.py TRUTH_RULES; None: every non-deprecated statement
     types: tuple[str, ...] = field(init=False)
     # The property types are read through: None for "union" (P31 and P279 alike); under
     # "instance-first", the one that gave o its types, for o and candidates alike.
     via: str | None = field(init=False)
     pool_kind: str = field(init=False)  # "type", or `untyped` when o has no type
-    excluded: frozenset[str] = field(init=False)  # every true object, and the subject
-    taken_names: frozenset[str] = field(init=False)  # every name of a true object
+    excluded: frozenset[str] = field(init=False)  # the true objects (every held one: ever-held), the subject
+    taken_names: frozenset[str] = field(init=False)  # every name of those objects
+    # Temp+Sem's former objects are fair when only the objects true at the date are kept out.
+    excluded_now: frozenset[str] = field(init=False)
+    taken_names_now: frozenset[str] = field(init=False)
+    classes_out: bool = field(init=False)  # a class is no candidate (o is no class itself)
 
     def __post_init__(self) -> None:
-        if self.type_rule not in TYPE_RULES:
-            raise ValueError(f"distractor types {self.type_rule!r}: use one of {', '.join(TYPE_RULES)}")
-        if self.untyped not in UNTYPED_POOLS:
-            raise ValueError(f"untyped pool {self.untyped!r}: use one of {', '.join(UNTYPED_POOLS)}")
+        for name, value, allowed in (("distractor types", self.type_rule, TYPE_RULES),
+                                     ("untyped pool", self.untyped, UNTYPED_POOLS),
+                                     ("exclude objects", self.exclude_objects, EXCLUDE_OBJECTS),
+                                     ("class candidates", self.class_candidates, CLASS_CANDIDATES),
+                                     ("type dates", self.type_dates, TYPE_DATES)):
+            if value not in allowed:
+                raise ValueError(f"{name} {value!r}: use one of {', '.join(allowed)}")
         if self.type_rule == "union":
-            self.via, self.types = None, tuple(self.kg.types(self.object))
+            self.via, self.types = None, tuple(self.types_of(self.object))
         else:
-            instance_types = tuple(self.kg.types(self.object, via="P31"))
+            instance_types = tuple(self.types_of(self.object, "P31"))
             self.via = "P31" if instance_types else "P279"
-            self.types = instance_types or tuple(self.kg.types(self.object, via="P279"))
+            self.types = instance_types or tuple(self.types_of(self.object, "P279"))
         self.pool_kind = "type" if self.types else self.untyped
-        true_objects = frozenset(self.kg.objects(self.subject, self.relation, at=self.at)) | {self.object}
-        self.excluded = true_objects | {self.subject}
-        self.taken_names = frozenset().union(*(self.names_of(o) for o in true_objects))
+        true_objects = frozenset(self.kg.objects(self.subject, self.relation, at=self.at, truth=self.truth))
+        true_objects |= {self.object}
+        self.excluded_now = true_objects | {self.subject}
+        self.taken_names_now = frozenset().union(*(self.names_of(o) for o in true_objects))
+        if self.exclude_objects == "ever-held":
+            held = frozenset(self.kg.held_objects(self.subject, self.relation)) - true_objects
+            self.excluded = self.excluded_now | held
+            self.taken_names = self.taken_names_now.union(*(self.names_of(o) for o in held))
+        else:
+            self.excluded, self.taken_names = self.excluded_now, self.taken_names_now
+        self.classes_out = self.class_candidates == "exclude" and not self.kg.is_class(self.object)
+
+    def types_of(self, entity: str, via: str | None = None) -> list[str]:
+        """An entity's types under the rules: those held at the date (build-date), or all stored."""
+        if self.type_dates == "any-date":
+            return self.kg.types(entity, via=via)
+        return self.kg.types_at(entity, via=via, at=self.at, truth=self.truth)
 
     def in_pool(self, entity: str) -> bool:
         if self.pool_kind == "type":
-            return not set(self.types).isdisjoint(self.kg.types(entity, via=self.via))
+            if self.classes_out and self.kg.is_class(entity):
+                return False
+            return not set(self.types).isdisjoint(self.types_of(entity, self.via))
         return self.pool_kind == "relation-objects" and entity in self.objects_of_relation(self.relation)
 
     def fair(self, entity: str) -> bool:
         return (entity not in self.excluded and self.in_pool(entity)
                 and self.taken_names.isdisjoint(self.names_of(entity)))
+
+    def fair_former(self, entity: str) -> bool:
+        """Fair as a temporal distractor: held once, so only the objects true at the date are kept out."""
+        return (entity not in self.excluded_now and self.in_pool(entity)
+                and self.taken_names_now.isdisjoint(self.names_of(entity)))
 
 
 class RankedName(Protocol):
@@ -136,14 +190,21 @@ class DistractorFinder:
 
     def __init__(self, kg, semantic=None, *, languages: Sequence[str] | None = None,
                  appropt: PlausibilityRanker | None = None, types: str = TYPE_RULES[0],
-                 untyped: str = UNTYPED_POOLS[0], appropt_object: str = APPROPT_OBJECT[0]) -> None:
+                 untyped: str = UNTYPED_POOLS[0], appropt_object: str = APPROPT_OBJECT[0],
+                 exclude_objects: str = EXCLUDE_OBJECTS[0], class_candidates: str = CLASS_CANDIDATES[0],
+                 type_dates: str = TYPE_DATES[0], truth: str | None = None) -> None:
         for name, value, allowed in (("distractor types", types, TYPE_RULES), ("untyped pool", untyped, UNTYPED_POOLS),
-                                     ("appropt_object", appropt_object, APPROPT_OBJECT)):
+                                     ("appropt_object", appropt_object, APPROPT_OBJECT),
+                                     ("exclude objects", exclude_objects, EXCLUDE_OBJECTS),
+                                     ("class candidates", class_candidates, CLASS_CANDIDATES),
+                                     ("type dates", type_dates, TYPE_DATES)):
             if value not in allowed:
                 raise ValueError(f"{name} {value!r}: use one of {', '.join(allowed)}")
         self.kg = kg
         self.semantic = semantic
         self.types, self.untyped, self.appropt_object = types, untyped, appropt_object
+        self.exclude_objects, self.class_candidates, self.type_dates = exclude_objects, class_candidates, type_dates
+        self.truth = truth
         self.languages = tuple(languages or kg.languages)
         self.appropt = appropt  # for strategy "appropt": anything with rank_many (PlausibilityRanker)
         self.names_of = lru_cache(maxsize=500_000)(self._names_of)
@@ -172,7 +233,7 @@ class DistractorFinder:
 
     def rules(self, subject: str, relation: str, obj: str, at: str | None = None) -> Fairness:
         return Fairness(self.kg, subject, relation, obj, at, self.names_of, self._relation_objects, self.types,
-                        self.untyped)
+                        self.untyped, self.exclude_objects, self.class_candidates, self.type_dates, self.truth)
 
     @staticmethod
     def pool_key(rules: Fairness) -> str:
@@ -216,8 +277,8 @@ class DistractorFinder:
         elif strategy == "sem":
             chosen, shortfall = self._sem(rules, fair, n, exclude=set())
         elif strategy == "temp+sem":
-            for entity in self.kg.temporal_objects(subject, relation, at=at):
-                if len(chosen) < n and fair(entity):
+            for entity in self.kg.temporal_objects(subject, relation, at=at, truth=self.truth):
+                if len(chosen) < n and rules.fair_former(entity):
                     chosen.append(Distractor(entity, self.label(entity), "temporal"))
             if len(chosen) < n:
                 more, shortfall = self._sem(rules, fair, n - len(chosen), exclude={d.entity for d in chosen})

@@ -17,7 +17,10 @@ from pathlib import Path
 
 from .model import (
     DEPRECATED,
+    INSTANCE_OF,
     LANGUAGES,
+    SUBCLASS_OF,
+    TRUTH_RULES,
     Entity,
     Fact,
     Labels,
@@ -41,6 +44,18 @@ def _time(text: str | None, precision: int | None) -> TimeValue | None:
 # the relation), on `facts f`. Qualified because statement_groups joins fact_frequencies: a bare
 # name would turn ambiguous the day that table gains a column of the same name.
 _ENTITY_STATEMENTS = f"f.relation=? AND f.object IS NOT NULL AND f.rank > {DEPRECATED}"
+
+
+def _ranked(truth: str | None, alias: str = "f") -> str:
+    """The clause (on `facts {alias}`) for a statement whose rank makes it true under `truth`
+    (kg/model.py TRUTH_RULES): not deprecated; under "truthy" also of its group's best rank."""
+    if truth not in (None, *TRUTH_RULES):
+        raise ValueError(f"truth {truth!r}: use one of {', '.join(TRUTH_RULES)}")
+    clause = f"{alias}.rank > {DEPRECATED}"
+    if truth == "truthy":
+        clause += (f" AND {alias}.rank = (SELECT MAX(g.rank) FROM facts g WHERE g.subject = {alias}.subject "
+                   f"AND g.relation = {alias}.relation)")
+    return clause
 
 
 def _fact(row: tuple) -> Fact:
@@ -136,6 +151,27 @@ class KnowledgeGraph:
             (type_id, via, via)).fetchall()
         return [r[0] for r in rows]
 
+    def types_at(self, entity_id: str, via: str | None = None, at: _dt.date | str | None = None,
+                 truth: str | None = None) -> list[str]:
+        """Direct types held at `at` (default today): a type whose instance-of / subclass-of
+        statements the store holds counts only while one of them is true then (Portugal's
+        "colonial power", ended 1975, is no type of it in 2020); a type the store keeps without its
+        statement (an ingest limited to other relations) counts as before, undated."""
+        clause, args = self._validity(at)
+        same = "f.subject = t.entity AND f.relation = t.via AND f.object = t.type"
+        rows = self.conn.execute(
+            "SELECT DISTINCT t.type FROM types t WHERE t.entity=? AND (? IS NULL OR t.via=?) "
+            f"AND (NOT EXISTS (SELECT 1 FROM facts f WHERE {same}) "
+            f"OR EXISTS (SELECT 1 FROM facts f WHERE {same} AND {_ranked(truth)} AND {clause})) ORDER BY t.type",
+            (entity_id, via, via, *args)).fetchall()
+        return [r[0] for r in rows]
+
+    def is_class(self, entity_id: str) -> bool:
+        """Whether the entity is a class: it has a subclass-of type, or some entity is an instance of it."""
+        return self.conn.execute(
+            "SELECT 1 FROM types WHERE entity=? AND via=? UNION ALL SELECT 1 FROM types WHERE type=? AND via=? LIMIT 1",
+            (entity_id, SUBCLASS_OF, entity_id, INSTANCE_OF)).fetchone() is not None
+
     def search(self, text: str, limit: int = 20) -> list[str]:
         """Entities with a label or alias equal to `text` (ASCII case-insensitive), most popular first."""
         rows = self.conn.execute(
@@ -155,23 +191,33 @@ class KnowledgeGraph:
         key = date_key(at)
         return "(f.start_key IS NULL OR f.start_key <= ?) AND (f.end_key IS NULL OR f.end_key >= ?)", (key, key)
 
-    def objects(self, subject: str, relation: str, at: _dt.date | str | None = None) -> list[str]:
-        """True entity objects of (subject, relation): current ones, or those valid at `at`."""
+    def objects(self, subject: str, relation: str, at: _dt.date | str | None = None,
+                truth: str | None = None) -> list[str]:
+        """True entity objects of (subject, relation): current ones, or those valid at `at`;
+        `truth` "truthy" counts only the group's best rank (kg/model.py TRUTH_RULES)."""
         clause, args = self._validity(at)
         rows = self.conn.execute(
             "SELECT DISTINCT object FROM facts f WHERE subject=? AND relation=? "
-            f"AND object IS NOT NULL AND rank > {DEPRECATED} AND {clause} ORDER BY object",
+            f"AND object IS NOT NULL AND {_ranked(truth)} AND {clause} ORDER BY object",
             (subject, relation, *args),
         ).fetchall()
         return [r[0] for r in rows]
 
+    def held_objects(self, subject: str, relation: str) -> list[str]:
+        """Every entity object (subject, relation) ever had: a statement of any date and any rank
+        but deprecated (Melbourne for Australia's capital, 1901-1927), sorted."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT object FROM facts WHERE subject=? AND relation=? "
+            f"AND object IS NOT NULL AND rank > {DEPRECATED} ORDER BY object", (subject, relation)).fetchall()
+        return [r[0] for r in rows]
+
     def temporal_objects(
-        self, subject: str, relation: str, at: _dt.date | str | None = None
+        self, subject: str, relation: str, at: _dt.date | str | None = None, truth: str | None = None
     ) -> list[str]:
         """Objects that were true of (subject, relation) but whose validity ended (by `at`,
-        default today), most recently ended first; objects still true are not among them."""
+        default today), most recently ended first; objects still true (under `truth`) are not among them."""
         key = date_key(at)
-        still_true = set(self.objects(subject, relation, at=at))
+        still_true = set(self.objects(subject, relation, at=at, truth=truth))
         rows = self.conn.execute(
             "SELECT object, MAX(end_key) AS ended FROM facts WHERE subject=? AND relation=? "
             f"AND object IS NOT NULL AND rank > {DEPRECATED} AND end_key < ? "
@@ -181,12 +227,12 @@ class KnowledgeGraph:
         return [o for o, _ in rows if o not in still_true]
 
     def is_fact(
-        self, subject: str, relation: str, obj: str, at: _dt.date | str | None = None
+        self, subject: str, relation: str, obj: str, at: _dt.date | str | None = None, truth: str | None = None
     ) -> bool:
         clause, args = self._validity(at)
         row = self.conn.execute(
             "SELECT 1 FROM facts f WHERE subject=? AND relation=? AND object=? "
-            f"AND rank > {DEPRECATED} AND {clause} LIMIT 1",
+            f"AND {_ranked(truth)} AND {clause} LIMIT 1",
             (subject, relation, obj, *args),
         ).fetchone()
         return row is not None
@@ -225,16 +271,19 @@ class KnowledgeGraph:
                 yield _fact(row)
 
     def statement_groups(self, relation: str, *, at: _dt.date | str | None = None, lang: str | None = None,
-                         corpus: str | None = None, batch: int = 10_000, subjects: Sequence[str] | None = None
+                         corpus: str | None = None, batch: int = 10_000, subjects: Sequence[str] | None = None,
+                         truth: str | None = None
                          ) -> Iterator[tuple[str, str, tuple[str, ...], bool, bool, bool, tuple[int, str] | None]]:
         """The relation's non-deprecated entity-valued statements grouped by (subject, object), in
         that order: (subject, object, statement ids in id order, true at `at`, subject has a
         label in `lang`, object has one, (documents, bucket) counted in `corpus` for the first
         counted id, or None). What a probe-set selection needs of every fact, in one scan, so
         that only the facts it keeps cost a query each. `subjects` (at most 500): only theirs,
-        read off the (subject, relation) index (a fact list's, not the whole relation)."""
+        read off the (subject, relation) index (a fact list's, not the whole relation). `truth`:
+        which ranks count as true (kg/model.py TRUTH_RULES)."""
         lang = lang or self.languages[0]
         clause, args = self._validity(at)
+        clause = f"{clause} AND {_ranked(truth)}"
         # As `labels(...).label` is truthy: the first label text in order, and not empty.
         has_label = ("COALESCE((SELECT MIN(n.text) FROM names n WHERE n.entity = {} AND n.lang = ? "
                      "AND n.is_alias = 0), '') != ''")

@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 DEPRECATED, NORMAL, PREFERRED = 0, 1, 2
 RANKS = {"deprecated": DEPRECATED, "normal": NORMAL, "preferred": PREFERRED}
 RANK_NAMES = {v: k for k, v in RANKS.items()}
+# Which non-deprecated statements are true (the first is the default). "non-deprecated": every
+# value of normal or preferred rank. "truthy": Wikidata's truthy view (wdt:), only the best rank
+# of a statement group (subject, property) counts, so a preferred value hides its normal-rank
+# siblings. Validity at a date applies on top of either.
+TRUTH_RULES = ("non-deprecated", "truthy")
 
 # Value types of a statement without a known value ("some value", "no value"): never true.
 NO_VALUE_TYPES = ("somevalue", "novalue")

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple, Sequence
 
 from ..kg.graph import KnowledgeGraph
+from ..kg.model import TRUTH_RULES
 from .declare import LOCAL, as_dict, option
 from .fact_list import read_fact_list
 from .listed import ListCheck
@@ -51,6 +52,11 @@ class FactSelection:
                                          choices=TREX_ANNOTATORS, http_limit=len(TREX_ANNOTATORS))
     at: str | None = option(None, "Truth date YYYY-MM-DD: facts (and gold answers) valid then [default: the "
                                   "graph's own date; the sidecar records the date used].", pattern=DATE)
+    truth: str = option(TRUTH_RULES[0], "Which statements are true: non-deprecated, every value of normal or "
+                                        "preferred rank (factprobe's); truthy, Wikidata's truthy view, only the best "
+                                        "rank of each subject-relation group (a preferred value hides normal ones). "
+                                        "Gold answers, true objects and the types distractors share follow it.",
+                        choices=TRUTH_RULES)
     popularity_bins: int = option(0, "Label items with the subject's popularity bin (by its number of statements).",
                                   minimum=0, http_limit=100)
     seed: int = option(0, "Seed of every draw.", minimum=0, maximum=2**31 - 1)
@@ -176,7 +182,8 @@ def _relation_facts(kg, relation, selection, lang, report) -> list[_Candidate]:
         drop = (lambda reason, text: listed.drop(subject, relation, obj, reason, text)) if listed else _ignore
         if not true:
             report.not_true += 1
-            drop("not-true", f"not true at {selection.at or 'today'}")
+            truthy = " (truthy)" if selection.truth == "truthy" else ""
+            drop("not-true", f"not true at {selection.at or 'today'}{truthy}")
             continue
         if not subject_labelled or not object_labelled:
             report.unlabelled += 1
@@ -209,11 +216,12 @@ def _groups(kg, relation, selection, lang, listed: ListCheck | None):
     """The relation's statement groups: all of them, or those of the listed facts only (read
     off the subject index, whatever the size of the relation)."""
     if listed is None:
-        yield from kg.statement_groups(relation, at=selection.at, lang=lang, corpus=selection.corpus)
+        yield from kg.statement_groups(relation, at=selection.at, lang=lang, corpus=selection.corpus,
+                                       truth=selection.truth)
         return
     for subjects in listed.subject_batches(relation):
         for group in kg.statement_groups(relation, at=selection.at, lang=lang, corpus=selection.corpus,
-                                         subjects=subjects):
+                                         subjects=subjects, truth=selection.truth):
             if listed.wants(group[0], relation, group[1]):
                 yield group
 
@@ -240,7 +248,7 @@ def _probe_fact(kg, candidate: _Candidate, relation: str, selection: FactSelecti
     fact_id, subject_id, object_id, frequency, bucket = candidate
     subject = label(subject_id)
     gold: list[str] = []
-    for true_object in kg.objects(subject_id, relation, at=selection.at):
+    for true_object in kg.objects(subject_id, relation, at=selection.at, truth=selection.truth):
         gold += [n for n in label(true_object).all() if n not in gold]
     return ProbeFact(fact_id, subject_id, relation, object_id, subject.label, label(relation).label or relation,
                      label(object_id).label, tuple(gold), subject.aliases, frequency, bucket)

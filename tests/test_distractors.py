@@ -97,10 +97,14 @@ def test_temp_sem_puts_former_capitals_first_most_recent_first(graph):
     assert [d.source for d in germany.distractors[1:]] == ["sem", "sem"]
     brazil = finder.find("Q155", "P36", "Q3114", strategy="temp+sem", n=4)
     assert labels(brazil, kg)[:2] == ["Rio de Janeiro", "Salvador"]
-    # in 1950 Rio was the capital: then Salvador is the former one, and Brasília (not yet) is fair
+    # in 1950 Rio was the capital: then Salvador is the former one; Brasília (not yet) is a capital
+    # Brazil held (from 1960), so no distractor unless only the objects true in 1950 are kept out
     in_1950 = finder.find("Q155", "P36", "Q8678", strategy="temp+sem", n=20, at="1950-01-01")
-    assert labels(in_1950, kg)[0] == "Salvador" and "Q3114" in [d.entity for d in in_1950.distractors]
+    assert labels(in_1950, kg)[0] == "Salvador" and "Q3114" not in [d.entity for d in in_1950.distractors]
     assert "Q8678" not in [d.entity for d in in_1950.distractors]
+    then = DistractorFinder(kg, index, exclude_objects="true-at-date").find("Q155", "P36", "Q8678", strategy="temp+sem",
+                                                                         n=20, at="1950-01-01")
+    assert labels(then, kg)[0] == "Salvador" and "Q3114" in [d.entity for d in then.distractors]
 
 
 def test_other_true_objects_of_a_non_functional_relation_and_the_subject_are_excluded(graph):
@@ -361,9 +365,10 @@ def test_appropt_strategy_is_fair_and_matches_exhaustive_scoring(graph, tmp_path
 def test_types_are_instance_of_and_subclass_of_together_or_instance_first_when_asked(tmp_path):
     """The class "capital" (P279 city) and the town Zagreb (P31 city) both have the type "city".
     DistFact's types are "those explicitly declared via instance of and subclass of"
-    (../shared/papers/004_9e1422d598bbbe4c.txt:142), so by default the classes megacity and
-    capital are distractors for Zagreb. `types="instance-first"` (factprobe before issue 28): only
-    instances may answer for an instance, and a class's pool is the other classes."""
+    (../shared/papers/004_9e1422d598bbbe4c.txt:142), so under the paper's rule as written
+    (`class_candidates="allow"`) the classes megacity and capital are distractors for Zagreb; by
+    default (issue 45) a class is no candidate for an instance. `types="instance-first"` (factprobe
+    before issue 28): only instances may answer for an instance, and a class's pool is the other classes."""
     entities = [item(CITY, "city"), item("Q1637706", "megacity", claims={"P279": [CITY]}),
                 item(CAPITAL, "capital", claims={"P279": [CITY]}),
                 item("Q1435", "Zagreb", claims={"P31": [CITY]}), item("Q1781", "Budapest", claims={"P31": [CITY]}),
@@ -374,7 +379,9 @@ def test_types_are_instance_of_and_subclass_of_together_or_instance_first_when_a
     run_cli("ingest", "wikidata", str(write_dump(tmp_path / "g.json", entities)), "--store", str(store),
             "--quiet", check=True)
     with KnowledgeGraph(store) as kg:
-        paper = DistractorFinder(kg, None)
+        default = DistractorFinder(kg, None).find("Q224", "P36", "Q1435", strategy="random", n=10, seed=0)
+        assert sorted(d.entity for d in default.distractors) == ["Q1754", "Q1781"]  # megacity, capital: classes
+        paper = DistractorFinder(kg, None, class_candidates="allow")
         found = paper.find("Q224", "P36", "Q1435", strategy="random", n=10, seed=0)
         # city by P31 or P279: Budapest, Stockholm, megacity, capital (Zagreb is o; Q2 is a capital)
         assert sorted(d.entity for d in found.distractors) == ["Q1637706", "Q1754", "Q1781", CAPITAL]
@@ -441,9 +448,12 @@ def test_distractor_probe_sets_follow_and_record_the_type_rules(tmp_path):
         items = {i["subject"]: i for i in map(json.loads, out.read_text().splitlines())}
         return items, json.loads((tmp_path / f"{name}.meta.json").read_text())["params"]["options"]
 
-    items, options = build("paper")
-    assert (options["distractor_types"], options["untyped_pool"], options["appropt_object"]) == (
-        "union", "none", "grammar")
+    items, options = build("default")
+    assert (options["distractor_types"], options["untyped_pool"], options["appropt_object"],
+            options["class_candidates"]) == ("union", "none", "grammar", "exclude")
+    # megacity and capital are classes: no candidates for the city Zagreb (issue 45)
+    assert sorted(d["entity"] for d in items["Q224"]["distractors"]["random"]) == ["Q1754", "Q1781"]
+    items, options = build("paper", "--class-candidates", "allow")
     assert sorted(d["entity"] for d in items["Q224"]["distractors"]["random"]) == [
         "Q1637706", "Q1754", "Q1781", CAPITAL]
     # Smallton has no type: no candidate (Zagreb, the relation's other object, is no distractor)

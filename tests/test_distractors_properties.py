@@ -1,7 +1,8 @@
 """Property-based checks: on generated graphs, every distractor is fair, and a short answer means
 the fair candidates really ran out. The oracle below reads the generated spec, not the store, under
 DistFact's type rule (instance-of and subclass-of together, no candidates for an untyped object:
-../shared/papers/004_9e1422d598bbbe4c.txt lines 115 and 142) and factprobe's older one."""
+../shared/papers/004_9e1422d598bbbe4c.txt lines 115 and 142) and factprobe's older one, with the
+finder's defaults since issue 45 (no object ever held, no class for an instance)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,10 @@ def type_pool(entities, spec, r, o, rules) -> set:
 
 
 def oracle(entities, spec, s, r, o, at, rules="union"):
-    """The fair candidates of (s, r, o) at `at` (YYYY-01-01 or None), and the temporal ones in order."""
+    """The fair candidates of (s, r, o) at `at` (YYYY-01-01 or None), and the temporal ones in order.
+    Fair (the defaults since issue 45): no object s ever held for r (any date, not deprecated) nor
+    one sharing a name with it, and no class (an entity with a P279 type) where o is none when the
+    pool is a type's. Temporal ones need only not be true at `at` (Temp+Sem draws former objects)."""
     key = int(f"{at}0101") if at else TODAY
     live = [f for f in spec["facts"] if f[6] != DEPRECATED and f[1] == s and f[2] == r]
 
@@ -83,15 +87,29 @@ def oracle(entities, spec, s, r, o, at, rules="union"):
         start, end = (f[4] or 0) * 10000 + 101, (f[5] or 99999) * 10000 + 101
         return end >= key if at is None else start <= key <= end
 
+    def is_class(e):
+        return any(v == "P279" for _, v in spec["types"][e])
+
+    def names(e):
+        return {name_key(x) for x in spec["names"][e]}
+
     true = {f[3] for f in live if true_now(f)} | {o}
-    taken = {name_key(x) for t in true for x in spec["names"][t]}
+    held = true | {f[3] for f in live}
     pool = type_pool(entities, spec, r, o, rules)
-    fair = {e for e in pool if e not in true and e != s and not taken & {name_key(x) for x in spec["names"][e]}}
+    typed = bool(spec["types"][o])  # the pool is a type's under either rule
+    if typed and not is_class(o):
+        pool = {e for e in pool if not is_class(e)}
+
+    def fair_against(kept_out):
+        taken = set().union(*(names(t) for t in kept_out))
+        return {e for e in pool if e not in kept_out and e != s and not taken & names(e)}
+
+    fair, fair_now = fair_against(held), fair_against(true)
     ended: dict[str, int] = {}
     for f in live:
         if f[5] and f[5] * 10000 + 101 < key and f[3] not in true:
             ended[f[3]] = max(ended.get(f[3], 0), f[5])
-    temporal = [e for e, _ in sorted(ended.items(), key=lambda x: (-x[1], x[0])) if e in fair]
+    temporal = [e for e, _ in sorted(ended.items(), key=lambda x: (-x[1], x[0])) if e in fair_now]
     return fair, temporal
 
 
@@ -119,11 +137,12 @@ def test_every_distractor_is_fair_and_shortfalls_are_real(tmp_path_factory, grap
             for strategy in ("random", "sem", "temp+sem"):
                 found = finder.find(s, r, o, strategy=strategy, n=n, at=str(at) if at else None, seed=3)
                 chosen = [d.entity for d in found.distractors]
+                allowed = fair | set(temporal) if strategy == "temp+sem" else fair
                 assert len(chosen) == len(set(chosen)) <= n
-                assert set(chosen) <= fair, (strategy, set(chosen) - fair)
+                assert set(chosen) <= allowed, (strategy, set(chosen) - allowed)
                 assert found.pool == ("type" if spec["types"][o] else "none" if rules == "union" else "relation-objects")
                 if len(chosen) < n:
-                    assert set(chosen) == fair and found.shortfall  # never short while fair ones remain
+                    assert set(chosen) == allowed and found.shortfall  # never short while fair ones remain
                 else:
                     assert found.shortfall is None
                 if strategy == "sem" and finder.semantic.has_vector(o):

@@ -23,10 +23,11 @@ PLUGIN_ENV = {"FACTPROBE_PLUGINS": "toy_kind",
 
 # Every option of `probeset build` besides --kind/--out/--store/--quiet/--overwrite/--json, written out by
 # hand: a name added, dropped or renamed in one place only fails here.
-SELECTION = ["relations", "facts", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at",
+SELECTION = ["relations", "facts", "per_relation", "per_bucket", "buckets", "corpus", "annotators", "at", "truth",
              "popularity_bins", "seed", "languages"]
-KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "single_token", "choices",
-                "demo_fraction", "allow_fewer_choices", "trex_mc_filter", "shots", "kdf_demonstrations", "kdf_options", "kdf_question",
+KIND_OPTIONS = ["parquet", "templates", "manual_only", "aliases_per_subject", "cloze_unit", "pair_facts", "single_token",
+                "choices", "demo_fraction", "allow_fewer_choices", "trex_mc_filter", "exclude_objects", "shots",
+                "kdf_demonstrations", "kdf_options", "kdf_question", "class_candidates", "type_dates",
                 "strategies", "n", "semantic", "model", "distractor_types", "untyped_pool", "appropt_object"]
 # Paths on the server's disk: over HTTP only those its operator allowed (test_service_allowed.py).
 LOCAL = {"facts", "templates", "semantic"}

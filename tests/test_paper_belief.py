@@ -456,13 +456,18 @@ def test_belief_icl_builds_four_demonstrations_by_default(tmp_path):
 
 
 class _Context:
-    """What the belief-icl kind reads of a build: the selection's seed and the cloze texts."""
+    """What the belief-icl kind reads of a build: the selection's seed, the cloze texts and each
+    pair's true objects (none besides the selected facts here)."""
 
     selection = type("Selection", (), {"seed": 0})()
 
     @staticmethod
     def cloze_texts(options, relations):
         return ONE_TEMPLATE
+
+    @staticmethod
+    def true_statements(subject, relation):
+        return []
 
 
 def test_belief_icl_names_its_bias_and_draws():

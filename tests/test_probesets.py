@@ -237,8 +237,9 @@ def test_appropt_distractor_sets_on_a_real_model(store, tmp_path):
     result and is dropped (issue 28 g)."""
     base, path = store
     out = tmp_path / "appropt.jsonl"
+    # the objects true at the date kept out, as before issue 45 (Rio, Brazil's former capital, may answer)
     _build(path, out, "--kind", "distractor", "--relation", "P36", "--strategy", "appropt", "--n", "2",
-           "--model", "smollm2-135m-instruct")
+           "--model", "smollm2-135m-instruct", "--exclude-objects", "true-at-date")
     items = _items(out)
     with KnowledgeGraph(path) as kg:
         for item in items:
@@ -255,6 +256,18 @@ def test_appropt_distractor_sets_on_a_real_model(store, tmp_path):
         "Austria": ["Q64"], "Brazil": ["Q8678"]}
     france = next(i for i in items if i["subject"] == "Q142")
     assert france["distractors"]["appropt"][0]["label"] == "Berlin"  # as `distractors query` finds it
+    # by default every capital Brazil ever had is kept out: Rio and Salvador are no distractors, and
+    # with Rio gone Brasília takes no result of 2; the other countries held one capital (Germany's
+    # Bonn was no result either), so their sets stay as they were
+    held = tmp_path / "held.jsonl"
+    _build(path, held, "--kind", "distractor", "--relation", "P36", "--strategy", "appropt", "--n", "2",
+           "--model", "smollm2-135m-instruct")
+    now = {i["subject_label"]: i for i in _items(held)}
+    assert {label: [d["entity"] for d in i["distractors"]["appropt"]] for label, i in now.items()
+            if label != "Brazil"} == {"France": ["Q64"], "Germany": ["Q1055"], "Italy": ["Q490"],
+                                      "Spain": ["Q830149"], "Japan": ["Q35765"], "Austria": ["Q64"]}
+    brazil = [d["entity"] for d in now["Brazil"]["distractors"]["appropt"]]
+    assert len(brazil) == 2 and not {"Q8678", "Q36947"} & set(brazil) and now["Brazil"]["shortfall"] is None
 
 
 def test_popularity_bins_by_number_of_statements(store, tmp_path):

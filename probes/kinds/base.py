@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Sequence
 
+from ...index.distractors import EXCLUDE_OBJECTS
 from ...kg.graph import KnowledgeGraph
 from ..facts import FactSelection, ProbeFact
 from ..scoring.model_cache import ModelCache
@@ -20,6 +21,17 @@ from ..declare import LOCAL, option
 class KindOptions:
     """The options every kind has."""
     parquet: bool = option(False, "Also write NAME.parquet (needs pyarrow).")
+
+
+def exclude_objects_option():
+    """The `exclude_objects` field of a kind whose wrong options or choices are drawn from the
+    graph: one declaration, the same name, help and choices in every such kind
+    (index/distractors.py EXCLUDE_OBJECTS says why the first is the default)."""
+    return option(EXCLUDE_OBJECTS[0], "ever-held: wrong options, choices and distractors never name an object the "
+                                      "subject held for the relation at any date and any rank but deprecated "
+                                      "(Temp+Sem's temporal distractors aside); true-at-date: only the objects true "
+                                      "at the truth date are kept out (factprobe's before issue 45).",
+                  choices=EXCLUDE_OBJECTS)
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,30 @@ class BuildContext:
         return self._objects[relation]
 
     def true_objects(self, subject: str, relation: str) -> set[str]:
-        return set(self.kg.objects(subject, relation, at=self.selection.at))
+        """The objects true for (subject, relation) at the truth date, under the selection's `truth`."""
+        return set(self.kg.objects(subject, relation, at=self.selection.at, truth=self.selection.truth))
+
+    def held_objects(self, subject: str, relation: str) -> set[str]:
+        """Every object (subject, relation) ever had (any date, any rank but deprecated)."""
+        return set(self.kg.held_objects(subject, relation))
+
+    def excluded_objects(self, options: Any) -> Callable[[str, str], set[str]]:
+        """What a kind's wrong options keep out, by its `exclude_objects` (EXCLUDE_OBJECTS): every
+        object ever held, or (true-at-date) only those true at the truth date."""
+        if options.exclude_objects == "true-at-date":
+            return self.true_objects
+        return lambda subject, relation: self.true_objects(subject, relation) | self.held_objects(subject, relation)
+
+    def true_statements(self, subject: str, relation: str) -> list[tuple[str, str, str]]:
+        """(object, first statement id, label) of every labelled object true for (subject,
+        relation) at the truth date, by object id: what a subject-relation unit stands for."""
+        out = []
+        for obj, ids, true, _, labelled in (
+                (g[1], g[2], g[3], g[4], g[5]) for g in self.kg.statement_groups(
+                    relation, at=self.selection.at, lang=self.lang, subjects=[subject], truth=self.selection.truth)):
+            if true and labelled:
+                out.append((obj, ids[0], self.kg.labels(obj, self.lang).label))
+        return out
 
     def templates(self, options: TemplateOptions) -> dict:
         """Relation -> RelationTemplates: the shipped templates with the options' folders over them."""

@@ -13,7 +13,7 @@ from ..facts import ProbeFact
 from ..templates import fill
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import option
-from .cloze_kind import CLOZE_UNITS, cloze_units
+from .cloze_kind import CLOZE_UNITS, TrueStatements, cloze_units, pair_facts_option, pair_lists
 from .sampling import AllBut, positions_by_subject, seeded
 
 
@@ -28,6 +28,7 @@ class BeliefIclKindOptions(ClozeTemplateOptions):
                                              http_limit=20)
     cloze_unit: str = option("pair", "one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.",
                              choices=CLOZE_UNITS)
+    pair_facts: str = pair_facts_option()
 
 
 class BeliefIclKind(ProbeSetKind):
@@ -40,19 +41,23 @@ class BeliefIclKind(ProbeSetKind):
     def build(self, context: BuildContext, facts: list[ProbeFact], options: BeliefIclKindOptions) -> list[dict]:
         texts = context.cloze_texts(options, sorted({f.relation for f in facts}))
         return build_belief_icl(facts, texts, shots=options.shots, seed=context.selection.seed,
-                                aliases_per_subject=options.aliases_per_subject, unit=options.cloze_unit)
+                                aliases_per_subject=options.aliases_per_subject, unit=options.cloze_unit,
+                                true_statements=context.true_statements if options.pair_facts == "every-true" else None)
 
 
 def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *, shots: int = 4,
-                     seed: int = 0, aliases_per_subject: int | None = None, unit: str = "pair") -> list[dict]:
+                     seed: int = 0, aliases_per_subject: int | None = None, unit: str = "pair",
+                     true_statements: TrueStatements | None = None) -> list[dict]:
     """Items per unit, template and subject name (the label, then every alias; the first
     `aliases_per_subject` names when given): BELIEF-ICL's prompts for a subject-relation pair are
     its templates filled with its subject expressions (000_d5e47173cc9830b1.txt:60 and :102, "the
     same N as in §2.2"), all of them as in MyriadLAMA (000:324) and the paper's full-scale runs (000:153).
 
     `unit="pair"` (the paper's): one unit per (subject, relation), standing for its facts as in
-    the cloze kind (`facts`, `objects`, `object_labels`; `fact` is "subject|relation", the other
-    fact fields those of its most frequent fact); its gold answers name every true object.
+    the cloze kind (`facts`, `objects`, `object_labels`: its selected facts, and given
+    `true_statements` every other object true for the pair, as the gold names them; `fact` is
+    "subject|relation", the other fact fields those of its most frequent fact); its gold answers
+    name every true object.
     `unit="fact"`: one unit per (s, r, o) fact, as factprobe built them before. An item's id is
     "belief-icl:UNIT:TEMPLATE", with ":K" added for the K-th alias (K >= 1).
 
@@ -79,8 +84,7 @@ def build_belief_icl(facts: Sequence[ProbeFact], templates: Mapping[str, Sequenc
         names = [head.subject_label, *[a for a in head.subject_aliases if a != head.subject_label]]
         fields = {**head.fields(), "unit": unit}
         if unit == "pair":
-            fields.update({"fact": key, "facts": [f.id for f in group], "objects": [f.object for f in group],
-                           "object_labels": [f.object_label for f in group]})
+            fields.update({"fact": key, **pair_lists(group, true_statements)})
         for t_id, template in enumerate(texts):
             rng = seeded(seed, "belief", key, str(t_id))
 

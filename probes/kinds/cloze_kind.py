@@ -12,6 +12,32 @@ from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import SERVED_MODEL, option
 
 CLOZE_UNITS = ("pair", "fact")  # BELIEF's unit first
+# What a subject-relation unit's `facts`, `objects` and `object_labels` list (the first is the
+# default): "every-true", every labelled object true for the pair at the truth date, as its gold
+# answers name them (the selected facts first, then the others by object id), so an item's
+# metadata agrees with its gold (Turkey's continents: Asia and Europe, though a per-relation cap
+# kept one fact); "selected", only the facts the selection kept (factprobe before issue 45).
+PAIR_FACTS = ("every-true", "selected")
+TrueStatements = Callable[[str, str], Sequence[tuple[str, str, str]]]  # BuildContext.true_statements
+
+
+def pair_facts_option():
+    """The `pair_facts` field of a kind with subject-relation units: one declaration for each."""
+    return option(PAIR_FACTS[0], "a subject-relation unit lists as its facts and objects every object true for the "
+                                 "pair at the truth date, as its gold names them (every-true), or only the selected "
+                                 "facts (selected, factprobe's before issue 45).", choices=PAIR_FACTS)
+
+
+def pair_lists(group: Sequence[ProbeFact], true_statements: TrueStatements | None) -> dict[str, list[str]]:
+    """A unit's `facts`, `objects` and `object_labels`: its selected facts, then (given
+    `true_statements`) every other object true for the pair, with its first statement id."""
+    rows = [(f.id, f.object, f.object_label) for f in group]
+    if true_statements is not None:
+        head = group[0]
+        listed = {f.object for f in group}
+        rows += [(fact_id, obj, label) for obj, fact_id, label in true_statements(head.subject, head.relation)
+                 if obj not in listed]
+    return {"facts": [r[0] for r in rows], "objects": [r[1] for r in rows], "object_labels": [r[2] for r in rows]}
 
 
 @dataclass(frozen=True)
@@ -23,6 +49,7 @@ class ClozeKindOptions(ClozeTemplateOptions):
                                              http_limit=20)
     cloze_unit: str = option("pair", "one item per subject-relation pair (BELIEF's unit) or per (s, r, o) fact.",
                              choices=CLOZE_UNITS)
+    pair_facts: str = pair_facts_option()
     single_token: str | None = option(None, "keep facts with a single-token gold name under this model's "
                                             "tokenizer (for MLMs).", exposure=SERVED_MODEL, metavar="MODEL")
 
@@ -39,12 +66,13 @@ class ClozeKind(ProbeSetKind):
             single = single_token_test(context.models.get(options.single_token).tokenizer)
         texts = context.cloze_texts(options, sorted({f.relation for f in facts}))
         return build_cloze(facts, texts, aliases_per_subject=options.aliases_per_subject, single_token=single,
-                           unit=options.cloze_unit)
+                           unit=options.cloze_unit,
+                           true_statements=context.true_statements if options.pair_facts == "every-true" else None)
 
 
 def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str]], *,
                 aliases_per_subject: int | None = None, single_token: Callable[[str], bool] | None = None,
-                unit: str = "pair") -> list[dict]:
+                unit: str = "pair", true_statements: TrueStatements | None = None) -> list[dict]:
     """`templates`: relation -> cloze texts with [X] and [Y], each filled with every subject name
     (the label, then its aliases; the first `aliases_per_subject` when given). `single_token(name)`
     keeps an item only when one of its gold names is a single token (for masked LMs), and keeps only
@@ -53,7 +81,8 @@ def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str
     `unit="pair"` (BELIEF: "we denote the subject-relation pairs in dataset as T"): one item per
     (subject, relation), in the order of its first fact. Its gold answers already name every true
     object (probes/facts.py), so nothing is lost; `facts`, `objects` and `object_labels` list the
-    selected facts it stands for, `fact` is "subject|relation", and `object`, `object_label`,
+    selected facts it stands for and, given `true_statements` (BuildContext.true_statements), every
+    other object true for the pair (`pair_lists`), `fact` is "subject|relation", and `object`, `object_label`,
     `frequency` and `bucket` are those of its most frequent fact (the first one on a tie or
     without frequencies). `unit="fact"`: one item per fact, as factprobe built them before."""
     if unit not in CLOZE_UNITS:
@@ -78,9 +107,7 @@ def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str
             continue
         pair = f"{fact.subject}|{fact.relation}"
         items.append({"id": f"cloze:{pair}", "kind": "cloze", "split": "test", **fact.fields(), "fact": pair,
-                      "gold": gold, "unit": "pair", "facts": [f.id for f in group],
-                      "objects": [f.object for f in group], "object_labels": [f.object_label for f in group],
-                      "prompts": prompts})
+                      "gold": gold, "unit": "pair", **pair_lists(group, true_statements), "prompts": prompts})
     return items
 
 

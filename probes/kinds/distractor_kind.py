@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ...index.distractors import APPROPT_OBJECT, TYPE_RULES, UNTYPED_POOLS
+from ...index.distractors import (APPROPT_OBJECT, CLASS_CANDIDATES, CLASS_CANDIDATES_HELP, TYPE_DATES, TYPE_DATES_HELP,
+                                  TYPE_RULES, UNTYPED_POOLS)
 from ..facts import ProbeFact
-from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
+from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind, exclude_objects_option
 from ..declare import LOCAL, SERVED_MODEL, option
 
 STRATEGIES = ("random", "sem", "temp+sem", "appropt")
@@ -31,6 +32,10 @@ class DistractorKindOptions(ClozeTemplateOptions):
     appropt_object: str = option(APPROPT_OBJECT[0], "appropt: grammar (DistFact's: the true object's labels are "
                                  "searched, take a result and are dropped) or banned (kept out; n come back).",
                                  choices=APPROPT_OBJECT)
+    # Temp+Sem's temporal distractors are former objects by design: drawn whatever this says.
+    exclude_objects: str = exclude_objects_option()
+    class_candidates: str = option(CLASS_CANDIDATES[0], CLASS_CANDIDATES_HELP, choices=CLASS_CANDIDATES)
+    type_dates: str = option(TYPE_DATES[0], TYPE_DATES_HELP, choices=TYPE_DATES)
 
 
 class DistractorKind(ProbeSetKind):
@@ -66,7 +71,9 @@ class DistractorKind(ProbeSetKind):
                        for f in facts}
         finder = DistractorFinder(context.kg, semantic, languages=context.languages, appropt=ranker,
                                   types=options.distractor_types, untyped=options.untyped_pool,
-                                  appropt_object=options.appropt_object)
+                                  appropt_object=options.appropt_object, exclude_objects=options.exclude_objects,
+                                  class_candidates=options.class_candidates, type_dates=options.type_dates,
+                                  truth=context.selection.truth)
         found = {}
         for strategy in options.strategies:
             keys = [(f.subject, f.relation, f.object, prompts.get(f.id)) for f in facts]

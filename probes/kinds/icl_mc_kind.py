@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..facts import ProbeFact
-from .base import BuildContext, KindOptions, ProbeSetKind
+from .base import BuildContext, KindOptions, ProbeSetKind, exclude_objects_option
 from ..declare import option
 from .sampling import ChoicePool, seeded
 
@@ -33,6 +33,7 @@ class IclMcKindOptions(KindOptions):
         "apply", f"T-REx-MC's relation filter (>= {PAPER_MIN_FACTS} facts and >= {PAPER_MIN_OBJECTS} distinct "
                  "objects in the store): apply leaves out the relations that fail (the paper's), report only "
                  "says which fail (factprobe's before issue 38).", choices=RELATION_FILTERS)
+    exclude_objects: str = exclude_objects_option()
 
 
 class IclMcKind(ProbeSetKind):
@@ -50,7 +51,7 @@ class IclMcKind(ProbeSetKind):
                                  f"{PAPER_MIN_OBJECTS} distinct objects, 002:531-534): {_listed(counts, failing)}; "
                                  "build with --trex-mc-filter report to keep them (the filter is then only reported)")
             facts = [f for f in facts if f.relation not in failing]
-        return build_icl_mc(facts, context.objects_of, context.true_objects, choices=options.choices,
+        return build_icl_mc(facts, context.objects_of, context.excluded_objects(options), choices=options.choices,
                             demo_fraction=options.demo_fraction, seed=context.selection.seed,
                             allow_fewer_choices=options.allow_fewer_choices)
 
@@ -164,8 +165,9 @@ def build_icl_mc(facts: Sequence[ProbeFact], objects_of: Callable[[str], Sequenc
                  true_objects: Callable[[str, str], set[str]], *, choices: int = 100,
                  demo_fraction: float = 0.2, seed: int = 0, allow_fewer_choices: bool = False) -> list[dict]:
     """`objects_of(relation)`: (entity, label, names) of every object of the relation, sorted;
-    `true_objects(subject, relation)`: the objects true for the subject. Choices read differently
-    from each other, from every name of a true object and from the subject's label.
+    `true_objects(subject, relation)`: the objects no choice may be (the kind passes every object
+    the subject ever held, or those true at the date). Choices read differently from each other,
+    from every name of those objects, from the gold names and from the subject's label.
 
     A test item whose relation has fewer than `choices` - 1 fair other objects raises
     ChoiceShortfall (every short relation named, with its counts); with `allow_fewer_choices` it

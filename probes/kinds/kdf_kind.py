@@ -10,8 +10,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ...index.distractors import CLASS_CANDIDATES, CLASS_CANDIDATES_HELP, TYPE_DATES, TYPE_DATES_HELP
 from ..facts import ProbeFact
-from .base import BuildContext, ProbeSetKind, TemplateOptions
+from .base import BuildContext, ProbeSetKind, TemplateOptions, exclude_objects_option
 from ..declare import option
 from .sampling import AllBut, ChoicePool, distinct_by_name, positions_by_subject, seeded
 
@@ -41,6 +42,10 @@ class KdfKindOptions(TemplateOptions):
                                         "its Table 3 in zh); qa: the relation's first QA template ('What is the "
                                         "capital of [X]?', factprobe's earlier). In the names' language either way.",
                                choices=KDF_QUESTIONS)
+    exclude_objects: str = exclude_objects_option()
+    # kdf-options type-pool draws random distractors: their candidate rules (index/distractors.py)
+    class_candidates: str = option(CLASS_CANDIDATES[0], CLASS_CANDIDATES_HELP, choices=CLASS_CANDIDATES)
+    type_dates: str = option(TYPE_DATES[0], TYPE_DATES_HELP, choices=TYPE_DATES)
 
 
 class KdfKind(ProbeSetKind):
@@ -56,8 +61,8 @@ class KdfKind(ProbeSetKind):
             return questions[f.relation].replace("[X]", f.subject_label)
 
         seed = context.selection.seed
-        wrong = (relation_tails(context.objects_of, context.true_objects, seed=seed)
-                 if options.kdf_options == "relation-tails" else _type_pool(context))
+        wrong = (relation_tails(context.objects_of, context.excluded_objects(options), seed=seed)
+                 if options.kdf_options == "relation-tails" else _type_pool(context, options))
         return build_kdf(facts, wrong, question, shots=options.shots, seed=seed,
                          demonstrations=options.kdf_demonstrations, language=context.lang)
 
@@ -138,14 +143,16 @@ def _table3_corrected(context: BuildContext, options: KdfKindOptions, relations:
     return out
 
 
-def _type_pool(context: BuildContext) -> Callable[[ProbeFact], list[tuple[str, str]]]:
+def _type_pool(context: BuildContext, options: KdfKindOptions) -> Callable[[ProbeFact], list[tuple[str, str]]]:
     """Wrong options as fair random distractors sharing a type with the object."""
     from ...index.distractors import DistractorFinder
 
     # factprobe's own option keeps the type rules it was built with (DistFact's are the
     # distractor kind's default since issue 28).
     finder = DistractorFinder(context.kg, languages=context.languages, types="instance-first",
-                              untyped="relation-objects")
+                              untyped="relation-objects", exclude_objects=options.exclude_objects,
+                              class_candidates=options.class_candidates, type_dates=options.type_dates,
+                              truth=context.selection.truth)
     at, seed = context.selection.at, context.selection.seed
 
     def wrong(fact: ProbeFact) -> list[tuple[str, str]]:
@@ -166,9 +173,10 @@ def relation_tails(objects_of: Callable[[str], Sequence[tuple[str, str, tuple[st
                    true_objects: Callable[[str, str], set[str]], *, seed: int = 0,
                    n: int = 3) -> Callable[[ProbeFact], list[tuple[str, str]]]:
     """KDF's wrong answers as the paper draws them: random tails (objects) of the fact's own
-    relation, whatever their type. They are as fair as icl-mc choices (ChoicePool): not true for
-    the subject, not the subject, no name shared with a gold answer or the subject's label, one
-    entity per label; a seeded draw per fact."""
+    relation, whatever their type. They are as fair as icl-mc choices (ChoicePool): none of
+    `true_objects(subject, relation)` (a kind passes every object the subject ever held, or those
+    true at the date), not the subject, no name shared with those, a gold answer or the subject's
+    label, one entity per label; a seeded draw per fact."""
     pools: dict[str, ChoicePool] = {}
 
     def tails(fact: ProbeFact) -> list[tuple[str, str]]:

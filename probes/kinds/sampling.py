@@ -68,8 +68,10 @@ class ChoicePool:
         self.rows: list[tuple[str, str]] = []  # (entity, label) shown as a choice
         self.row_of: dict[str, int] = {}  # every object, a representative or not -> its row
         self.rows_named: dict[str, set[int]] = defaultdict(set)  # name key -> rows bearing it
+        self.names: dict[str, tuple[str, ...]] = {}  # every object -> its label and names
         row_of_label: dict[str, int] = {}
         for entity, label, names in objects:
+            self.names[entity] = (label, *names)
             key = name_key(label)
             if key not in row_of_label:
                 row_of_label[key] = len(self.rows)
@@ -79,11 +81,13 @@ class ChoicePool:
                 self.rows_named[name_key(name)].add(row)
 
     def unfair(self, fact: ProbeFact, true: set[str]) -> list[int]:
-        """Rows that may not be a choice for `fact`, ascending: true objects, the subject (a
-        symmetric relation lists it among its objects), and any row sharing a name with a gold
-        answer or with the subject's label."""
+        """Rows that may not be a choice for `fact`, ascending: the objects in `true` (those true
+        for the subject, or every one it ever held), the subject (a symmetric relation lists it
+        among its objects), and any row sharing a name with one of them, with a gold answer or
+        with the subject's label."""
         out = {self.row_of[e] for e in (*true, fact.object, fact.subject) if e in self.row_of}
-        for name in (*fact.gold, fact.subject_label):
+        kept_out = [name for e in sorted(true) for name in self.names.get(e, ())]
+        for name in (*fact.gold, fact.subject_label, *kept_out):
             out |= self.rows_named.get(name_key(name), set())
         return sorted(out)
 
