@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import click
 
 from ..index.backend import BACKENDS, Backend
-from ..index.chinese import ZH_CONVERSIONS
+from ..index.chinese import ZH_CONVERSIONS, ZH_VARIANT_RULES
 from ..index.corpus import DEFAULT_BUCKETS
 from ..index.corpus_files import FORMATS
 from ..index.corpus_jobs import IndexOptions
@@ -145,6 +145,11 @@ def corpus_group() -> None:
               help="With a Chinese language in --languages: names and documents are converted to simplified "
                    "characters by this OpenCC configuration before they are matched, so a traditional name counts "
                    "in simplified text and the reverse; none: as written. Needs the frequency extra (opencc).")
+@click.option("--zh-variants", "zh_variants", type=click.Choice(ZH_VARIANT_RULES), default=IndexOptions.zh_variants,
+              show_default=True,
+              help="With zh in --languages: all: zh stands for every code Wikidata keeps Chinese labels under (zh, "
+                   "zh-hans, zh-hant, zh-cn, zh-tw, zh-hk, zh-sg, zh-mo, zh-my; ingest them with --languages); "
+                   "as-given: the zh code alone (counted so before this option). Recorded in the index.")
 @click.option("--count-facts", "count_facts", multiple=True, metavar="RELATION",
               help="Embedded backend: count the facts of this relation (PID, or 'all') while linking, so that "
                    "`frequency annotate` reads their counts instead of intersecting; repeatable.")
@@ -153,9 +158,9 @@ def corpus_group() -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @overwrite_option
 @json_option
-def corpus_index(files, fmt, id_field, title_field, text_field, from_store, links, languages, min_alias_length, min_han_length, exclude_alias, names,
-                 mentions, zh_convert, count_facts, store, backend, index_path, es_url, es_index, model, quiet, overwrite,
-                 as_json):
+def corpus_index(files, fmt, id_field, title_field, text_field, from_store, links, languages, min_alias_length,
+                 min_han_length, exclude_alias, names, mentions, zh_convert, zh_variants, count_facts, store, backend,
+                 index_path, es_url, es_index, model, quiet, overwrite, as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
     count exact. The settings (languages, alias filters, names or links) are recorded in the index
@@ -179,7 +184,7 @@ def corpus_index(files, fmt, id_field, title_field, text_field, from_store, link
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
                            tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions,
-                           id_field, title_field, text_field)
+                           zh_variants, id_field, title_field, text_field)
     if backend == "infini-gram" and not model:
         raise click.UsageError("--backend infini-gram builds in a model's own tokens: give --model SPEC")
     with _job_errors():

@@ -31,6 +31,18 @@ DEFAULT_ZH_CONVERSION = "hk2s"
 # script subtag (zh-hant, zh-tw, yue-hk, ...). Wikipedia's zh-yue, zh-classical, zh-min-nan are zh-*.
 SINITIC = frozenset({"zh", "cmn", "yue", "lzh", "wuu", "gan", "hak", "hsn", "cdo", "cpx", "cjy", "nan"})
 INSTALL = "pip install 'factprobe[frequency]'"
+# The codes Wikidata keeps Chinese labels under: `zh` and its script and region variants. An
+# entity whose Chinese label is only `zh-hant: 倫敦` has no `zh` name at all.
+ZH_VARIANTS = ("zh", "zh-hans", "zh-hant", "zh-cn", "zh-tw", "zh-hk", "zh-sg", "zh-mo", "zh-my")
+ZH_VARIANT_RULES = ("all", "as-given")  # every variant code's names under `zh`, or only the codes given
+
+
+def with_zh_variants(languages: Iterable[str]) -> tuple[str, ...]:
+    """`languages` with every Chinese variant code after a bare `zh`, each code once, in order."""
+    out: list[str] = []
+    for lang in languages:
+        out.extend(ZH_VARIANTS if lang == "zh" else (lang,))
+    return tuple(dict.fromkeys(out))
 _SURROGATES = re.compile("([\ud800-\udfff]+)")
 
 

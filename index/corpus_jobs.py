@@ -51,6 +51,7 @@ class IndexOptions:
     zh_convert: str = IndexSettings.zh_convert  # with a Chinese language: OpenCC to simplified, or "none"
     min_han_length: int = IndexSettings.min_han_length  # with a Chinese or Japanese language: Han names
     mentions: str = IndexSettings.mentions  # "maximal": no name inside a longer indexed name counts; "any": all
+    zh_variants: str = IndexSettings.zh_variants  # "all": zh stands for every Chinese variant code; "as-given"
     # a JSONL corpus's members holding each document's id, title and text (not recorded: they name no setting)
     id_field: str = JsonFields.id
     title_field: str = JsonFields.title
@@ -59,7 +60,7 @@ class IndexOptions:
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
                              tuple(self.exclude_aliases), self.names, self.zh_convert, self.min_han_length,
-                             self.mentions)
+                             self.mentions, self.zh_variants)
 
 
 @dataclass(frozen=True)
@@ -411,7 +412,8 @@ def count_documents(terms: Sequence[str], backend: Backend, store: str | Path | 
     for term in terms:
         if is_qid(term):
             default = IndexSettings(languages=tuple(languages)).alias_filter
-            names.append(_names_of(term, store, tuple(languages), default, name_key))
+            names.append(_names_of(term, store, IndexSettings(languages=tuple(languages)).name_languages, default,
+                                   name_key))
         else:
             names.append([term])
     report = ReadReport()

@@ -1,20 +1,19 @@
 """What "a document mentions an entity" means for one index, and where an entity's names come from.
 
 The settings are recorded in the index when it is first built: every count it gives, and every
-document added to it later, then share one meaning, whichever backend holds it. `names` says
-which names count: "all" (labels and aliases, the default) or "label" (an entity's label in each
-language only, as KDF counts its one Chinese name); an index recorded without it counts all.
-`zh_convert` says how Chinese is compared when a Chinese language is indexed (index/chinese.py):
-names and documents converted to simplified characters by that OpenCC configuration, or "none"; an
-index recorded without it converts nothing, as every index built before the setting existed.
-`min_han_length` says from how many characters a name written in Han characters counts where a
-Chinese or Japanese language is indexed (1 by default: 铁 is a name); an index recorded without it
-held such names to `min_alias_length`, as every index did before the setting existed.
-`mentions` says which occurrences of a name are mentions: "maximal" (the default) only those no
-longer occurrence of another indexed name contains (index/text.py `outermost`: "Czech" inside
-"Czech Republic" is no mention of the language), or "any", every occurrence (KDF's
-"documents that mention both entities", 003:237, does not say which it means); an index recorded without it counts "any", as every index did before
-the setting existed. Link-based counting has no names inside names: it ignores `mentions`."""
+document added to it later, then share one meaning, whichever backend holds it. `names`: "all"
+(labels and aliases) or "label" (KDF's one name per language). `zh_convert`: how Chinese is
+compared where a Chinese language is indexed (index/chinese.py: OpenCC to simplified, or "none").
+`zh_variants`: whose names `zh` stands for, "all" the codes Wikidata keeps Chinese labels under
+(zh, zh-hans, zh-hant, zh-cn, zh-tw, ...) or "as-given" (`zh` alone). `min_han_length`: from how
+many characters a name in Han characters counts where Chinese or Japanese is indexed (1: 铁 is a
+name). `mentions`: "maximal" counts only occurrences no longer occurrence of another indexed name
+contains (index/text.py `outermost`: "Czech" inside "Czech Republic" is no mention), "any" every
+occurrence (KDF's "documents that mention both entities", 003:237, does not say which).
+
+An index recorded before a setting existed reads as it then counted: names "all", zh_convert
+"none", zh_variants "as-given", min_han_length = min_alias_length, mentions "any". Link-based
+counting has no names inside names: it ignores `mentions`."""
 
 from __future__ import annotations
 
@@ -24,7 +23,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..kg.model import LANGUAGES
-from .chinese import DEFAULT_ZH_CONVERSION, ZH_CONVERSIONS, chinese_indexed, converter, is_chinese
+from .chinese import (DEFAULT_ZH_CONVERSION, ZH_CONVERSIONS, ZH_VARIANT_RULES, chinese_indexed, converter,
+                      is_chinese, with_zh_variants)
 from .text import MIN_ALIAS_LENGTH, MIN_HAN_LENGTH, AliasFilter, name_key
 
 METHODS = ("names", "links")
@@ -42,6 +42,7 @@ class IndexSettings:
     zh_convert: str = DEFAULT_ZH_CONVERSION  # with a Chinese language: OpenCC to simplified, or "none"
     min_han_length: int = MIN_HAN_LENGTH  # with a Chinese or Japanese language: names in Han characters
     mentions: str = "maximal"  # "maximal": no name inside a longer indexed name counts; "any": every occurrence
+    zh_variants: str = ZH_VARIANT_RULES[0]  # "all": zh means every Chinese variant code; "as-given": zh alone
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -52,6 +53,8 @@ class IndexSettings:
             raise ValueError(f"zh_convert {self.zh_convert!r}: use one of {', '.join(ZH_CONVERSIONS)}")
         if self.mentions not in MENTIONS:
             raise ValueError(f"mentions {self.mentions!r}: use one of {', '.join(MENTIONS)}")
+        if self.zh_variants not in ZH_VARIANT_RULES:
+            raise ValueError(f"zh_variants {self.zh_variants!r}: use one of {', '.join(ZH_VARIANT_RULES)}")
         object.__setattr__(self, "languages", tuple(self.languages))
         object.__setattr__(self, "excluded", tuple(sorted(self.alias_filter.excluded)))
 
@@ -71,6 +74,12 @@ class IndexSettings:
     def chinese(self) -> bool:
         """Whether names are counted in a Chinese language (the case `zh_convert` is about)."""
         return self.method == "names" and chinese_indexed(self.languages)
+
+    @property
+    def name_languages(self) -> tuple[str, ...]:
+        """The language codes whose names are read: `languages`, with `zh` standing for every
+        Chinese variant code under zh_variants="all"."""
+        return with_zh_variants(self.languages) if self.zh_variants == "all" else self.languages
 
     def converter(self) -> Callable[[str], str] | None:
         """What names and documents go through before they are matched: None when nothing is converted.
@@ -94,6 +103,8 @@ class IndexSettings:
             out["min_han_length"] = self.min_han_length
         if self.mentions == "maximal":
             out["mentions"] = self.mentions
+        if "zh" in self.languages and self.zh_variants == "all":
+            out["zh_variants"] = self.zh_variants
         return out
 
     @classmethod
@@ -102,7 +113,8 @@ class IndexSettings:
             return cls(method="links")
         return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]),
                    data.get("names", "all"), data.get("zh_convert", "none"),
-                   int(data.get("min_han_length", data["min_alias_length"])), data.get("mentions", "any"))
+                   int(data.get("min_han_length", data["min_alias_length"])), data.get("mentions", "any"),
+                   data.get("zh_variants", "as-given"))
 
     def describe(self) -> str:
         """One line for summaries: how a document's mentions were found."""
@@ -115,7 +127,9 @@ class IndexSettings:
                       else f"; Chinese in simplified characters (OpenCC {self.zh_convert})")
         counted = ("; names inside longer names do not count (--mentions maximal)" if self.mentions == "maximal"
                    else "; every occurrence, inside longer names too (--mentions any)")
-        return f"names in {','.join(self.languages)}: {which}{script}{counted}"
+        variants = ("; zh: every Chinese variant code (zh-hans, zh-hant, zh-tw, ...)"
+                    if "zh" in self.languages and self.zh_variants == "all" else "")
+        return f"names in {','.join(self.languages)}: {which}{script}{variants}{counted}"
 
 
 class StoreNames:
@@ -135,7 +149,7 @@ class StoreNames:
 
     def _of(self, entity: str) -> tuple[str, ...]:
         keys = set()
-        for lang in self.settings.languages:
+        for lang in self.settings.name_languages:
             labels = self.kg.labels(entity, lang)
             names = (labels.label, *labels.aliases) if self.settings.names == "all" else (labels.label,)
             keys.update(name_key(self.convert(n)) for n in names if n)
@@ -146,7 +160,7 @@ class StoreNames:
 
     def pairs(self) -> Iterator[tuple[str, str]]:
         """Every (entity, name) in the settings' languages, unfiltered (a MentionFinder filters)."""
-        return self.kg.names(self.settings.languages, aliases=self.settings.names == "all")
+        return self.kg.names(self.settings.name_languages, aliases=self.settings.names == "all")
 
     def close(self) -> None:
         self.kg.close()

@@ -46,7 +46,7 @@ def test_planted_counts(zh, names):
     assert [pair(t, h) for h, t in PAIRS] == PLANTED[names]
     assert json.loads(built.stdout)["settings"] == {"method": "names", "languages": ["zh"], "min_alias_length": 2,
                                                     "excluded": [], "names": names, "zh_convert": "hk2s",
-                                                    "min_han_length": 1, "mentions": "maximal"}
+                                                    "min_han_length": 1, "mentions": "maximal", "zh_variants": "all"}
 
     counts = base / f"{names}.jsonl"
     proc = run_cli("frequency", "annotate", "--relation", "P36", "--out", str(counts), "--store", store,
@@ -56,7 +56,8 @@ def test_planted_counts(zh, names):
     assert rows == {p: (n, b) for p, n, b in zip(PAIRS, PLANTED[names], BUCKETS[names])}
     said = {"all": "labels and aliases", "label": "labels only (--names label)"}[names]
     assert proc.stdout.splitlines()[1] == (f"  counted by names in zh: {said}; Chinese in simplified characters (OpenCC hk2s); "
-                                          "names inside longer names do not count (--mentions maximal)")
+                                          "zh: every Chinese variant code (zh-hans, zh-hant, zh-tw, ...); names inside longer names do not count "
+                                          "(--mentions maximal)")
 
 
 def test_an_index_keeps_its_names_setting(zh):

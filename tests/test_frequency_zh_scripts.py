@@ -54,7 +54,7 @@ def test_real_articles_in_both_scripts(store, tmp_path, zh_convert):
                     "--json", "--quiet", check=True)
     assert json.loads(built.stdout)["settings"] == {"method": "names", "languages": ["zh"], "min_alias_length": 2,
                                                     "excluded": [], "names": "all", "zh_convert": zh_convert,
-                                                    "min_han_length": 1, "mentions": "maximal"}
+                                                    "min_han_length": 1, "mentions": "maximal", "zh_variants": "all"}
     assert [documents(index, e) for e in ENTITIES] == COUNTS[zh_convert]
     pair = run_cli("frequency", "pair", "Q145", "Q84", "--index", index, "--json", check=True).stdout
     assert json.loads(pair)["documents"] == UK_LONDON[zh_convert]
@@ -66,7 +66,8 @@ def test_real_articles_in_both_scripts(store, tmp_path, zh_convert):
     assert rows == {("Q145", "Q84"): UK_LONDON[zh_convert], ("Q183", "Q64"): 0}
     said = {"hk2s": "Chinese in simplified characters (OpenCC hk2s)", "none": "Chinese as written (--zh-convert none)"}
     assert proc.stdout.splitlines()[1] == (f"  counted by names in zh: labels and aliases; {said[zh_convert]}; "
-                                          "names inside longer names do not count (--mentions maximal)")
+                                          "zh: every Chinese variant code (zh-hans, zh-hant, zh-tw, ...); names inside longer names do not count "
+                                          "(--mentions maximal)")
 
 
 @pytest.mark.parametrize("zh_convert", ["hk2s", "none"])

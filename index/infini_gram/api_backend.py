@@ -20,7 +20,7 @@ the share of the side's occurrences kept.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -109,8 +109,7 @@ class ApiCountIndex:
                                   f"(no store at {store})")
         # every occurrence counts (nothing can apply "maximal" without positions): said in the settings
         base = settings or IndexSettings()
-        self.index_settings = IndexSettings(base.method, base.languages, base.min_alias_length, base.excluded,
-                                            base.names, base.zh_convert, base.min_han_length, "any")
+        self.index_settings = replace(base, mentions="any")
         self.api, self.window, self.max_clause_freq = api, int(window), int(max_clause_freq)
         self.max_terms, self.workers = max(1, int(max_terms)), max(1, int(workers))
         self.vocabulary = Vocabulary(Path(tokenizer))
