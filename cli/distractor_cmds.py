@@ -124,13 +124,24 @@ query_options = [
     click.option("--appropt-object", type=click.Choice(["grammar", "banned"]), default="grammar",
                  show_default=True, help="appropt: the true object's labels in the search, taking a result "
                  "(DistFact's), or banned from it."),
+    click.option("--exclude-objects", type=click.Choice(["ever-held", "true-at-date"]), default="ever-held",
+                 show_default=True, help="Keep out every object the subject ever held for the relation (any date, "
+                 "any rank but deprecated; Temp+Sem's temporal ones aside), or only those true at --at."),
+    click.option("--class-candidates", type=click.Choice(["exclude", "allow"]), default="exclude",
+                 show_default=True, help="exclude: a class is no candidate where the object is an instance; "
+                 "allow: DistFact's types as written."),
+    click.option("--type-dates", type=click.Choice(["build-date", "any-date"]), default="build-date",
+                 show_default=True, help="Types whose instance-of / subclass-of statement is true at --at, or "
+                 "every stored type."),
     store_option,
     semantic_option,
 ]
 
 
-def _rules(types: str, untyped: str, appropt_object: str) -> dict:
-    return {"types": types, "untyped": untyped, "appropt_object": appropt_object}
+def _rules(types: str, untyped: str, appropt_object: str, exclude_objects: str, class_candidates: str,
+           type_dates: str) -> dict:
+    return {"types": types, "untyped": untyped, "appropt_object": appropt_object, "exclude_objects": exclude_objects,
+            "class_candidates": class_candidates, "type_dates": type_dates}
 
 
 def _label(finder, entity):
@@ -144,14 +155,15 @@ def _label(finder, entity):
 @with_options(query_options)
 @json_option
 def query(subject, relation, obj, strategies, n, at, seed, model, template, exact, languages, distractor_types,
-          untyped_pool, appropt_object, store, semantic_dir, as_json):
+          untyped_pool, appropt_object, exclude_objects, class_candidates, type_dates, store, semantic_dir, as_json):
     """Distractors for one fact.
 
     \b
     factprobe distractors query --subject Q183 --relation P36 --object Q64 --strategy temp+sem --n 5
     """
     finder = _finder(store, semantic_dir, strategies, model, languages, exact,
-                     rules=_rules(distractor_types, untyped_pool, appropt_object))
+                     rules=_rules(distractor_types, untyped_pool, appropt_object, exclude_objects,
+                                  class_candidates, type_dates))
     prompt = cloze_prompt(template, _label(finder, subject), _label(finder, relation))
     results = []
     for strategy in strategies:
@@ -183,7 +195,8 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
 @overwrite_option
 @json_option
 def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, languages, distractor_types,
-        untyped_pool, appropt_object, store, semantic_dir, batch, quiet, overwrite, as_json):
+        untyped_pool, appropt_object, exclude_objects, class_candidates, type_dates, store, semantic_dir, batch, quiet,
+        overwrite, as_json):
     """Add distractors to every fact of FACTS_FILE (JSONL with `subject`, `relation`, `object`, as
     `frequency annotate` writes). A line without them is reported with its number and skipped. A
     rerun with the same --out continues after the lines already written."""
@@ -196,7 +209,8 @@ def add(facts_file, out_path, strategies, n, at, seed, model, template, exact, l
     claim_jsonl(out_path, DISTRACTORS, "facts with distractors factprobe wrote", overwrite=overwrite,
                 inputs=[facts_file, store])
     finder = _finder(store, semantic_dir, strategies, model, languages, exact, batch,
-                     rules=_rules(distractor_types, untyped_pool, appropt_object))
+                     rules=_rules(distractor_types, untyped_pool, appropt_object, exclude_objects,
+                                  class_candidates, type_dates))
     done = _complete_lines(out_path)
     lines = Path(facts_file).read_text(encoding="utf-8").splitlines()
     rejected, written, short = [], 0, 0

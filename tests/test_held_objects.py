@@ -247,3 +247,15 @@ def test_a_pair_unit_lists_both_continents(store, tmp_path, kind):
             [f"{subject}$P30-1", f"{subject}$P30-0"], [EUROPE, ASIA], ["Europe", "Asia"])
         old = _item(_build(store, tmp_path, kind, {**options, "pair_facts": "selected"}), subject)
         assert (old["facts"], old["objects"], old["gold"]) == ([f"{subject}$P30-1"], [EUROPE], ["Europe", "Asia"])
+
+
+def test_distractors_query_takes_the_same_rules(store):
+    def query(*flags: str) -> list[str]:
+        done = run_cli("distractors", "query", "--subject", AUSTRALIA, "--relation", "P36", "--object", CANBERRA,
+                       "--strategy", "random", "--n", "20", "--at", AT, "--store", str(store), "--json", *flags,
+                       check=True)
+        return sorted(d["entity"] for d in json.loads(done.stdout)["distractors"])
+
+    assert query() == ["Q1490", "Q220", "Q2807", "Q64", "Q90"]
+    assert query("--exclude-objects", "true-at-date", "--class-candidates", "allow") == [
+        "Q1490", "Q220", "Q2807", MELBOURNE, CAPITAL, "Q64", "Q90"]
