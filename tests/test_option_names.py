@@ -23,6 +23,9 @@ MEANINGS = {
     "--annotator": ("text", "a T-REx annotator whose facts to keep"),
     "--appropt-object": ("text", "whether ApprOpt's search holds the true object's labels"),
     "--at": ("text", "the date truth is taken at"),
+    "--id-field": ("text", "the JSONL member holding a document's id"),
+    "--text-field": ("text", "the JSONL member holding a document's text"),
+    "--title-field": ("text", "the JSONL member holding a document's title"),
     "--truth": ("text", "which statement ranks count as true"),
     "--pair-facts": ("text", "which facts a subject-relation unit lists"),
     "--exclude-objects": ("text", "which of the subject's objects wrong answers keep out"),
@@ -149,6 +152,7 @@ MEANINGS = {
     "--with-templates": ("flag", "give imported items our cloze templates"),
     "--workers": ("number", "parsing processes"),
     "--zh-convert": ("text", "how Chinese names and text are converted to one script before matching"),
+    "--zh-variants": ("text", "which Chinese language codes zh stands for"),
 }
 
 # Options that do not match their name's entry yet, each waiting for its fix (then delete its line).
