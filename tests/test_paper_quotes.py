@@ -247,8 +247,13 @@ def flag_pairs(text: str) -> list[tuple[str, str | None]]:
 
 
 def flag_declarations(row: dict, flag: str) -> list[tuple[object, tuple | None]]:
-    """(default, choices) of `flag` in the row's kinds' options, else in any command."""
+    """(default, choices) of `flag` in the row's kinds' options (the fact selection's among them:
+    every kind builds from one), else in any command."""
+    from factprobe.probes.facts import FactSelection
+
+    shared = list(option_specs(FactSelection)) if kinds_of(row) else []
     kind_specs = [spec for kind in kinds_of(row) for spec in option_specs(kind.options) if spec.flag == flag]
+    kind_specs = kind_specs or [spec for spec in shared if spec.flag == flag]
     if kind_specs:
         return [(spec.default, spec.choices) for spec in kind_specs]
     return [(param.default, tuple(param.type.choices) if isinstance(param.type, click.Choice) else None)
