@@ -122,7 +122,8 @@ class BeliefICL(Method):
         """Acc@1, Consist and Ovconf per setting."""
         if not isinstance(aggregate.get("by_setting"), dict):  # no records: what every method has
             return super().headline(aggregate, probes)
-        return "; ".join(f"{name} Acc@1 {headline_number(v.get('accuracy'))}"
+        # Acc@1 is the mean of the one-prompt-per-unit draws (000:66), not the share of prompts right
+        return "; ".join(f"{name} Acc@1 {headline_number((v.get('acc_at_1') or {}).get('mean', v.get('accuracy')))}"
                          f"{headline_interval(v.get('acc_at_1_interval'))} Consist {headline_number(v.get('consistency'))}"
                          f" Ovconf {headline_number(v.get('overconfidence'))}"
                          f"{headline_interval(v.get('overconfidence_interval'))}"
