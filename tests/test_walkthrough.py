@@ -192,7 +192,7 @@ def test_the_kdf_prompt_ends_in_answer_and_asks_letters(walk):
 
     method = KDF(MethodContext(options=dict(KDF.option_defaults)))
     prompt = method.prompt(walk["germany"])
-    assert prompt.endswith("The capital of Germany is ____\nA: Rabat\nB: Naypyidaw\nC: Berlin\nD: Amsterdam\nAnswer:")
+    assert prompt.endswith("The capital of Germany is ____\nA: Rabat\nB: Naypyidaw\nC: Berlin\nD: London\nAnswer:")
     assert prompt.startswith("The official language of Norway is ____\n")
     assert method.continuations(walk["germany"]) == (" A", " B", " C", " D")
 
