@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..kg.outputs import Claim
+from ..probes.importers import FORMATS, OWN_READER, import_items
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import RenamedOption, json_option, store_option
 from .outputs import overwrite_option
@@ -131,23 +132,13 @@ def stats(path, as_json):
 
 
 @probeset_group.command("import")
-@click.option("--format", "fmt", type=click.Choice(["lama-trex", "pararel", "lama-google-re", "trex-mc", "myriadlama",
-                                                   "lm-eval", "distfact-taxonomy"]), required=True,
-              help="lama-trex: LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label); pararel: "
-                   "ParaRel's LAMA rows (sub_label, obj_label; the relation from --relation or the file's name, "
-                   "P36.jsonl); lama-google-re: LAMA Google-RE rows (pred, sub, obj, sub_w, obj_w, sub_label, "
-                   "obj_label), read as P19, P569, P20 with their Freebase ids kept beside; trex-mc: "
-                   "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV); myriadlama: rows "
-                   "uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per prompt); lm-eval: "
-                   "lm-evaluation-harness multiple_choice task YAMLs with JSON data files in the task's folder "
-                   "(icl-mc items with their own prompt, for --method mc; templates render sandboxed, "
-                   "!function is never run, nothing outside the folder is read); distfact-taxonomy: DistFact's "
-                   "verbalization errors (scripts/taxonomy/taxonomy_hichem.csv), the flawed or the corrected sentence "
-                   "as each item's cloze, for `assess --flawed/--corrected` (see --verbalization).")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), required=True,
+              help="; ".join(f"{f.name}: {f.reads}" for f in FORMATS.values()) + ".")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True)
 @click.option("--with-templates", "with_templates", cls=RenamedOption, old_names=("--templates",), is_flag=True,
-              help="lama-trex, pararel, lama-google-re: give each item our cloze templates for its relation.")
+              help=f"{', '.join(f.name for f in FORMATS.values() if f.templates)}: give each item our cloze "
+                   "templates for its relation.")
 @click.option("--relation", default=None, help="pararel: the relation of files whose name does not say it.")
 @click.option("--verbalization", type=click.Choice(["flawed", "corrected"]), default=None,
               help="distfact-taxonomy: the sentence each item asks, the row's verbalization (flawed) or its "
@@ -167,7 +158,6 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
     """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
     are reported by file, line and field and skipped (exit code 3). A probe set already at --out
     is rewritten only when this import makes the same items (--overwrite replaces it anyway)."""
-    from ..probes.importers import import_items
     from ..probes.probeset import claim_probeset, require_pyarrow, write_probeset
 
     if parquet:
@@ -183,14 +173,14 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
 
         templates = {r: [t.text for t in entry.cloze] for r, entry in load_templates().items()}
     try:
-        if fmt == "distfact-taxonomy":
+        if fmt in OWN_READER:
             items, report, kind, params = _taxonomy(files, with_templates, relation, **taxonomy)
         else:
             given = [f"--{k.replace('_', '-')}" for k, v in taxonomy.items() if v is not None]
             if given:
                 fail(f"{', '.join(given)}: for --format distfact-taxonomy only", EXIT_USAGE)
             items, report = import_items(fmt, files, templates, relation=relation)
-            kind = "icl-mc" if fmt in ("trex-mc", "lm-eval") else "cloze"
+            kind = FORMATS[fmt].kind
             params = {"import": fmt, "templates": with_templates}
     except (ValueError, OSError) as error:  # lm-eval: a task this import cannot follow, named
         fail(str(error), EXIT_USAGE)
@@ -201,7 +191,8 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
     if claim is Claim.OURS:
         _same_items(out_path, items)
     meta = write_probeset(out_path, items, kind=kind, seed=0, params=params,
-                          source={"files": [Path(f).name for f in files], **report.to_dict()}, parquet=parquet)
+                          source={"files": [Path(f).name for f in files], **report.to_dict(), **FORMATS[fmt].source},
+                          parquet=parquet)
     if as_json:
         echo(json.dumps({"out": out_path, **meta.to_dict()}))
     else:

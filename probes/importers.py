@@ -1,7 +1,7 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
-LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py) and MyriadLAMA rows become cloze
-items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
+LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py), PopQA (probes/import_popqa.py) and
+MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
 their own prompt (probes/import_lm_eval.py); a row that does not fit is reported by file, line
 and field, counted and skipped (probes/import_rows.py). Fields read: docs/design-notes.md.
 
@@ -16,23 +16,64 @@ from __future__ import annotations
 
 import ast
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..kg.jsonl import JsonRefused, parse_json
 from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
+from .import_popqa import POPULARITY, popqa_items
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
-__all__ = ["FORMATS", "ImportReport", "ImportRowError", "import_items"]
+__all__ = ["FORMATS", "ImportFormat", "ImportReport", "ImportRowError", "import_items"]
 
-FORMATS = ("lama-trex", "pararel", "lama-google-re", "trex-mc", "myriadlama", "lm-eval")
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """One `probeset import --format`: declared here once, the CLI's choices and help read it."""
+    name: str
+    kind: str  # the kind of the items it makes
+    reads: str  # the files and fields it reads, for --help
+    templates: bool = False  # --with-templates gives its items our cloze templates
+    # what the sidecar's `source` says of fields the format fills ("popularity": what it counts)
+    source: dict[str, str] = field(default_factory=dict)
+
+
+_DECLARED = (
+    ImportFormat("lama-trex", "cloze", "LAMA T-REx JSONL (sub_uri, sub_label, predicate_id, obj_uri, obj_label)",
+                 templates=True),
+    ImportFormat("pararel", "cloze", "ParaRel's LAMA rows (sub_label, obj_label; the relation from --relation or "
+                                     "the file's name, P36.jsonl)", templates=True),
+    ImportFormat("lama-google-re", "cloze", "LAMA Google-RE rows (pred, sub, obj, sub_w, obj_w, sub_label, "
+                                            "obj_label), read as P19, P569, P20 with their Freebase ids kept beside",
+                 templates=True),
+    ImportFormat("popqa", "cloze", "PopQA's popQA.tsv (subj, prop, obj, s_uri, o_uri, s_aliases, o_aliases, "
+                                   "s_pop, o_pop, question, possible_answers): one item per question, its "
+                                   "relation read from prop's name as the Wikidata property, s_pop (page "
+                                   "views) the item's popularity", templates=True,
+                 source={"popularity": POPULARITY}),
+    ImportFormat("trex-mc", "icl-mc", "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV)"),
+    ImportFormat("myriadlama", "cloze", "rows uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per "
+                                        "prompt)"),
+    ImportFormat("lm-eval", "icl-mc", "lm-evaluation-harness multiple_choice task YAMLs with JSON data files in "
+                                      "the task's folder (icl-mc items with their own prompt, for --method mc; "
+                                      "templates render sandboxed, !function is never run, nothing outside the "
+                                      "folder is read)"),
+    ImportFormat("distfact-taxonomy", "cloze", "DistFact's verbalization errors (scripts/taxonomy/"
+                                               "taxonomy_hichem.csv), the flawed or the corrected sentence as each "
+                                               "item's cloze, for `assess --flawed/--corrected` (see "
+                                               "--verbalization)"),
+)
+FORMATS: dict[str, ImportFormat] = {f.name: f for f in _DECLARED}
+# read by probes/import_distfact.py (its own options, a probe set to join): not through import_items
+OWN_READER = ("distfact-taxonomy",)
 
 
 def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, list[str]] | None = None, *,
                  relation: str | None = None) -> tuple[list[dict], ImportReport]:
     """`relation`: the relation of ParaRel files whose names do not say it (P36.jsonl does)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+    if fmt not in FORMATS or fmt in OWN_READER:
+        raise ValueError(f"format {fmt!r}: use one of {', '.join(f for f in FORMATS if f not in OWN_READER)}")
     if relation is not None and fmt != "pararel":
         raise ValueError(f"--relation is for --format pararel: {fmt} rows name their own relation")
     if relation is not None and not PROPERTY.fullmatch(relation):
@@ -47,6 +88,8 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
         items = list(pararel_items(files, relation, templates, report))
     elif fmt == "lama-google-re":
         items = list(google_re_items(files, templates, report))
+    elif fmt == "popqa":
+        items = list(popqa_items(files, templates, report))
     else:
         rows = ((where, row) for path in files for where, row in file_rows(Path(path)))
         items = list(_trex_mc(rows, report)) if fmt == "trex-mc" else _myriadlama(rows, report)
