@@ -87,6 +87,25 @@ def test_accuracy_views_of_a_belief_icl_run_read_each_setting(tmp_path):
     assert (view_zero.aggregate["accuracy"], view_template.aggregate["accuracy"]) == (0.25, 0.75)
 
 
+
+def test_compare_reads_belief_icl_per_setting(tmp_path):
+    """`factprobe compare` of two BELIEF-ICL runs: accuracy per setting (A zero-shot 1/4, x-template
+    3/4; B all right, all wrong), never the pooled 0.5 of each."""
+    from factprobe.probes.report.comparison import compare
+    from factprobe.probes.report.write import comparison_text
+
+    b_records = [icl_record(k, True, False) for k in range(4)]
+    a = write(tmp_path / "a", "belief-icl", ICL, {"acc_draws": 100})
+    b = write(tmp_path / "b", "belief-icl", b_records, {"acc_draws": 100}, model="hf:m-b")
+    data = compare(*load_runs([a, b])).as_dict()
+    assert data["accuracy"] == {"a": None, "b": None, "difference": None}
+    assert data["accuracy_by_setting"] == {"zero-shot": {"a": 0.25, "b": 1.0, "difference": 0.75},
+                                           "x-template": {"a": 0.75, "b": 0.0, "difference": -0.75}}
+    assert data["by_relation"]["P36 (zero-shot)"]["a"] == 0.25 and "P36" not in data["by_relation"]
+    text = comparison_text(data)
+    assert "accuracy (zero-shot)       0.2500  1.0000  +0.7500" in text
+    assert not any(line.startswith("accuracy ") and "0.5000" in line for line in text.splitlines())
+
 # -- 6: baselines ----------------------------------------------------------------------------------
 
 def baseline_record(k: int, probability: float, precision: float, rouge: float) -> dict:

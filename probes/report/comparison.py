@@ -14,6 +14,7 @@ from ..document import breakdown, bucket_key, natural_key, number
 from ..measures.overlap import Definitions, Overlap, overlap
 from ..measures.uncertainty import Estimate, mean_estimate
 from .loading import Run
+from .views import accuracy_views
 
 
 def same_probe_set(a: Run, b: Run) -> bool:
@@ -80,27 +81,48 @@ class Comparison:
     overlap: Overlap
 
     def as_dict(self) -> dict:
-        """The JSON of `factprobe compare`: differences are B - A."""
-        def side(run: Run) -> dict:
+        """The JSON of `factprobe compare`: differences are B - A. A BELIEF-ICL run's accuracy is
+        read per ICL setting (`accuracy_by_setting`, its relations and buckets as "P36 (zero-shot)"),
+        never its settings pooled: no paper defines that number."""
+        views_a, views_b = _views(self.a), _views(self.b)
+
+        def side(run: Run, views: dict) -> dict:
+            pooled = views.get("")
             return {"folder": run.folder, "model": run.model, "method": run.method, "probes": run.probes,
                     "probes_sha256": run.probes_sha256, "items": run.item_count,
-                    "accuracy": number(run.aggregate.get("accuracy"))}
+                    "accuracy": number(pooled.aggregate.get("accuracy")) if pooled else None}
+
+        def row(x: float | None, y: float | None, **more) -> dict:
+            return {"a": x, "b": y, "difference": _diff(x, y), **more}
 
         def table(key: str, order) -> dict:
-            ta, tb = breakdown(self.a, key), breakdown(self.b, key)
             out = {}
-            for name in sorted(set(ta) | set(tb), key=order):
-                acc_a, acc_b = entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name))
-                out[name] = {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b),
-                             "total_a": (ta.get(name) or {}).get("total"), "total_b": (tb.get(name) or {}).get("total")}
+            for setting in dict.fromkeys([*views_a, *views_b]):
+                ta = breakdown(views_a[setting], key) if setting in views_a else {}
+                tb = breakdown(views_b[setting], key) if setting in views_b else {}
+                for name in sorted(set(ta) | set(tb), key=order):
+                    out[f"{name} ({setting})" if setting else name] = row(
+                        entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name)),
+                        total_a=(ta.get(name) or {}).get("total"), total_b=(tb.get(name) or {}).get("total"))
             return out
 
-        acc_a, acc_b = side(self.a)["accuracy"], side(self.b)["accuracy"]
-        return {"a": side(self.a), "b": side(self.b), "same_probe_set": self.same_probe_set,
+        a, b = side(self.a, views_a), side(self.b, views_b)
+        by_setting = {setting: row(number(views_a[setting].aggregate.get("accuracy")) if setting in views_a else None,
+                                   number(views_b[setting].aggregate.get("accuracy")) if setting in views_b else None)
+                      for setting in dict.fromkeys([*views_a, *views_b]) if setting}
+        return {"a": a, "b": b, "same_probe_set": self.same_probe_set,
                 "same_method": self.a.method == self.b.method,
-                "accuracy": {"a": acc_a, "b": acc_b, "difference": _diff(acc_a, acc_b)},
+                "accuracy": row(a["accuracy"], b["accuracy"]), "accuracy_by_setting": by_setting,
                 "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
                 "overlap": self.overlap.as_dict(), "known_rule": self.overlap.describe()}
+
+
+def _views(run: Run) -> dict[str, Run]:
+    """The run as its accuracy is read, by ICL setting for BELIEF-ICL, else under "" alone."""
+    views = accuracy_views(run)
+    if run.method == "belief-icl" and views and views[0].rid != run.rid:
+        return {view.rid[len(run.rid) + 1:]: view for view in views}
+    return {"": run}
 
 
 def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:

@@ -93,8 +93,11 @@ def comparison_text(result: Mapping) -> str:
     a, b, o = result["a"], result["b"], result["overlap"]
     lines = [f"A: {a['folder']}  {a['model']} / {a['method']}  probes {a['probes']}  ({a['items']} items)",
              f"B: {b['folder']}  {b['model']} / {b['method']}  probes {b['probes']}  ({b['items']} items)", ""]
-    rows = [("accuracy", fmt(result["accuracy"]["a"]), fmt(result["accuracy"]["b"]),
-             fmt_signed(result["accuracy"]["difference"]))]
+    overall = result["accuracy"]
+    rows = ([("accuracy", fmt(overall["a"]), fmt(overall["b"]), fmt_signed(overall["difference"]))]
+            if overall["a"] is not None or overall["b"] is not None else [])
+    rows += [(f"accuracy ({setting})", fmt(v["a"]), fmt(v["b"]), fmt_signed(v["difference"]))
+             for setting, v in result.get("accuracy_by_setting", {}).items()]
     for key, prefix in (("by_relation", "relation"), ("by_bucket", "bucket")):
         rows += [(f"{prefix} {name}", fmt(v["a"]), fmt(v["b"]), fmt_signed(v["difference"]))
                  for name, v in result[key].items()]
