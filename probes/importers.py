@@ -1,7 +1,7 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
-LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py), PopQA (probes/import_popqa.py) and
-MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
+LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py), PopQA (probes/import_popqa.py),
+EntityQuestions (probes/import_entityquestions.py) and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
 their own prompt (probes/import_lm_eval.py); a row that does not fit is reported by file, line
 and field, counted and skipped (probes/import_rows.py). Fields read: docs/design-notes.md.
 
@@ -22,6 +22,7 @@ from typing import Iterable, Iterator
 
 from ..kg.jsonl import JsonRefused, parse_json
 from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
+from .import_entityquestions import entityquestions_items
 from .import_popqa import POPULARITY, popqa_items
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
@@ -52,6 +53,10 @@ _DECLARED = (
                                    "relation read from prop's name as the Wikidata property, s_pop (page "
                                    "views) the item's popularity", templates=True,
                  source={"popularity": POPULARITY}),
+    ImportFormat("entityquestions", "cloze", "EntityQuestions' files, one per relation and split (P36.test.json "
+                                             "or .jsonl; rows question, answers): the relation from the file's "
+                                             "name, the subject read out of the question by the file's shared "
+                                             "template", templates=True),
     ImportFormat("trex-mc", "icl-mc", "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV)"),
     ImportFormat("myriadlama", "cloze", "rows uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per "
                                         "prompt)"),
@@ -90,6 +95,8 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
         items = list(google_re_items(files, templates, report))
     elif fmt == "popqa":
         items = list(popqa_items(files, templates, report))
+    elif fmt == "entityquestions":
+        items = list(entityquestions_items(files, templates, report))
     else:
         rows = ((where, row) for path in files for where, row in file_rows(Path(path)))
         items = list(_trex_mc(rows, report)) if fmt == "trex-mc" else _myriadlama(rows, report)
