@@ -106,6 +106,26 @@ def test_compare_reads_belief_icl_per_setting(tmp_path):
     assert "accuracy (zero-shot)       0.2500  1.0000  +0.7500" in text
     assert not any(line.startswith("accuracy ") and "0.5000" in line for line in text.splitlines())
 
+
+def test_compare_correlates_belief_icl_relations_per_setting(tmp_path):
+    """Pearson over per-relation accuracies reads each ICL setting apart: four points,
+    (P30|P36) x (zero-shot|x-template). A: P36 1/2, 1/2; P30 0, 1. B: P36 1, 0; P30 1/2, 1/2
+    (zero-shot, x-template). Pooled per relation both would be 0.5 and 0.5, 0.5 and 0.5: no
+    correlation defined at all."""
+    from factprobe.probes.measures.iclke import pearson
+    from factprobe.probes.report.comparison import compare
+
+    a = [icl_record(0, True, True), icl_record(1, False, False),
+         icl_record(2, False, True, "P30"), icl_record(3, False, True, "P30")]
+    b = [icl_record(0, True, False), icl_record(1, True, False),
+         icl_record(2, True, True, "P30"), icl_record(3, False, False, "P30")]
+    runs = load_runs([write(tmp_path / "a", "belief-icl", a, {"acc_draws": 100}),
+                      write(tmp_path / "b", "belief-icl", b, {"acc_draws": 100}, model="hf:m-b")])
+    o = compare(*runs).as_dict()["overlap"]
+    # points in natural order of "P30 (x-template)", "P30 (zero-shot)", "P36 (x-template)", "P36 (zero-shot)"
+    assert o["relations"] == 4
+    assert o["pearson"] == pytest.approx(pearson([1.0, 0.0, 0.5, 0.5], [0.5, 0.5, 0.0, 1.0]), abs=1e-12)
+
 # -- 6: baselines ----------------------------------------------------------------------------------
 
 def baseline_record(k: int, probability: float, precision: float, rouge: float) -> dict:

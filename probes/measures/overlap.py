@@ -266,6 +266,29 @@ def _entry(row: dict, setting: str) -> dict | None:
     return entry if isinstance(entry, dict) and entry.get("correct") is not None else None
 
 
+def _relation_accuracies(rows_a: list[dict], rows_b: list[dict]) -> tuple[dict, dict]:
+    """Per-relation accuracies for Pearson and Kendall: BELIEF-ICL's per (relation, ICL setting),
+    "P36 (zero-shot)", each setting's verdicts apart (pooled settings are no paper's accuracy)."""
+    settings = [s for s in _settings_of(rows_a) if s in set(_settings_of(rows_b))]
+    if not settings:
+        return relation_means(rows_a), relation_means(rows_b)
+    out_a, out_b = {}, {}
+    for setting in settings:
+        for rows, out in ((rows_a, out_a), (rows_b, out_b)):
+            for relation, value in relation_means(in_setting(rows, setting)).items():
+                out[f"{relation} ({setting})"] = value
+    return out_a, out_b
+
+
+def _settings_of(rows: Sequence[dict]) -> list[str]:
+    found: dict[str, None] = {}
+    for r in rows:
+        for holder in (r, *(p for p in r.get("prompts") or () if isinstance(p, dict))):
+            if isinstance(holder.get("by_setting"), dict):
+                found.update(dict.fromkeys(holder["by_setting"]))
+    return list(found)
+
+
 def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Definitions = Definitions(),
             across_methods: bool = False) -> Overlap:
     """`across_methods`: one run is BELIEF's and the other BELIEF-ICL's; the BELIEF-ICL records
@@ -295,8 +318,7 @@ def overlap(items_a: Sequence[dict], items_b: Sequence[dict], definitions: Defin
     # The items behind the shared units, in both runs (a BELIEF-ICL unit stands for several).
     shared_ids = sorted({i for u in shared for i in units_a[u][2]} & {i for u in shared for i in units_b[u][2]},
                         key=str)
-    acc_a = relation_means([by_id_a[i] for i in shared_ids])
-    acc_b = relation_means([by_id_b[i] for i in shared_ids])
+    acc_a, acc_b = _relation_accuracies([by_id_a[i] for i in shared_ids], [by_id_b[i] for i in shared_ids])
     relations = sorted(set(acc_a) & set(acc_b), key=natural_key)
     pearson = kendall = None
     if len(relations) >= 2:
