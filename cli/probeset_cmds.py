@@ -169,9 +169,12 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
     claim = claim_probeset(out_path, overwrite=overwrite, inputs=[*files, *([onto] if onto else [])], parquet=parquet)
     templates = None
     if with_templates:
-        from ..probes.templates import load_templates
+        from ..probes.templates import LAMA_DIR, LAMA_FORMATS, load_templates, template_dirs_from_env
 
-        templates = {r: [t.text for t in entry.cloze] for r, entry in load_templates().items()}
+        # a LAMA-style set also asks LAMA's own prompt (probes/templates/lama/) among the shipped ones
+        extra = [LAMA_DIR] if fmt in LAMA_FORMATS else []
+        templates = {r: [t.text for t in entry.cloze]
+                     for r, entry in load_templates([*extra, *template_dirs_from_env()]).items()}
     try:
         if fmt in OWN_READER:
             items, report, kind, params = _taxonomy(files, with_templates, relation, **taxonomy)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .errors import EXIT_USAGE, fail
+from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import FolderPath, json_option
 from .outputs import overwrite_option
 from .terminal import echo
@@ -50,6 +50,7 @@ def templates_group() -> None:
       factprobe templates show P36
       factprobe templates check my-templates/
       factprobe templates paraphrase --relation P36 --n 10 --model gpt-4o-mini --out my-templates/
+      factprobe templates import --format lama data/relations.jsonl --out lama-templates/
     """
 
 
@@ -85,13 +86,13 @@ def show(relation, template_dirs, as_json):
     for kind in ("cloze", "qa"):
         echo(f"{kind}:")
         for t in getattr(entry, kind):
-            echo(f"  [{t.source:<9}] {t.text}")
+            echo(f"  [{t.source:<9}] {t.text}" + (f"  ({t.origin})" if t.origin else ""))
     if entry.kdf is not None or entry.label:
         echo(f"kdf: {entry.kdf_question()}")
     for other in entry.other_languages:
         echo(f"{other.language}: {other.label}")
         for t in other.qa + other.cloze:
-            echo(f"  {t.kind:<5} [{t.source:<9}] {t.text}")
+            echo(f"  {t.kind:<5} [{t.source:<9}] {t.text}" + (f"  ({t.origin})" if t.origin else ""))
         if other.kdf is not None:
             echo(f"  kdf   {other.kdf_question()}")
 
@@ -130,6 +131,56 @@ def check(dirs, as_json):
         echo(f"error: {error}", err=True)
     if errors:
         sys.exit(EXIT_USAGE)
+
+
+@templates_group.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["lama", "pararel", "mlama"]), required=True,
+              help="lama: LAMA's relations.jsonl (relation, template, label); pararel: ParaRel's "
+                   "pattern_data/graphs_json/P*.jsonl (one paraphrase per row, the relation from the file name); "
+                   "mlama: mLAMA's templates.jsonl (LAMA's rows in the language its folder names).")
+@click.option("--out", "out_dir", type=FolderPath(), required=True,
+              help="User template folder: one PXXX.yaml per relation, added to a template file already there.")
+@click.option("--language", default=None, help="mlama: the templates' language where the folder does not name it.")
+@click.option("--relation", default=None, help="pararel: the relation where the file's name does not say it (P19.jsonl does).")
+@overwrite_option
+@json_option
+def import_cmd(files, fmt, out_dir, language, relation, overwrite, as_json):
+    """Read other probing work's template files into factprobe's: each template's words exactly as
+    written (LAMA's "[X] was born in [Y] ." keeps its space), manual, with the file and line it came
+    from (`origin`). A row that is no template is named by file and line and skipped (exit 3).
+    Use the folder with --templates (or FACTPROBE_TEMPLATES).
+
+    \b
+      factprobe templates import --format lama data/relations.jsonl --out lama-templates/
+      factprobe templates import --format pararel pattern_data/graphs_json/P*.jsonl --out pararel-templates/
+      factprobe templates import --format mlama mlama1.1/fr/templates.jsonl --out mlama-templates/
+    """
+    from ..probes.templates import TemplateError
+    from ..probes.templates.imported import read_templates, write_templates
+
+    try:
+        found = read_templates(fmt, files, language=language, relation=relation)
+    except (ValueError, OSError, UnicodeDecodeError) as error:
+        fail(str(error), EXIT_USAGE)
+    out = Path(out_dir)
+    relations = sorted({r for r, _ in found.found})
+    replaced = _claim_relation_files(out, relations, overwrite) if relations else set()
+    try:
+        written = write_templates(found, out, fresh=replaced)
+    except TemplateError as error:
+        fail(str(error), EXIT_USAGE)
+    for line in found.rejected:
+        echo(f"rejected {line}", err=True)
+    templates = sum(len(e.cloze) for e in found.found.values())
+    if as_json:
+        echo(json.dumps({"rows": found.rows, "templates": templates, "relations": relations,
+                         "files": [str(p) for p in written], "rejected": found.rejected}))
+    else:
+        echo(f"{templates} templates of {len(relations)} relations from {found.rows} {fmt} rows -> {out}"
+             + (f"; {len(found.rejected)} rejected" if found.rejected else ""))
+    if found.rejected:
+        sys.exit(EXIT_PARTIAL)
 
 
 @templates_group.command("paraphrase")

@@ -82,6 +82,7 @@ MEANINGS = {
     "--keep-external-ids": ("flag", "also keep external-id claims"),
     "--kind": ("text", "a probe-set kind"),
     "--known": ("text", "what a unit of 'known' is"),
+    "--language": ("text", "the one language of the templates read"),
     "--languages": ("text", "comma-separated languages of names"),
     "--limit": ("number", "at most this many records"),
     "--links": ("flag", "count the entities a document's own annotations link"),

@@ -328,7 +328,10 @@ def test_google_re_with_templates_gives_every_item_a_prompt_dates_of_birth_lamas
                    "--with-templates")
     assert proc.returncode == 0, proc.stderr
     items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [len(i["prompts"]) for i in items] == [6] * 11
+    # LAMA's own "[X] was born in [Y] ." and "[X] died in [Y] ." join the six shipped (probes/templates/lama/);
+    # its date of birth is the shipped P569's second already
+    assert [len(i["prompts"]) for i in items] == [7] * 5 + [6] * 3 + [7] * 3
+    assert [p["template"] for p in items[0]["prompts"]][-1] == "[X] was born in [Y] ."
     romero = items[6]
     assert (romero["relation"], romero["gold"], [p["text"] for p in romero["prompts"]][:2]) == (
         "P569", ["1982"], ["Pilar Romero was born in the year [Y].", "Pilar Romero (born [Y])."])

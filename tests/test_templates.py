@@ -102,7 +102,7 @@ def test_missing_slot_is_rejected_naming_file_and_entry(tmp_path):
     ("source: manual}\n  - {text: \"[X] is", "source: auto}\n  - {text: \"[X] is", "cloze[0]: source 'auto' is not manual or generated"),
     ("relation: P36", "relation: P37", "relation 'P37' does not match the file name P36.yaml"),
     ("label: capital", "label: capital\ncomment: hi", "unknown key 'comment' (allowed: relation, label, description, cloze, qa, kdf, languages)"),
-    ("source: manual}\n  - {text: \"[X] is", "source: manual, note: x}\n  - {text: \"[X] is", "cloze[0]: unknown key 'note' (allowed: text, source)"),
+    ("source: manual}\n  - {text: \"[X] is", "source: manual, note: x}\n  - {text: \"[X] is", "cloze[0]: unknown key 'note' (allowed: text, source, origin)"),
     ('{text: "[X] is ruled from [Y].", source: manual}', '"[X] is ruled from [Y]."', "cloze[1]: must be a mapping {text: ..., source: manual|generated}, not '[X] is ruled from [Y].'"),
     ("cloze:\n", "cloze: [\n", "not valid YAML"),
 ])
@@ -280,7 +280,7 @@ def test_cli_list_show_check(tmp_path):
 
     shown = json.loads(run_cli("templates", "show", "p36", "--json", check=True).stdout)
     assert shown["relation"] == "P36" and shown["cloze"][0] == {"text": "The capital of [X] is [Y].",
-                                                                  "source": "manual", "kind": "cloze"}
+                                                                  "source": "manual", "kind": "cloze", "origin": ""}
     assert "[manual   ] What is the capital of [X]?" in run_cli("templates", "show", "P36", check=True).stdout
     missing = run_cli("templates", "show", "P424242")
     assert missing.returncode == 2 and missing.stderr.strip() == \

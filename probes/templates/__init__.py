@@ -31,6 +31,9 @@ from typing import Literal
 import yaml
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "relations"
+# LAMA's own template per relation, as LAMA asked it (lama/README.md): added for LAMA-style imports
+LAMA_DIR = Path(__file__).resolve().parent / "lama"
+LAMA_FORMATS = ("lama-trex", "lama-google-re", "pararel")
 ENV_VAR = "FACTPROBE_TEMPLATES"
 
 TemplateKind = Literal["cloze", "qa"]
@@ -39,7 +42,7 @@ TEMPLATE_KINDS: tuple[TemplateKind, ...] = ("cloze", "qa")  # a template's kind 
 SOURCES: tuple[Source, ...] = ("manual", "generated")
 FILE_KEYS = ("relation", "label", "description", "cloze", "qa", "kdf", "languages")
 SECTION_KEYS = ("label", "cloze", "qa", "kdf")  # what a language under `languages` may hold
-ENTRY_KEYS = ("text", "source")
+ENTRY_KEYS = ("text", "source", "origin")  # origin: where an imported template was read ("relations.jsonl:18")
 BASE_LANGUAGE = "en"  # the language of a file's top level
 LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]+)*")
 # The KDF paper's blank ("[masked]", seed 003 line 63; drawn as a line in its Figure 3).
@@ -62,6 +65,7 @@ class Template:
     text: str
     source: Source = "manual"
     kind: TemplateKind = "cloze"
+    origin: str = ""  # the file and line an imported template comes from
 
     def fill(self, subject_label: str, object_label: str | None = None) -> str:
         return fill(self, subject_label, object_label)
@@ -327,7 +331,10 @@ def _entries(items: object, kind: TemplateKind, fail) -> tuple[Template, ...]:
             raise fail(f"{where}: {json.dumps(text, ensure_ascii=False)} {problem}")
         if source not in SOURCES:
             raise fail(f"{where}: source {source!r} is not manual or generated")
-        out.append(Template(text, source, kind))
+        origin = item.get("origin", "")
+        if not isinstance(origin, str):
+            raise fail(f"{where}: origin must be a string (a file and line)")
+        out.append(Template(text, source, kind, origin))
     return tuple(out)
 
 
@@ -355,7 +362,8 @@ def dump(entry: RelationTemplates) -> str:
         for kind in TEMPLATE_KINDS:
             templates = getattr(e, kind)
             out.append(f"{indent}{kind}:" if templates else f"{indent}{kind}: []")
-            out += [f"{indent}  - {{text: {q(t.text)}, source: {t.source}}}" for t in templates]
+            out += [f"{indent}  - {{text: {q(t.text)}, source: {t.source}"
+                    + (f", origin: {q(t.origin)}" if t.origin else "") + "}" for t in templates]
         return out + ([f"{indent}kdf: {q(e.kdf.text)}"] if e.kdf is not None else [])
 
     lines = [f"relation: {entry.relation}", f"label: {q(entry.label or entry.relation)}"]
