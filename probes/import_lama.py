@@ -59,6 +59,8 @@ def lama_trex_items(files: Iterable[str | Path], templates: Templates, report: I
 
 def _other_format(row: dict) -> str:
     """A row of LAMA's other shapes, given as T-REx: the format that reads it."""
+    if "masked_sentences" in row:  # LAMA's SQuAD and ConceptNet probes: their own sentences, no relation id
+        return " (a row with its own sentences: --format lama-conceptnet, or lama-squad)"
     if "pred" in row:
         return " (a Google-RE row: --format lama-google-re)"
     if "sub_uri" not in row and "sub_label" in row:

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator
 from ..kg.jsonl import JsonRefused, parse_json
 from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
 from .import_entityquestions import entityquestions_items
+from .import_lama_sentences import SENTENCE_FORMATS, sentence_items
 from .import_popqa import POPULARITY, popqa_items
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
@@ -48,6 +49,10 @@ _DECLARED = (
     ImportFormat("lama-google-re", "cloze", "LAMA Google-RE rows (pred, sub, obj, sub_w, obj_w, sub_label, "
                                             "obj_label), read as P19, P569, P20 with their Freebase ids kept beside",
                  templates=True),
+    ImportFormat("lama-squad", "cloze", "LAMA's SQuAD probe (masked_sentences, obj_label, id): each sentence a "
+                                        "prompt as written, the mask the answer's slot"),
+    ImportFormat("lama-conceptnet", "cloze", "LAMA's ConceptNet probe (masked_sentences, obj_label, sub, pred, uuid): "
+                                             "each sentence a prompt as written, the relation the row's pred"),
     ImportFormat("popqa", "cloze", "PopQA's popQA.tsv (subj, prop, obj, s_uri, o_uri, s_aliases, o_aliases, "
                                    "s_pop, o_pop, question, possible_answers): one item per question, its "
                                    "relation read from prop's name as the Wikidata property, s_pop (page "
@@ -93,6 +98,8 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
         items = list(pararel_items(files, relation, templates, report))
     elif fmt == "lama-google-re":
         items = list(google_re_items(files, templates, report))
+    elif fmt in SENTENCE_FORMATS:
+        items = list(sentence_items(files, fmt, report))
     elif fmt == "popqa":
         items = list(popqa_items(files, templates, report))
     elif fmt == "entityquestions":
