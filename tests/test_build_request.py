@@ -30,7 +30,8 @@ def test_build_request_splits_the_mapping_into_the_selection_and_the_kinds_optio
     assert (plain.selection, plain.options) == (FactSelection(), IclMcKindOptions())
     assert plain.options.choices == 100 and plain.options.demo_fraction == 0.2
     assert plain.to_dict()["options"] == {"parquet": False, "choices": 100, "demo_fraction": 0.2,
-                                          "allow_fewer_choices": False, "trex_mc_filter": "apply"}
+                                          "allow_fewer_choices": False, "trex_mc_filter": "apply",
+                                          "exclude_objects": "ever-held"}
 
 
 def test_an_unknown_option_and_another_kinds_option_are_refused_by_name():
