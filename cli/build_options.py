@@ -7,7 +7,7 @@ come from here; the service's request model (cli/service/jobs.py) from `merged_o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import click
 
@@ -90,6 +90,14 @@ def click_params() -> list[click.Parameter]:
         else:
             params.append(click.Option([spec.flag, spec.name], type=_click_type(spec), **common))
     return params
+
+
+def kind_options(kind: str, names: Sequence[str]) -> list:
+    """click.option decorators for another command that takes some of a kind's options under the
+    same flags, choices, defaults and help (`distractors query` takes the distractor kind's rules)."""
+    specs = {spec.name: spec for spec in option_specs(registered()[kind].options)}
+    return [click.option(specs[name].flag, name, type=_click_type(specs[name]), default=specs[name].default,
+                         show_default=True, help=specs[name].help) for name in names]
 
 
 def _click_type(spec: OptionSpec) -> click.ParamType:

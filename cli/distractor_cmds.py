@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..kg.jsonl import json_value
+from .build_options import kind_options
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail
 from .options import Declared, FolderPath, json_option, store_option, with_options
 from .outputs import overwrite_option
@@ -102,6 +103,8 @@ def cloze_prompt(template: str, subject_label: str, relation_label: str) -> str:
     return template.split("[Y]")[0].replace("[X]", subject_label).replace("[R]", relation_label).rstrip()
 
 
+# the finder's fairness rules: the distractor kind's options, declared once there (probes/kinds/distractor_kind.py)
+RULES = ("distractor_types", "untyped_pool", "appropt_object", "exclude_objects", "class_candidates", "type_dates")
 query_options = [
     click.option("--strategy", "strategies", type=STRATEGY_CHOICE, multiple=True, default=("sem",), show_default=True,
                  help="Repeatable."),
@@ -115,24 +118,7 @@ query_options = [
                  help="appropt: widen the beam until the answer is provably the exact top n (as an exhaustive "
                       "scoring would rank them). Cheap on small pools, up to 100x slower on large ones."),
     click.option("--languages", help="Name languages for the label rule [default: the store's]."),
-    click.option("--distractor-types", type=click.Choice(["union", "instance-first"]), default="union",
-                 show_default=True, help="union: instance-of and subclass-of types together (DistFact's); "
-                 "instance-first: o's P31 types, else its P279 ones, matched through the same property."),
-    click.option("--untyped-pool", type=click.Choice(["none", "relation-objects"]), default="none",
-                 show_default=True, help="Candidates of an object without a type: none (DistFact's) or the "
-                 "relation's objects."),
-    click.option("--appropt-object", type=click.Choice(["grammar", "banned"]), default="grammar",
-                 show_default=True, help="appropt: the true object's labels in the search, taking a result "
-                 "(DistFact's), or banned from it."),
-    click.option("--exclude-objects", type=click.Choice(["ever-held", "true-at-date"]), default="ever-held",
-                 show_default=True, help="Keep out every object the subject ever held for the relation (any date, "
-                 "any rank but deprecated; Temp+Sem's temporal ones aside), or only those true at --at."),
-    click.option("--class-candidates", type=click.Choice(["exclude", "allow"]), default="exclude",
-                 show_default=True, help="exclude: a class is no candidate where the object is an instance; "
-                 "allow: DistFact's types as written."),
-    click.option("--type-dates", type=click.Choice(["build-date", "any-date"]), default="build-date",
-                 show_default=True, help="Types whose instance-of / subclass-of statement is true at --at, or "
-                 "every stored type."),
+    *kind_options("distractor", RULES),
     store_option,
     semantic_option,
 ]
