@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from factprobe.kg import Store
+from factprobe.kg import KnowledgeGraph, Store
 from factprobe.kg.ingest import ingest
 from factprobe.kg.sources.rdf import RdfSource
 from factprobe.kg.sources.sparql import SparqlError, ingest_sparql
@@ -280,3 +280,39 @@ def test_cli_ingest_sparql(endpoint, pulled, tmp_path):
     assert bad.returncode == 2
     [line] = bad.stderr.strip().splitlines()
     assert line.startswith("error: ") and "127.0.0.1" in line
+
+
+# Iceland (Q189) shares a border with no country: in Wikidata's truthy N-Triples (the
+# latest-truthy dump, Special:EntityData's truthy flavour) "no value" is a class of the entity
+# (`wd:Q189 a wdno:P47`); Norway's (Q20) border with Sweden (Q34) is a `wdt:` triple beside it.
+NOVALUE_NT = """\
+<http://www.wikidata.org/entity/Q189> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.wikidata.org/prop/novalue/P47> .
+<http://www.wikidata.org/entity/Q189> <http://www.w3.org/2000/01/rdf-schema#label> "Iceland"@en .
+<http://www.wikidata.org/entity/Q20> <http://www.wikidata.org/prop/direct/P47> <http://www.wikidata.org/entity/Q34> .
+<http://www.wikidata.org/entity/Q20> <http://www.w3.org/2000/01/rdf-schema#label> "Norway"@en .
+<http://www.wikidata.org/entity/Q34> <http://www.w3.org/2000/01/rdf-schema#label> "Sweden"@en .
+"""
+
+
+def test_a_no_value_statement_comes_through_sparql_as_through_the_file(tmp_path):
+    """Issue 46 item 6: `ingest sparql` yields the rows `ingest rdf` yields on the same triples,
+    Iceland's "no value" for P47 included (the truthy `wd:Q189 a wdno:P47` was never fetched)."""
+    binary = _oxigraph()
+    if binary is None:
+        pytest.skip("the oxigraph CLI (pip install oxigraph, in the dev extra) is not installed")
+    nt = tmp_path / "novalue.nt"
+    nt.write_text(NOVALUE_NT, encoding="utf-8")
+    subprocess.run([binary, "load", "--location", str(tmp_path / "db"), "--file", str(nt)],
+                   check=True, capture_output=True, timeout=60)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/query"
+    with running_server([binary, "serve", "--location", str(tmp_path / "db"), "--bind", f"127.0.0.1:{port}"],
+                        tmp_path / "server.log", lambda: _ask(url), name="oxigraph serve"):
+        pull(tmp_path / "pulled.sqlite", url, relations=("P47",))
+    with Store(tmp_path / "file.sqlite", languages=LANGS) as st:
+        ingest(st, RdfSource(languages=LANGS), nt, workers=0)
+    pulled, filed = content(tmp_path / "pulled.sqlite", ("P47",)), content(tmp_path / "file.sqlite", ("P47",))
+    assert pulled["facts"] == filed["facts"] and len(filed["facts"]) == 2
+    with KnowledgeGraph(tmp_path / "pulled.sqlite") as kg:
+        assert kg.objects("Q20", "P47") == ["Q34"] and kg.objects("Q189", "P47") == []
+        assert kg.stats().facts == 2  # the no-value is stored, true of nothing

@@ -16,7 +16,7 @@ import time
 import urllib.error
 from dataclasses import dataclass
 
-from rdflib import BNode, Literal, URIRef
+from rdflib import RDF, BNode, Literal, URIRef
 from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, SPARQLWrapperException
 
@@ -38,6 +38,7 @@ PREFIX ps: <http://www.wikidata.org/prop/statement/>
 PREFIX psv: <http://www.wikidata.org/prop/statement/value/>
 PREFIX pq: <http://www.wikidata.org/prop/qualifier/>
 PREFIX pqv: <http://www.wikidata.org/prop/qualifier/value/>
+PREFIX wdno: <http://www.wikidata.org/prop/novalue/>
 PREFIX wikibase: <http://wikiba.se/ontology#>
 PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
@@ -52,9 +53,11 @@ class SparqlError(Exception):
 
 def _records_query(relation: str, limit: int, offset: int) -> str:
     return (
-        f"{_PREFIXES}SELECT ?s ?st ?o WHERE {{\n"
+        # the truthy "no value" (`wd:Q189 a wdno:P47`) too, as an RDF file of the same triples gives it
+        f"{_PREFIXES}SELECT ?s ?st ?o ?nv WHERE {{\n"
         f"  {{ ?s wdt:{relation} ?o }} UNION {{ ?s p:{relation} ?st }}\n"
-        f"}} ORDER BY ?s ?st ?o LIMIT {limit} OFFSET {offset}"
+        f"  UNION {{ ?s a wdno:{relation} BIND(wdno:{relation} AS ?nv) }}\n"
+        f"}} ORDER BY ?s ?st ?o ?nv LIMIT {limit} OFFSET {offset}"
     )
 
 
@@ -207,6 +210,8 @@ def _page_rows(endpoint: Endpoint, relation: str, records: list[dict],
                     collector.triple(s, wdt, o)
                     if (iri := _entity_iri(o)) is not None:
                         entities.add(iri)
+                elif "nv" in record:
+                    collector.triple(s, RDF.type, _term(record["nv"]))
                 else:
                     continue
                 if (iri := _entity_iri(s)) is not None:
