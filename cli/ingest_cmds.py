@@ -210,6 +210,43 @@ def ingest_rdf(files, fmt, chunk_size, entity_prefix, keep_external_ids, max_rec
                 quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
 
 
+@ingest_group.command("sparql-results")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--subject-var", "subject_var", required=True, metavar="VAR",
+              help="The variable holding each row's subject, a Wikidata entity IRI (item for ?item).")
+@click.option("--object-var", "object_var", required=True, metavar="VAR",
+              help="The variable holding each row's object: an entity IRI or a value.")
+@click.option("--relation", default=None, help="The property every row states (P36); or --property-var.")
+@click.option("--property-var", "property_var", default=None, metavar="VAR",
+              help="The variable holding each row's property (wdt:P36, wd:P36 or P36); or --relation.")
+@click.option("--subject-label-var", "subject_label", default=None, metavar="VAR", help="A variable holding the subject's label (itemLabel).")
+@click.option("--object-label-var", "object_label", default=None, metavar="VAR", help="A variable holding the object's label.")
+@with_options(ingest_options)
+def ingest_sparql_results(files, subject_var, object_var, relation, property_var, subject_label, object_label, store,
+                          languages, workers, restart, rejects_path, quiet, overwrite, as_json):
+    """Ingest saved SPARQL results, as query.wikidata.org downloads them (JSON, CSV or TSV): each
+    row one truthy statement, subject and object from the variables named, with optional labels.
+    The rows are what `ingest rdf` makes of the same wdt: triples and labels. A CSV label has no
+    language (CSV results keep none): it is taken as the first of --languages.
+
+    \b
+    factprobe ingest sparql-results query.json --subject-var country --object-var capital --relation P36 \\
+        --subject-label-var countryLabel --object-label-var capitalLabel --store graph.sqlite
+    """
+    from ..kg.readers import InputError
+    from ..kg.sources.sparql_results import SparqlResultsSource
+
+    try:
+        source = SparqlResultsSource(subject_var.lstrip("?"), object_var.lstrip("?"), relation,
+                                     property_var.lstrip("?") if property_var else None,
+                                     subject_label.lstrip("?") if subject_label else None,
+                                     object_label.lstrip("?") if object_label else None, languages=languages)
+    except InputError as error:
+        fail(str(error), EXIT_USAGE)
+    _run_ingest(store, [(source, f) for f in files], workers=workers, restart=restart, rejects_path=rejects_path,
+                quiet=quiet, as_json=as_json, languages=languages, overwrite=overwrite)
+
+
 @ingest_group.command("trex")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--chunk-size", type=click.IntRange(min=4096), default=None,

@@ -154,6 +154,11 @@ MEANINGS = {
     "--workers": ("number", "parsing processes"),
     "--zh-convert": ("text", "how Chinese names and text are converted to one script before matching"),
     "--zh-variants": ("text", "which Chinese language codes zh stands for"),
+    "--subject-var": ("text", "a results variable holding each row's subject"),
+    "--object-var": ("text", "a results variable holding each row's object"),
+    "--property-var": ("text", "a results variable holding each row's property"),
+    "--subject-label-var": ("text", "a results variable holding the subject's label"),
+    "--object-label-var": ("text", "a results variable holding the object's label"),
 }
 
 # Options that do not match their name's entry yet, each waiting for its fix (then delete its line).
