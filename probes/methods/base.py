@@ -119,9 +119,12 @@ class Method:
 
 
 def base_record(item: dict, **fields) -> dict:
+    # popularity where the item has one (PopQA's page views, `--popularity-bins`' statements), so a
+    # run's accuracy reads against it as against frequency
+    popular = {"popularity": item["popularity"]} if item.get("popularity") is not None else {}
     return {"id": item["id"], "fact": item.get("fact"), "relation": item.get("relation"),
             "subject_label": item.get("subject_label"), "object_label": item.get("object_label"),
-            "bucket": item.get("bucket"), "frequency": item.get("frequency"), **fields}
+            "bucket": item.get("bucket"), "frequency": item.get("frequency"), **popular, **fields}
 
 
 def chance_accuracy(probes: Path | None) -> float | None:

@@ -1,7 +1,8 @@
 """The report's accuracy against frequency on a log axis (Kandpal et al. 2023's figures): each
 run's items binned by their `frequency` (probes/measures/frequency_bins.py), the axis named after
 the annotator that counted them (run.json's `frequency_annotator`, from the probe set's sidecar),
-and the numbers behind the plot as a table and a CSV file the reader can check.
+and the numbers behind the plot as a table and a CSV file the reader can check. The same against
+the subject's `popularity` (PopQA's figures: its page views), where the items carry one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from .loading import Run
 
 PLOT = "accuracy_by_frequency.png"
 CSV = "accuracy_by_frequency.csv"
+POPULARITY_PLOT = "accuracy_by_popularity.png"
+POPULARITY_CSV = "accuracy_by_popularity.csv"
+POPULARITY_AXIS = ("subject popularity (PopQA: its Wikipedia page views; a built set's --popularity-bins: its "
+                   "statements), log scale")
 
 
 @dataclass(frozen=True)
@@ -34,11 +39,12 @@ class FrequencySeries:
         return found if isinstance(found, dict) else None
 
 
-def frequency_series(run: Run) -> FrequencySeries | None:
-    """The run's scored items in log-frequency bins; None when no item has a frequency."""
+def frequency_series(run: Run, field: str = "frequency") -> FrequencySeries | None:
+    """The run's scored items in log bins of `field` (frequency, or popularity); None when no item
+    has one."""
     pairs, unannotated = [], 0
     for item in run.items:
-        correct, frequency = item.get("correct"), item.get("frequency")
+        correct, frequency = item.get("correct"), item.get(field)
         if correct is None or isinstance(correct, str):
             continue
         if isinstance(frequency, int) and not isinstance(frequency, bool) and frequency >= 0:
@@ -48,8 +54,8 @@ def frequency_series(run: Run) -> FrequencySeries | None:
     return FrequencySeries(run, tuple(frequency_bins(pairs)), unannotated) if pairs else None
 
 
-def all_series(runs: Sequence[Run]) -> list[FrequencySeries]:
-    return [s for s in map(frequency_series, runs) if s is not None]
+def all_series(runs: Sequence[Run], field: str = "frequency") -> list[FrequencySeries]:
+    return [s for s in (frequency_series(r, field) for r in runs) if s is not None]
 
 
 def axis_label(series: Sequence[FrequencySeries]) -> str:
@@ -118,4 +124,28 @@ def frequency_section(runs: Sequence[Run], images: set[str], note: str = "") -> 
              fmt_interval(b.interval))
             for s in series for b, row in zip(s.bins, frequency_rows([s]))]
     return [*blocks, table(("Run", "Frequency bin", "Drawn at", "Items", "Accuracy (correct/items)", "95% interval"),
+                           rows)]
+
+
+def popularity_section(runs: Sequence[Run], images: set[str], note: str = "") -> list[Block]:
+    """Accuracy against the subject's popularity, binned and drawn as frequency is, where the
+    runs' items carry one."""
+    series = all_series(runs, "popularity")
+    if not series:
+        return []
+    left_out = ", ".join(f"{s.run.rid} {s.unannotated}" for s in series if s.unannotated)
+    blocks: list[Block] = [
+        Heading("Accuracy by popularity (log scale)"),
+        Text("Accuracy against the subject's popularity, as PopQA (Mallen et al. 2023) plots it: a PopQA "
+             "import's items carry their subject's Wikipedia page views (`s_pop`), a built set's with "
+             "--popularity-bins the subject's number of statements; log-spaced bins as the frequency's, 0 "
+             "a bin of its own, each point a bin's accuracy with its 95% interval and its number of items."
+             + (f" Items without a popularity, left out: {left_out}." if left_out else "")
+             + f" The same numbers: {POPULARITY_CSV}." + (" " + note if note else ""))]
+    if POPULARITY_PLOT in images:
+        blocks.append(Image(POPULARITY_PLOT, "Accuracy by popularity, log scale"))
+    rows = [(row["run"], row["bin"], "left (0)" if b.center is None else f"{b.center:.3g}", str(row["items"]),
+             f"{fmt(row['accuracy'])} ({fmt_count(row['correct'])}/{row['items']})", fmt_interval(b.interval))
+            for s in series for b, row in zip(s.bins, frequency_rows([s]))]
+    return [*blocks, table(("Run", "Popularity bin", "Drawn at", "Items", "Accuracy (correct/items)", "95% interval"),
                            rows)]

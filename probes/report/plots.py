@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..document import breakdown, bucket_key, natural_key, number
 from .comparison import PairRow, entry_accuracy, position_curve
-from .frequency import all_series, axis_label
+from .frequency import all_series, axis_label, POPULARITY_AXIS
 from .loading import Run
 from .sections import bin_interval, reliability_series
 from .views import chance_level
@@ -86,11 +86,12 @@ def plot_buckets(runs: Sequence[Run], path: Path) -> bool:
     return True
 
 
-def plot_frequency(runs: Sequence[Run], path: Path) -> bool:
-    """Accuracy against frequency on a log x axis (report/frequency.py): a point per log bin with
-    its 95% interval and n; the 0 bin left of the axis's first count, apart from the line. Runs
-    are nudged sideways by a few percent of a bin, so their bars do not hide each other."""
-    series = all_series(runs)
+def plot_frequency(runs: Sequence[Run], path: Path, field: str = "frequency") -> bool:
+    """Accuracy against frequency (or popularity, `field`) on a log x axis (report/frequency.py):
+    a point per log bin with its 95% interval and n; the 0 bin left of the axis's first count,
+    apart from the line. Runs are nudged sideways by a few percent of a bin, so their bars do not
+    hide each other."""
+    series = all_series(runs, field)
     if not series:
         return False
     centers = [b.center for s in series for b in s.bins if b.center is not None]
@@ -132,10 +133,10 @@ def plot_frequency(runs: Sequence[Run], path: Path) -> bool:
     ticks = [zero_at] + [10.0 ** e for e in range(0, int(math.log10(high)) + 1)]
     ax.set_xticks(ticks, ["0"] + [f"{int(t):,}" for t in ticks[1:]])
     ax.minorticks_off()
-    ax.set_xlabel(_wrap(axis_label(series), 100))
+    ax.set_xlabel(_wrap(axis_label(series) if field == "frequency" else POPULARITY_AXIS, 100))
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.03, 1.1)  # a bin at 0 shows its marker whole
-    ax.set_title("Accuracy by frequency (bars: 95% intervals; n: items, per probe set)")
+    ax.set_title(f"Accuracy by {field} (bars: 95% intervals; n: items, per probe set)")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     _save(fig, path)
     return True

@@ -16,7 +16,7 @@ from .comparison import Definitions, comparable_pairs
 from .items_data import ItemViewOptions, items_payload
 from .items_page import items_html
 from .loading import Run
-from .frequency import CSV, all_series, frequency_csv
+from .frequency import CSV, POPULARITY_CSV, POPULARITY_PLOT, all_series, frequency_csv
 from .plots import plot_buckets, plot_frequency, plot_overlap, plot_positions, plot_relations, plot_reliability
 from .render import GENERATOR, to_html, to_markdown
 from .sections import build_document
@@ -25,7 +25,7 @@ from .views import accuracy_runs
 
 # Every file a report writes into its folder (`report --out` checks each is no link first).
 REPORT_FILES = ("report.md", "report.html", "items.html", "accuracy_by_bucket.png", "accuracy_by_frequency.png",
-                "accuracy_by_frequency.csv", "reliability.png", "positions.png", "relation_heatmap.png", "overlap.png")
+                "accuracy_by_frequency.csv", POPULARITY_PLOT, POPULARITY_CSV, "reliability.png", "positions.png", "relation_heatmap.png", "overlap.png")
 
 
 # What report.html holds until the report is written: the generator line from the first byte
@@ -63,6 +63,7 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
     shown = accuracy_runs(runs)  # BELIEF-ICL per setting, baselines by their verdict (views.py)
     plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(shown, p),
              "accuracy_by_frequency.png": lambda p: plot_frequency(shown, p),
+             POPULARITY_PLOT: lambda p: plot_frequency(shown, p, "popularity"),
              "reliability.png": lambda p: plot_reliability(runs, p),
              "positions.png": lambda p: plot_positions(runs, p),
              "relation_heatmap.png": lambda p: plot_relations(shown, p),
@@ -74,11 +75,12 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
             drawn.append(target)
         elif target.exists():
             target.unlink()  # left from an earlier report over other runs: it would mislead
-    series = all_series(shown)  # the numbers behind accuracy_by_frequency.png, for the reader to check
-    if series:
-        replace_file(out / CSV, frequency_csv(series))
-    elif (out / CSV).exists():
-        (out / CSV).unlink()
+    for name, field in ((CSV, "frequency"), (POPULARITY_CSV, "popularity")):
+        series = all_series(shown, field)  # the numbers behind the plot, for the reader to check
+        if series:
+            replace_file(out / name, frequency_csv(series))
+        elif (out / name).exists():
+            (out / name).unlink()
     payload = items_payload(runs, items.probes, items.rows, items.seed)
     blocks = build_document(runs, title, {p.name for p in drawn}, definitions, items_page="items.html")
     files = ReportFiles(out / "report.md", out / "report.html", drawn, out / "items.html")
