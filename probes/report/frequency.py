@@ -119,12 +119,7 @@ def frequency_section(runs: Sequence[Run], images: set[str], note: str = "") -> 
              + f" The same numbers: {CSV}." + (" " + note if note else ""))]
     if PLOT in images:
         blocks.append(Image(PLOT, "Accuracy by frequency, log scale"))
-    rows = [(row["run"], row["bin"], "left (0)" if b.center is None else f"{b.center:.3g}", str(row["items"]),
-             f"{fmt(row['accuracy'])} ({fmt_count(row['correct'])}/{row['items']})",
-             fmt_interval(b.interval))
-            for s in series for b, row in zip(s.bins, frequency_rows([s]))]
-    return [*blocks, table(("Run", "Frequency bin", "Drawn at", "Items", "Accuracy (correct/items)", "95% interval"),
-                           rows)]
+    return [*blocks, bins_table(series, "Frequency bin")]
 
 
 def popularity_section(runs: Sequence[Run], images: set[str], note: str = "") -> list[Block]:
@@ -144,8 +139,12 @@ def popularity_section(runs: Sequence[Run], images: set[str], note: str = "") ->
              + f" The same numbers: {POPULARITY_CSV}." + (" " + note if note else ""))]
     if POPULARITY_PLOT in images:
         blocks.append(Image(POPULARITY_PLOT, "Accuracy by popularity, log scale"))
+    return [*blocks, bins_table(series, "Popularity bin")]
+
+
+def bins_table(series: Sequence[FrequencySeries], bin_heading: str) -> Block:
+    """The numbers a log-binned plot draws, one row per run and bin."""
     rows = [(row["run"], row["bin"], "left (0)" if b.center is None else f"{b.center:.3g}", str(row["items"]),
              f"{fmt(row['accuracy'])} ({fmt_count(row['correct'])}/{row['items']})", fmt_interval(b.interval))
             for s in series for b, row in zip(s.bins, frequency_rows([s]))]
-    return [*blocks, table(("Run", "Popularity bin", "Drawn at", "Items", "Accuracy (correct/items)", "95% interval"),
-                           rows)]
+    return table(("Run", bin_heading, "Drawn at", "Items", "Accuracy (correct/items)", "95% interval"), rows)
