@@ -316,3 +316,44 @@ def test_a_no_value_statement_comes_through_sparql_as_through_the_file(tmp_path)
     with KnowledgeGraph(tmp_path / "pulled.sqlite") as kg:
         assert kg.objects("Q20", "P47") == ["Q34"] and kg.objects("Q189", "P47") == []
         assert kg.stats().facts == 2  # the no-value is stored, true of nothing
+
+
+# Homer (Q6691) has "some value" for place of birth (P19) and date of birth (P569): Wikidata's
+# truthy RDF since 2022 names the unknown value with a skolem IRI under /.well-known/genid/
+# (the hash below is shaped like one, not copied); older dumps and other tools give a blank
+# node, as the P570 line does. Both mean "some value", stored with no object.
+SOMEVALUE_NT = """\
+<http://www.wikidata.org/entity/Q6691> <http://www.wikidata.org/prop/direct/P19> <http://www.wikidata.org/.well-known/genid/6d2a1f0c9b8e7d6c5b4a39281706f5e4> .
+<http://www.wikidata.org/entity/Q6691> <http://www.wikidata.org/prop/direct/P570> _:b0 .
+<http://www.wikidata.org/entity/Q6691> <http://www.w3.org/2000/01/rdf-schema#label> "Homer"@en .
+<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P19> <http://www.wikidata.org/entity/Q350> .
+<http://www.wikidata.org/entity/Q42> <http://www.w3.org/2000/01/rdf-schema#label> "Douglas Adams"@en .
+<http://www.wikidata.org/entity/Q350> <http://www.w3.org/2000/01/rdf-schema#label> "Cambridge"@en .
+"""
+
+
+def test_a_some_value_statement_comes_through_sparql_as_through_the_file(tmp_path):
+    """Issue 46 item 6: Homer's unknown place and date of birth (a genid IRI, a blank node) reach
+    the store from an endpoint as they do from the file: stored, with no object, true of nothing."""
+    binary = _oxigraph()
+    if binary is None:
+        pytest.skip("the oxigraph CLI (pip install oxigraph, in the dev extra) is not installed")
+    nt = tmp_path / "somevalue.nt"
+    nt.write_text(SOMEVALUE_NT, encoding="utf-8")
+    subprocess.run([binary, "load", "--location", str(tmp_path / "db"), "--file", str(nt)],
+                   check=True, capture_output=True, timeout=60)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/query"
+    relations = ("P19", "P570")
+    with running_server([binary, "serve", "--location", str(tmp_path / "db"), "--bind", f"127.0.0.1:{port}"],
+                        tmp_path / "server.log", lambda: _ask(url), name="oxigraph serve"):
+        pull(tmp_path / "pulled.sqlite", url, relations=relations)
+    with Store(tmp_path / "file.sqlite", languages=LANGS) as st:
+        ingest(st, RdfSource(languages=LANGS), nt, workers=0)
+    pulled, filed = content(tmp_path / "pulled.sqlite", relations), content(tmp_path / "file.sqlite", relations)
+    assert pulled["facts"] == filed["facts"] and len(filed["facts"]) == 3
+    assert sum("somevalue" in repr(row) for row in filed["facts"]) == 2, filed["facts"]
+    with KnowledgeGraph(tmp_path / "pulled.sqlite") as kg:
+        assert kg.objects("Q42", "P19") == ["Q350"]
+        assert kg.objects("Q6691", "P19") == [] and kg.objects("Q6691", "P570") == []
+        assert kg.stats().facts == 3
