@@ -282,6 +282,26 @@ def test_cli_ingest_sparql(endpoint, pulled, tmp_path):
     assert line.startswith("error: ") and "127.0.0.1" in line
 
 
+def _served_and_filed(tmp_path, triples: str, relations: tuple[str, ...]):
+    """The same N-Triples pulled by `ingest sparql` from an Oxigraph store loaded with them, and
+    read by `ingest rdf` from the file: the two stores' contents for `relations`."""
+    binary = _oxigraph()
+    if binary is None:
+        pytest.skip("the oxigraph CLI (pip install oxigraph, in the dev extra) is not installed")
+    nt = tmp_path / "triples.nt"
+    nt.write_text(triples, encoding="utf-8")
+    subprocess.run([binary, "load", "--location", str(tmp_path / "db"), "--file", str(nt)],
+                   check=True, capture_output=True, timeout=60)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/query"
+    with running_server([binary, "serve", "--location", str(tmp_path / "db"), "--bind", f"127.0.0.1:{port}"],
+                        tmp_path / "server.log", lambda: _ask(url), name="oxigraph serve"):
+        pull(tmp_path / "pulled.sqlite", url, relations=relations)
+    with Store(tmp_path / "file.sqlite", languages=LANGS) as st:
+        ingest(st, RdfSource(languages=LANGS), nt, workers=0)
+    return content(tmp_path / "pulled.sqlite", relations), content(tmp_path / "file.sqlite", relations)
+
+
 # Iceland (Q189) shares a border with no country: in Wikidata's truthy N-Triples (the
 # latest-truthy dump, Special:EntityData's truthy flavour) "no value" is a class of the entity
 # (`wd:Q189 a wdno:P47`); Norway's (Q20) border with Sweden (Q34) is a `wdt:` triple beside it.
@@ -297,21 +317,7 @@ NOVALUE_NT = """\
 def test_a_no_value_statement_comes_through_sparql_as_through_the_file(tmp_path):
     """Issue 46 item 6: `ingest sparql` yields the rows `ingest rdf` yields on the same triples,
     Iceland's "no value" for P47 included (the truthy `wd:Q189 a wdno:P47` was never fetched)."""
-    binary = _oxigraph()
-    if binary is None:
-        pytest.skip("the oxigraph CLI (pip install oxigraph, in the dev extra) is not installed")
-    nt = tmp_path / "novalue.nt"
-    nt.write_text(NOVALUE_NT, encoding="utf-8")
-    subprocess.run([binary, "load", "--location", str(tmp_path / "db"), "--file", str(nt)],
-                   check=True, capture_output=True, timeout=60)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/query"
-    with running_server([binary, "serve", "--location", str(tmp_path / "db"), "--bind", f"127.0.0.1:{port}"],
-                        tmp_path / "server.log", lambda: _ask(url), name="oxigraph serve"):
-        pull(tmp_path / "pulled.sqlite", url, relations=("P47",))
-    with Store(tmp_path / "file.sqlite", languages=LANGS) as st:
-        ingest(st, RdfSource(languages=LANGS), nt, workers=0)
-    pulled, filed = content(tmp_path / "pulled.sqlite", ("P47",)), content(tmp_path / "file.sqlite", ("P47",))
+    pulled, filed = _served_and_filed(tmp_path, NOVALUE_NT, ("P47",))
     assert pulled["facts"] == filed["facts"] and len(filed["facts"]) == 2
     with KnowledgeGraph(tmp_path / "pulled.sqlite") as kg:
         assert kg.objects("Q20", "P47") == ["Q34"] and kg.objects("Q189", "P47") == []
@@ -335,22 +341,7 @@ SOMEVALUE_NT = """\
 def test_a_some_value_statement_comes_through_sparql_as_through_the_file(tmp_path):
     """Issue 46 item 6: Homer's unknown place and date of birth (a genid IRI, a blank node) reach
     the store from an endpoint as they do from the file: stored, with no object, true of nothing."""
-    binary = _oxigraph()
-    if binary is None:
-        pytest.skip("the oxigraph CLI (pip install oxigraph, in the dev extra) is not installed")
-    nt = tmp_path / "somevalue.nt"
-    nt.write_text(SOMEVALUE_NT, encoding="utf-8")
-    subprocess.run([binary, "load", "--location", str(tmp_path / "db"), "--file", str(nt)],
-                   check=True, capture_output=True, timeout=60)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/query"
-    relations = ("P19", "P570")
-    with running_server([binary, "serve", "--location", str(tmp_path / "db"), "--bind", f"127.0.0.1:{port}"],
-                        tmp_path / "server.log", lambda: _ask(url), name="oxigraph serve"):
-        pull(tmp_path / "pulled.sqlite", url, relations=relations)
-    with Store(tmp_path / "file.sqlite", languages=LANGS) as st:
-        ingest(st, RdfSource(languages=LANGS), nt, workers=0)
-    pulled, filed = content(tmp_path / "pulled.sqlite", relations), content(tmp_path / "file.sqlite", relations)
+    pulled, filed = _served_and_filed(tmp_path, SOMEVALUE_NT, ("P19", "P570"))
     assert pulled["facts"] == filed["facts"] and len(filed["facts"]) == 3
     assert sum("somevalue" in repr(row) for row in filed["facts"]) == 2, filed["facts"]
     with KnowledgeGraph(tmp_path / "pulled.sqlite") as kg:
