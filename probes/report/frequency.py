@@ -107,19 +107,14 @@ def frequency_section(runs: Sequence[Run], images: set[str], note: str = "") -> 
     for s in series:
         by_annotator.setdefault(annotator_line(s.annotator), []).append(s.run.rid)
     counted = "; ".join(f"{', '.join(rids)}: {line}" for line, rids in by_annotator.items())
-    left_out = ", ".join(f"{s.run.rid} {s.unannotated}" for s in series if s.unannotated)
-    blocks: list[Block] = [
-        Heading("Accuracy by frequency (log scale)"),
-        Text("Accuracy against the fact's frequency, as Kandpal et al. 2023 plot it: the number of documents "
-             "that mention both the subject and the object, in log-spaced bins (0 | [1,2) | [2,4) | [4,8) | ...; "
-             "0 is a bin of its own, drawn at the left). Each point is a bin's accuracy with its 95% interval "
-             "(Wilson's for right/wrong items) and its number of items; it sits at the geometric mean of the "
-             f"bin's smallest and largest count. Counted by {counted}."
-             + (f" Items without a frequency, left out: {left_out}." if left_out else "")
-             + f" The same numbers: {CSV}." + (" " + note if note else ""))]
-    if PLOT in images:
-        blocks.append(Image(PLOT, "Accuracy by frequency, log scale"))
-    return [*blocks, bins_table(series, "Frequency bin")]
+    return _log_binned_section(
+        series, "frequency",
+        "Accuracy against the fact's frequency, as Kandpal et al. 2023 plot it: the number of documents "
+        "that mention both the subject and the object, in log-spaced bins (0 | [1,2) | [2,4) | [4,8) | ...; "
+        "0 is a bin of its own, drawn at the left). Each point is a bin's accuracy with its 95% interval "
+        "(Wilson's for right/wrong items) and its number of items; it sits at the geometric mean of the "
+        f"bin's smallest and largest count. Counted by {counted}.",
+        CSV, PLOT, images, note)
 
 
 def popularity_section(runs: Sequence[Run], images: set[str], note: str = "") -> list[Block]:
@@ -128,18 +123,27 @@ def popularity_section(runs: Sequence[Run], images: set[str], note: str = "") ->
     series = all_series(runs, "popularity")
     if not series:
         return []
+    return _log_binned_section(
+        series, "popularity",
+        "Accuracy against the subject's popularity, as PopQA (Mallen et al. 2023) plots it: a PopQA "
+        "import's items carry their subject's Wikipedia page views (`s_pop`), a built set's with "
+        "--popularity-bins the subject's number of statements; log-spaced bins as the frequency's, 0 "
+        "a bin of its own, each point a bin's accuracy with its 95% interval and its number of items.",
+        POPULARITY_CSV, POPULARITY_PLOT, images, note)
+
+
+def _log_binned_section(series: Sequence[FrequencySeries], axis: str, prose: str, csv: str, plot: str,
+                        images: set[str], note: str) -> list[Block]:
+    """A log-binned accuracy section: heading, `prose` with what was left out and where the numbers
+    are, the plot where it was drawn, the bins' table."""
     left_out = ", ".join(f"{s.run.rid} {s.unannotated}" for s in series if s.unannotated)
     blocks: list[Block] = [
-        Heading("Accuracy by popularity (log scale)"),
-        Text("Accuracy against the subject's popularity, as PopQA (Mallen et al. 2023) plots it: a PopQA "
-             "import's items carry their subject's Wikipedia page views (`s_pop`), a built set's with "
-             "--popularity-bins the subject's number of statements; log-spaced bins as the frequency's, 0 "
-             "a bin of its own, each point a bin's accuracy with its 95% interval and its number of items."
-             + (f" Items without a popularity, left out: {left_out}." if left_out else "")
-             + f" The same numbers: {POPULARITY_CSV}." + (" " + note if note else ""))]
-    if POPULARITY_PLOT in images:
-        blocks.append(Image(POPULARITY_PLOT, "Accuracy by popularity, log scale"))
-    return [*blocks, bins_table(series, "Popularity bin")]
+        Heading(f"Accuracy by {axis} (log scale)"),
+        Text(prose + (f" Items without a {axis}, left out: {left_out}." if left_out else "")
+             + f" The same numbers: {csv}." + (" " + note if note else ""))]
+    if plot in images:
+        blocks.append(Image(plot, f"Accuracy by {axis}, log scale"))
+    return [*blocks, bins_table(series, f"{axis.capitalize()} bin")]
 
 
 def bins_table(series: Sequence[FrequencySeries], bin_heading: str) -> Block:
