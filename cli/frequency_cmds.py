@@ -150,6 +150,11 @@ def corpus_group() -> None:
               help="With zh in --languages: all: zh stands for every code Wikidata keeps Chinese labels under (zh, "
                    "zh-hans, zh-hant, zh-cn, zh-tw, zh-hk, zh-sg, zh-mo, zh-my; ingest them with --languages); "
                    "as-given: the zh code alone (counted so before this option). Recorded in the index.")
+@click.option("--ko-particles/--no-ko-particles", "ko_particles", default=IndexOptions.ko_particles, show_default=True,
+              help="With ko in --languages: a name written in Hangul also counts when Korean particles are written "
+                   "onto it (우주가, 우주의, 미국에서는), never when another suffix makes a longer word (포르투갈어, "
+                   "미국인); the particle list: docs/building-graphs.md. --no-ko-particles: whole words only (counted "
+                   "so before this option). Recorded in the index.")
 @click.option("--count-facts", "count_facts", multiple=True, metavar="RELATION",
               help="Embedded backend: count the facts of this relation (PID, or 'all') while linking, so that "
                    "`frequency annotate` reads their counts instead of intersecting; repeatable.")
@@ -159,8 +164,8 @@ def corpus_group() -> None:
 @overwrite_option
 @json_option
 def corpus_index(files, fmt, id_field, title_field, text_field, from_store, links, languages, min_alias_length,
-                 min_han_length, exclude_alias, names, mentions, zh_convert, zh_variants, count_facts, store, backend,
-                 index_path, es_url, es_index, model, quiet, overwrite, as_json):
+                 min_han_length, exclude_alias, names, mentions, zh_convert, zh_variants, ko_particles, count_facts, store,
+                 backend, index_path, es_url, es_index, model, quiet, overwrite, as_json):
     """Add the documents of FILES (and/or the store's) to a frequency index. Documents already
     indexed are skipped, so a rerun after an interruption, or more documents later, keeps every
     count exact. The settings (languages, alias filters, names or links) are recorded in the index
@@ -184,7 +189,7 @@ def corpus_index(files, fmt, id_field, title_field, text_field, from_store, link
                                "or --from-store have them")
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
                            tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions,
-                           zh_variants, id_field, title_field, text_field)
+                           zh_variants, ko_particles, id_field, title_field, text_field)
     if backend == "infini-gram" and not model:
         raise click.UsageError("--backend infini-gram builds in a model's own tokens: give --model SPEC")
     with _job_errors():

@@ -94,7 +94,8 @@ def finder(settings: IndexSettings, store: str | Path | None):
 
     names = StoreNames(store, settings)
     try:
-        return MentionFinder(names.pairs(), settings.alias_filter, settings.converter(), settings.mentions)
+        return MentionFinder(names.pairs(), settings.alias_filter, settings.converter(), settings.mentions,
+                             settings.particles)
     finally:
         names.close()
 

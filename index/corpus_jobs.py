@@ -52,6 +52,7 @@ class IndexOptions:
     min_han_length: int = IndexSettings.min_han_length  # with a Chinese or Japanese language: Han names
     mentions: str = IndexSettings.mentions  # "maximal": no name inside a longer indexed name counts; "any": all
     zh_variants: str = IndexSettings.zh_variants  # "all": zh stands for every Chinese variant code; "as-given"
+    ko_particles: bool = IndexSettings.ko_particles  # with Korean: a Hangul name ends before particles
     # a JSONL corpus's members holding each document's id, title and text (not recorded: they name no setting)
     id_field: str = JsonFields.id
     title_field: str = JsonFields.title
@@ -60,7 +61,7 @@ class IndexOptions:
     def settings(self) -> IndexSettings:
         return IndexSettings("links" if self.links else "names", tuple(self.languages), self.min_alias_length,
                              tuple(self.exclude_aliases), self.names, self.zh_convert, self.min_han_length,
-                             self.mentions, self.zh_variants)
+                             self.mentions, self.zh_variants, self.ko_particles)
 
 
 @dataclass(frozen=True)

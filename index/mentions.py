@@ -26,7 +26,8 @@ import numpy as np
 from .corpus import Document
 from .writing_systems import UNSPACED_RANGES, unspaced
 from .settings import MENTIONS
-from .text import AliasFilter, name_key, normalize
+from .korean import hangul
+from .text import AliasFilter, at_word_boundaries, name_key, normalize
 
 MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters
 SOLO_MARK = "\x02"  # a character that is neither, of a script without spaces (a Thai vowel sign)
@@ -113,12 +114,14 @@ def scan_text(text: str) -> tuple[str, np.ndarray | None]:
     return slots[keep].tobytes().decode("utf-16-le"), begins
 
 
-def pattern(key: str) -> tuple[str, int]:
+def pattern(key: str, particles: bool = False) -> tuple[str, int]:
     """What the automaton looks for to find the name key `key`, and where the name begins in it:
     `scanned(key)`, with a MARK before (after) it unless its first (last) character is of a
     script without spaces (such an edge needs no boundary). A pattern begins with MARK exactly
-    when it has one before the name, so names written alike begin alike."""
-    before, after = not unspaced(key[0]), not unspaced(key[-1])
+    when it has one before the name, so names written alike begin alike. With `particles` a key
+    ending in Hangul has no MARK after it: its end is confirmed by `at_word_boundaries`, since
+    Korean particles written onto it make a boundary there (index/korean.py)."""
+    before, after = not unspaced(key[0]), not unspaced(key[-1]) and not (particles and hangul(key[-1]))
     return MARK * before + scanned(key) + MARK * after, int(before)
 
 
@@ -143,13 +146,17 @@ class MentionFinder:
     of entities each one mentions. `convert`, when given, rewrites every name and every text before
     they are matched (Chinese to simplified characters, index/chinese.py): a name occurs where its
     converted form occurs in the converted text. `mentions` as IndexSettings.mentions: "maximal",
-    an occurrence inside a longer occurrence of another of these names is none; "any", every one."""
+    an occurrence inside a longer occurrence of another of these names is none; "any", every one.
+    `particles` as IndexSettings.ko_particles: a Hangul name's end is a boundary before Korean
+    particles (index/korean.py)."""
 
     def __init__(self, names: Iterable[tuple[str, str]], alias_filter: AliasFilter = AliasFilter(),
-                 convert: Callable[[str], str] | None = None, mentions: str = "maximal") -> None:
+                 convert: Callable[[str], str] | None = None, mentions: str = "maximal",
+                 particles: bool = False) -> None:
         if mentions not in MENTIONS:
             raise ValueError(f"mentions {mentions!r}: use one of {', '.join(MENTIONS)}")
         self.maximal = mentions == "maximal"
+        self.particles = particles
         self.convert = convert
         if convert is not None:
             alias_filter = alias_filter.converted(convert)
@@ -161,7 +168,7 @@ class MentionFinder:
         by_pattern: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
         begins: dict[str, int] = {}
         for key, entities in by_name.items():
-            written, begins[written] = pattern(key)
+            written, begins[written] = pattern(key, particles)
             by_pattern[written].append((key, tuple(sorted(entities))))
         self.automaton = ahocorasick.Automaton()
         for written, candidates in by_pattern.items():
@@ -218,8 +225,16 @@ class MentionFinder:
             if start < 0:
                 continue
             for name, entities in candidates:
-                if start + len(name) <= ends[doc] and joined.startswith(name, start):
+                if self._confirmed(joined, start, name, ends[doc]):
                     found[doc].update(entities)
+
+    def _confirmed(self, joined: str, start: int, name: str, end: int) -> bool:
+        """Whether the hit of `name` at `start` is the name in the text; a name whose pattern has
+        no MARK after it (a Hangul end, under `particles`) has its end checked here."""
+        stop = start + len(name)
+        if stop > end or not joined.startswith(name, start):
+            return False
+        return not (self.particles and hangul(name[-1])) or at_word_boundaries(joined, start, stop, True)
 
     def _outermost(self, joined: str, ends: list[int], at: np.ndarray, docs: np.ndarray, hits: list,
                    found: list[set[str]]) -> None:
@@ -230,7 +245,7 @@ class MentionFinder:
             if start < 0:
                 continue
             for name, entities in candidates:
-                if start + len(name) <= ends[doc] and joined.startswith(name, start):
+                if self._confirmed(joined, start, name, ends[doc]):
                     begins.append(start)
                     lengths.append(len(name))
                     owners.append((doc, entities))

@@ -10,9 +10,12 @@ many characters a name in Han characters counts where Chinese or Japanese is ind
 name). `mentions`: "maximal" counts only occurrences no longer occurrence of another indexed name
 contains (index/text.py `outermost`: "Czech" inside "Czech Republic" is no mention), "any" every
 occurrence (KDF's "documents that mention both entities", 003:237, does not say which).
+`ko_particles`: where Korean is indexed, a name ending in Hangul also ends before Korean
+particles written onto it (우주가, 우주의; index/korean.py), never before another suffix (포르투갈어).
 
 An index recorded before a setting existed reads as it then counted: names "all", zh_convert
-"none", zh_variants "as-given", min_han_length = min_alias_length, mentions "any". Link-based
+"none", zh_variants "as-given", min_han_length = min_alias_length, mentions "any", ko_particles
+off. Link-based
 counting has no names inside names: it ignores `mentions`."""
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class IndexSettings:
     min_han_length: int = MIN_HAN_LENGTH  # with a Chinese or Japanese language: names in Han characters
     mentions: str = "maximal"  # "maximal": no name inside a longer indexed name counts; "any": every occurrence
     zh_variants: str = ZH_VARIANT_RULES[0]  # "all": zh means every Chinese variant code; "as-given": zh alone
+    ko_particles: bool = True  # with Korean indexed: a Hangul name ends before particles written onto it
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -69,6 +73,12 @@ class IndexSettings:
         where `min_han_length` applies; elsewhere a Han name is held to `min_alias_length`."""
         return self.method == "names" and any(is_chinese(lang) or lang.split("-")[0] == "ja"
                                               for lang in self.languages)
+
+    @property
+    def particles(self) -> bool:
+        """Whether Korean particles end a Hangul name here (`ko_particles`, where Korean is indexed)."""
+        return self.method == "names" and self.ko_particles and any(lang.split("-")[0] == "ko"
+                                                                     for lang in self.languages)
 
     @property
     def chinese(self) -> bool:
@@ -105,6 +115,8 @@ class IndexSettings:
             out["mentions"] = self.mentions
         if "zh" in self.languages and self.zh_variants == "all":
             out["zh_variants"] = self.zh_variants
+        if self.particles:
+            out["ko_particles"] = True
         return out
 
     @classmethod
@@ -114,7 +126,7 @@ class IndexSettings:
         return cls("names", tuple(data["languages"]), int(data["min_alias_length"]), tuple(data["excluded"]),
                    data.get("names", "all"), data.get("zh_convert", "none"),
                    int(data.get("min_han_length", data["min_alias_length"])), data.get("mentions", "any"),
-                   data.get("zh_variants", "as-given"))
+                   data.get("zh_variants", "as-given"), bool(data.get("ko_particles", False)))
 
     def describe(self) -> str:
         """One line for summaries: how a document's mentions were found."""
@@ -129,7 +141,8 @@ class IndexSettings:
                    else "; every occurrence, inside longer names too (--mentions any)")
         variants = ("; zh: every Chinese variant code (zh-hans, zh-hant, zh-tw, ...)"
                     if "zh" in self.languages and self.zh_variants == "all" else "")
-        return f"names in {','.join(self.languages)}: {which}{script}{variants}{counted}"
+        korean = "; Korean: a name also ends before particles (우주가, 우주의)" if self.particles else ""
+        return f"names in {','.join(self.languages)}: {which}{script}{variants}{korean}{counted}"
 
 
 class StoreNames:

@@ -15,6 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
+from .korean import hangul, particle_end
 from .writing_systems import han, unspaced
 
 
@@ -34,7 +35,7 @@ def glued(outside: str, inside: str) -> bool:
     return outside.isalnum() and not unspaced(outside) and not unspaced(inside)
 
 
-def at_word_boundaries(text: str, start: int, end: int) -> bool:
+def at_word_boundaries(text: str, start: int, end: int, particles: bool = False) -> bool:
     """True when neither edge of text[start:end] (non-empty) is glued to the text around it.
 
     The rule as it was before scripts without spaces, for every other character: the text
@@ -42,16 +43,19 @@ def at_word_boundaries(text: str, start: int, end: int) -> bool:
     is ("(foo)" occurs in " (foo)" but not in "x(foo)"). An edge where the outside or the inside
     character is Han, Kana, Thai, ... needs nothing: such a character is a word of its own, so
     "京(foo)" holds "(foo)" and "ab东京" holds "东京". Hangul is written with spaces and keeps
-    word boundaries ("서울" is not in "서울은")."""
+    word boundaries ("서울" is not in "서울은"); with `particles` (IndexSettings.ko_particles) a
+    Hangul name's end is a boundary before Korean particles too ("서울" is in "서울은", not in
+    "서울역"; index/korean.py)."""
     return ((start == 0 or not glued(text[start - 1], text[start]))
-            and (end == len(text) or not glued(text[end], text[end - 1])))
+            and (end == len(text) or not glued(text[end], text[end - 1])
+                 or (particles and hangul(text[end - 1]) and hangul(text[end]) and particle_end(text, end))))
 
 
-def occurs(normalized_text: str, normalized_name: str) -> bool:
+def occurs(normalized_text: str, normalized_name: str, particles: bool = False) -> bool:
     """The slow, obvious definition (a scan with str.find); the reference the indexes are tested against."""
     start = normalized_text.find(normalized_name)
     while start != -1:
-        if at_word_boundaries(normalized_text, start, start + len(normalized_name)):
+        if at_word_boundaries(normalized_text, start, start + len(normalized_name), particles):
             return True
         start = normalized_text.find(normalized_name, start + 1)
     return False
@@ -110,7 +114,7 @@ def outermost(spans: Sequence[tuple[int, int]]) -> list[bool]:
     return [kept[(start, end)] for start, end in spans]
 
 
-def mentioned_keys(normalized_text: str, keys: Iterable[str]) -> set[str]:
+def mentioned_keys(normalized_text: str, keys: Iterable[str], particles: bool = False) -> set[str]:
     """The slow, obvious definition of which name keys a text mentions when a name inside a
     longer indexed name does not count (`IndexSettings.mentions` "maximal"): every occurrence of
     every key (str.find, `at_word_boundaries`), then those `outermost` keeps. The reference the
@@ -120,7 +124,7 @@ def mentioned_keys(normalized_text: str, keys: Iterable[str]) -> set[str]:
     for key in set(keys):
         start = normalized_text.find(key) if key else -1
         while start != -1:
-            if at_word_boundaries(normalized_text, start, start + len(key)):
+            if at_word_boundaries(normalized_text, start, start + len(key), particles):
                 found.append((start, start + len(key)))
                 of.append(key)
             start = normalized_text.find(key, start + 1)

@@ -154,6 +154,8 @@ MEANINGS = {
     "--workers": ("number", "parsing processes"),
     "--zh-convert": ("text", "how Chinese names and text are converted to one script before matching"),
     "--zh-variants": ("text", "which Chinese language codes zh stands for"),
+    "--ko-particles": ("flag", "Korean particles written onto a Hangul name end it"),
+    "--no-ko-particles": ("flag", "a Hangul name counts as a whole word only"),
     "--subject-var": ("text", "a results variable holding each row's subject"),
     "--object-var": ("text", "a results variable holding each row's object"),
     "--property-var": ("text", "a results variable holding each row's property"),

@@ -21,6 +21,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from ..settings import IndexSettings, StoreNames
+from ..korean import PARTICLE_BYTES, hangul
 from ..text import at_word_boundaries, name_key, normalize
 from .layout import Occurrences, TokenIndexFolder
 from .store import MANIFEST, TOKENIZER, TokenIndexError, read_manifest
@@ -44,6 +45,7 @@ class TokenCountIndex:
         self.tokenizer = self.manifest["tokenizer"]
         self._settings = self.manifest["settings"]
         self.index_settings = IndexSettings.from_dict(self._settings)
+        self.particles = self.index_settings.particles  # Korean particles end a Hangul name (index/korean.py)
         self.maximal = self.index_settings.mentions == "maximal"
         self.vocabulary = Vocabulary(self.folder / TOKENIZER)
         self.tokens = TokenIndexFolder(self.folder / "tokens", self.manifest["token_width"])
@@ -219,7 +221,8 @@ class TokenCountIndex:
             first = np.where(after >= 0, self.vocabulary.first[np.maximum(after, 0)], NO_GLUE)
             if lead:
                 last = np.full(len(occ), NO_GLUE, dtype=np.int8)
-            glued = (last == GLUE) | (first == GLUE)
+            # a Hangul end glued to more Hangul may still end before particles: verified, not refused
+            glued = (last == GLUE) | ((first == GLUE) & (not self._open(key)))
             sure = (last == NO_GLUE) & (first == NO_GLUE) & (not verify_all)
             unsure = np.ones(len(occ), dtype=bool) if verify_all else ~glued & ~sure
             delta = np.full(len(occ), lead, dtype=np.int64)
@@ -256,12 +259,17 @@ class TokenCountIndex:
             out[i] = cum[a]
         return out
 
+    def _open(self, key: str) -> bool:
+        """Whether `key`'s end may be followed by Korean particles (a Hangul end, under ko_particles)."""
+        return self.particles and hangul(key[-1])
+
     def _verify(self, occ: Occurrences, ids, lead: int, key: str, begin: int):
         """Per occurrence of the form `ids` (the key's core, `begin` characters into the key):
         whether the key occurs there on word boundaries, decided on the decoded window, and its
         span (bytes from the form's first token, and length)."""
         reach = 4 * (len(key) + 2)
-        windows, offsets = self.tokens.windows(occ, len(ids), reach, reach)
+        ahead = reach + PARTICLE_BYTES * self._open(key)
+        windows, offsets = self.tokens.windows(occ, len(ids), reach, ahead)
         pieces = self.vocabulary.pieces
         ok = np.zeros(len(occ), dtype=bool)
         delta = np.zeros(len(occ), dtype=np.int64)
@@ -282,10 +290,10 @@ class TokenCountIndex:
             if start < 0 or stop > len(text) or text[start:stop] != key:
                 continue
             clipped_left = at - offset > 0 and start == 0
-            clipped_right = stop == len(text) and len(window) - offset - len(ids) == reach
+            clipped_right = stop == len(text) and len(window) - offset - len(ids) == ahead
             if clipped_left or clipped_right:
                 continue
-            if not at_word_boundaries(text, start, stop):
+            if not at_word_boundaries(text, start, stop, self.particles):
                 continue
             ok[i] = True
             key_start = len(raw[:start].encode("utf-8", "surrogateescape"))
@@ -303,14 +311,14 @@ class TokenCountIndex:
         occ = self.text.occurrences(list(needle))
         if not len(occ):
             return empty
-        windows, offsets = self.text.windows(occ, len(needle), 4, 4)
+        windows, offsets = self.text.windows(occ, len(needle), 4, 4 + PARTICLE_BYTES * self._open(key))
         keep = np.zeros(len(occ), dtype=bool)
         for i, (window, offset) in enumerate(zip(windows, offsets.tolist())):
             data = bytes(window.astype(np.uint8))
             before = data[:offset].decode("utf-8", "surrogateescape")
             after = data[offset + len(needle):].decode("utf-8", "surrogateescape")
             left = before[-1:] if offset else ""
-            right = after[:1]
-            keep[i] = at_word_boundaries(left + key + right, len(left), len(left) + len(key))
+            right = after if self._open(key) else after[:1]
+            keep[i] = at_word_boundaries(left + key + right, len(left), len(left) + len(key), self.particles)
         take = np.flatnonzero(keep)
         return occ.doc[take], occ.at[take], occ.at[take] + len(needle), np.zeros(len(take), np.int64)
