@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import run_cli
 from factprobe.index.korean import PARTICLES, particles_only
@@ -74,6 +75,15 @@ def test_real_sentences_counted_by_hand(particles, expected):
     keys = {name_key(n): e for e, _, n, _ in NAMES}
     slow = [{keys[k] for k in mentioned_keys(normalize(r["text"]), keys, particles)} for r in rows]
     assert found == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="미국인어의에서는도 a.", max_size=30), min_size=1, max_size=4),
+       st.lists(st.sampled_from(["미국", "국인", "미국인", "국의", "a미국", "에서"]), min_size=1, max_size=4, unique=True),
+       st.booleans())
+def test_the_automaton_agrees_with_the_slow_definition(texts, names, particles):
+    finder = MentionFinder([(n, n) for n in names], particles=particles)
+    assert finder.in_texts(texts) == [mentioned_keys(normalize(t), names, particles) for t in texts]
 
 
 def make_store(path: Path) -> str:
