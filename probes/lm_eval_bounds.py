@@ -258,7 +258,9 @@ def _conversion_size(kind: str, value, precision: int | None) -> int:
     if kind == "c":
         return 1
     if kind in "ra":
-        size = (2 * len(value) if value.isprintable() else 10 * len(value)) + 2 if isinstance(value, str) \
+        # repr escapes what is not printable, ascii() also every character past ASCII (€ is \u20ac)
+        kept = isinstance(value, str) and value.isprintable() and (kind == "r" or value.isascii())
+        size = (2 * len(value) if kept else 10 * len(value)) + 2 if isinstance(value, str) \
             else 10 * weight(value) + 3
     elif kind == "s":
         size = weight(value)
