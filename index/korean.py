@@ -40,6 +40,12 @@ def hangul(ch: str) -> bool:
     return "\uac00" <= ch <= "\ud7a3"
 
 
+def ends_open(name: str, particles: bool) -> bool:
+    """Whether `name`'s end is decided by the particles after it (a Hangul end, under `particles`)
+    rather than by a boundary character: every backend asks this one question."""
+    return particles and hangul(name[-1])
+
+
 @lru_cache(maxsize=65_536)
 def particles_only(run: str) -> bool:
     """Whether `run` (Hangul syllables) is one to MOST_IN_A_ROW particles written in a row."""

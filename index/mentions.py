@@ -26,7 +26,7 @@ import numpy as np
 from .corpus import Document
 from .writing_systems import UNSPACED_RANGES, unspaced
 from .settings import MENTIONS
-from .korean import hangul
+from .korean import ends_open
 from .text import AliasFilter, at_word_boundaries, name_key, normalize
 
 MARK = "\x01"  # a character that is not a letter or digit, or a boundary put between two characters
@@ -121,7 +121,7 @@ def pattern(key: str, particles: bool = False) -> tuple[str, int]:
     when it has one before the name, so names written alike begin alike. With `particles` a key
     ending in Hangul has no MARK after it: its end is confirmed by `at_word_boundaries`, since
     Korean particles written onto it make a boundary there (index/korean.py)."""
-    before, after = not unspaced(key[0]), not unspaced(key[-1]) and not (particles and hangul(key[-1]))
+    before, after = not unspaced(key[0]), not unspaced(key[-1]) and not ends_open(key, particles)
     return MARK * before + scanned(key) + MARK * after, int(before)
 
 
@@ -234,7 +234,7 @@ class MentionFinder:
         stop = start + len(name)
         if stop > end or not joined.startswith(name, start):
             return False
-        return not (self.particles and hangul(name[-1])) or at_word_boundaries(joined, start, stop, True)
+        return not ends_open(name, self.particles) or at_word_boundaries(joined, start, stop, True)
 
     def _outermost(self, joined: str, ends: list[int], at: np.ndarray, docs: np.ndarray, hits: list,
                    found: list[set[str]]) -> None:

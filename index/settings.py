@@ -15,8 +15,7 @@ particles written onto it (우주가, 우주의; index/korean.py), never before 
 
 An index recorded before a setting existed reads as it then counted: names "all", zh_convert
 "none", zh_variants "as-given", min_han_length = min_alias_length, mentions "any", ko_particles
-off. Link-based
-counting has no names inside names: it ignores `mentions`."""
+off. Link-based counting has no names inside names: it ignores `mentions`."""
 
 from __future__ import annotations
 

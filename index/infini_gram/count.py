@@ -21,7 +21,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from ..settings import IndexSettings, StoreNames
-from ..korean import PARTICLE_BYTES, hangul
+from ..korean import PARTICLE_BYTES, ends_open
 from ..text import at_word_boundaries, name_key, normalize
 from .layout import Occurrences, TokenIndexFolder
 from .store import MANIFEST, TOKENIZER, TokenIndexError, read_manifest
@@ -261,7 +261,7 @@ class TokenCountIndex:
 
     def _open(self, key: str) -> bool:
         """Whether `key`'s end may be followed by Korean particles (a Hangul end, under ko_particles)."""
-        return self.particles and hangul(key[-1])
+        return ends_open(key, self.particles)
 
     def _verify(self, occ: Occurrences, ids, lead: int, key: str, begin: int):
         """Per occurrence of the form `ids` (the key's core, `begin` characters into the key):
@@ -311,14 +311,15 @@ class TokenCountIndex:
         occ = self.text.occurrences(list(needle))
         if not len(occ):
             return empty
-        windows, offsets = self.text.windows(occ, len(needle), 4, 4 + PARTICLE_BYTES * self._open(key))
+        open_end = self._open(key)  # asked once, not per occurrence
+        windows, offsets = self.text.windows(occ, len(needle), 4, 4 + PARTICLE_BYTES * open_end)
         keep = np.zeros(len(occ), dtype=bool)
         for i, (window, offset) in enumerate(zip(windows, offsets.tolist())):
             data = bytes(window.astype(np.uint8))
             before = data[:offset].decode("utf-8", "surrogateescape")
             after = data[offset + len(needle):].decode("utf-8", "surrogateescape")
             left = before[-1:] if offset else ""
-            right = after if self._open(key) else after[:1]
+            right = after if open_end else after[:1]
             keep[i] = at_word_boundaries(left + key + right, len(left), len(left) + len(key), self.particles)
         take = np.flatnonzero(keep)
         return occ.doc[take], occ.at[take], occ.at[take] + len(needle), np.zeros(len(take), np.int64)
