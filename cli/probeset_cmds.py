@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..kg.outputs import Claim
-from ..probes.importers import FORMATS, OWN_READER, import_items
+from ..probes.importers import FORMATS, LANGUAGE_FORMATS, OWN_READER, import_items
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import RenamedOption, json_option, store_option
 from .outputs import overwrite_option
@@ -140,6 +140,9 @@ def stats(path, as_json):
               help=f"{', '.join(f.name for f in FORMATS.values() if f.templates)}: give each item our cloze "
                    "templates for its relation.")
 @click.option("--relation", default=None, help="pararel: the relation of files whose name does not say it.")
+@click.option("--language", default=None,
+              help="x-factr: the language to ask in (a column of its TREx_prompts.csv: en, fr, ru, ...); mlama: the "
+                   "language of files whose folder does not name it (mlama1.1/fr/P19.jsonl does).")
 @click.option("--verbalization", type=click.Choice(["flawed", "corrected"]), default=None,
               help="distfact-taxonomy: the sentence each item asks, the row's verbalization (flawed) or its "
                    "correction (corrected); import once for each, with the same --onto.")
@@ -153,7 +156,7 @@ def stats(path, as_json):
 @click.option("--parquet", is_flag=True, help="Also write NAME.parquet (needs pyarrow).")
 @overwrite_option
 @json_option
-def import_(fmt, files, out_path, with_templates, relation, verbalization, onto, subject_final, parquet, overwrite,
+def import_(fmt, files, out_path, with_templates, relation, language, verbalization, onto, subject_final, parquet, overwrite,
             as_json):
     """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
     are reported by file, line and field and skipped (exit code 3). A probe set already at --out
@@ -165,6 +168,9 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
             require_pyarrow()
         except RuntimeError as error:
             fail(str(error), EXIT_USAGE)
+    if with_templates and fmt in LANGUAGE_FORMATS:
+        fail(f"--with-templates: --format {fmt} asks each item with its own language's templates (ours are English)",
+             EXIT_USAGE)
     taxonomy = {"verbalization": verbalization, "onto": onto, "subject_final": subject_final}
     claim = claim_probeset(out_path, overwrite=overwrite, inputs=[*files, *([onto] if onto else [])], parquet=parquet)
     templates = None
@@ -182,9 +188,9 @@ def import_(fmt, files, out_path, with_templates, relation, verbalization, onto,
             given = [f"--{k.replace('_', '-')}" for k, v in taxonomy.items() if v is not None]
             if given:
                 fail(f"{', '.join(given)}: for --format distfact-taxonomy only", EXIT_USAGE)
-            items, report = import_items(fmt, files, templates, relation=relation)
+            items, report = import_items(fmt, files, templates, relation=relation, language=language)
             kind = FORMATS[fmt].kind
-            params = {"import": fmt, "templates": with_templates}
+            params = {"import": fmt, "templates": with_templates, **({"language": language} if language else {})}
     except (ValueError, OSError) as error:  # lm-eval: a task this import cannot follow, named
         fail(str(error), EXIT_USAGE)
     for line in report.rejected:

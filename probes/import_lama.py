@@ -24,6 +24,8 @@ DATE = re.compile(r"-?[0-9]{1,4}(-[0-9]{2}(-[0-9]{2})?)?")
 # and of death with the templates of T-REx's P19 and P20)
 GOOGLE_RE = {"/people/person/place_of_birth": "P19", "/people/person/date_of_birth": "P569",
              "/people/deceased_person/place_of_death": "P20"}
+# the names mLAMA (and LAMA's relations_googlere.jsonl) give the same three relations, file and template
+GOOGLE_RE_NAMES = {"place_of_birth": "P19", "date_of_birth": "P569", "place_of_death": "P20"}
 SUBJECT_FREEBASE_ONLY = "items whose subject has only a Freebase mid (no Wikidata id in the row)"
 OBJECT_FREEBASE_ONLY = "items whose object has only a Freebase mid (no Wikidata id in the row)"
 

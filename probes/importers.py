@@ -1,7 +1,8 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
 LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py), PopQA (probes/import_popqa.py),
-EntityQuestions (probes/import_entityquestions.py) and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
+EntityQuestions (probes/import_entityquestions.py), mLAMA (probes/import_mlama.py), X-FACTR
+(probes/import_xfactr.py), KILT T-REx (probes/import_kilt.py) and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
 their own prompt (probes/import_lm_eval.py); a row that does not fit is reported by file, line
 and field, counted and skipped (probes/import_rows.py). Fields read: docs/design-notes.md.
 
@@ -23,6 +24,9 @@ from typing import Iterable, Iterator
 from ..kg.jsonl import JsonRefused, parse_json
 from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
 from .import_entityquestions import entityquestions_items
+from .import_kilt import kilt_trex_items
+from .import_mlama import mlama_items
+from .import_xfactr import xfactr_items
 from .import_lama_sentences import SENTENCE_FORMATS, sentence_items
 from .import_popqa import POPULARITY, popqa_items
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
@@ -62,6 +66,16 @@ _DECLARED = (
                                              "or .jsonl; rows question, answers): the relation from the file's "
                                              "name, the subject read out of the question by the file's shared "
                                              "template", templates=True),
+    ImportFormat("mlama", "cloze", "mLAMA 1.1's relation files (mlama1.1/fr/P19.jsonl, date_of_birth.jsonl; rows "
+                                   "sub_uri, obj_uri, sub_label, obj_label, lineid): items in the folder's language "
+                                   "(or --language), asked with the templates.jsonl beside them"),
+    ImportFormat("x-factr", "cloze", "X-FACTR's facts (data/mTRExf/sub/P19.jsonl) in --language: names, aliases, "
+                                     "genders and the language's prompt read from X-FACTR's data folder "
+                                     "(TREx_prompts.csv, mTRExf_unicode_escape.txt, mTRExf_gender.txt, "
+                                     "alias/mTRExf/LANG.txt)"),
+    ImportFormat("kilt-trex", "cloze", "KILT's T-REx slot filling (trex-dev-kilt.jsonl; rows id, input 'subject "
+                                       "[SEP] relation label', output[].answer): the relation read from its label",
+                 templates=True),
     ImportFormat("trex-mc", "icl-mc", "rows with Relation_ID, Subject, Object, Multiple Choices (JSONL or CSV)"),
     ImportFormat("myriadlama", "cloze", "rows uuid, rel_uri, sub_ent, obj_ents, obj_aliases, template (one per "
                                         "prompt)"),
@@ -77,15 +91,19 @@ _DECLARED = (
 FORMATS: dict[str, ImportFormat] = {f.name: f for f in _DECLARED}
 # read by probes/import_distfact.py (its own options, a probe set to join): not through import_items
 OWN_READER = ("distfact-taxonomy",)
+LANGUAGE_FORMATS = ("mlama", "x-factr")  # their items are in a language --language may name
 
 
 def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, list[str]] | None = None, *,
-                 relation: str | None = None) -> tuple[list[dict], ImportReport]:
-    """`relation`: the relation of ParaRel files whose names do not say it (P36.jsonl does)."""
+                 relation: str | None = None, language: str | None = None) -> tuple[list[dict], ImportReport]:
+    """`relation`: the relation of ParaRel files whose names do not say it (P36.jsonl does);
+    `language`: X-FACTR's language to ask in, mLAMA's where the folder does not say it."""
     if fmt not in FORMATS or fmt in OWN_READER:
         raise ValueError(f"format {fmt!r}: use one of {', '.join(f for f in FORMATS if f not in OWN_READER)}")
     if relation is not None and fmt != "pararel":
         raise ValueError(f"--relation is for --format pararel: {fmt} rows name their own relation")
+    if language is not None and fmt not in LANGUAGE_FORMATS:
+        raise ValueError(f"--language is for --format {' or '.join(LANGUAGE_FORMATS)}: {fmt} rows are in one language")
     if relation is not None and not PROPERTY.fullmatch(relation):
         raise ValueError(f"--relation {relation!r}: not a property id (like P36)")
     report = ImportReport()
@@ -104,6 +122,12 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
         items = list(popqa_items(files, templates, report))
     elif fmt == "entityquestions":
         items = list(entityquestions_items(files, templates, report))
+    elif fmt == "mlama":
+        items = list(mlama_items(files, report, language=language))
+    elif fmt == "x-factr":
+        items = list(xfactr_items(files, report, language=language))
+    elif fmt == "kilt-trex":
+        items = list(kilt_trex_items(files, templates, report))
     else:
         rows = ((where, row) for path in files for where, row in file_rows(Path(path)))
         items = list(_trex_mc(rows, report)) if fmt == "trex-mc" else _myriadlama(rows, report)

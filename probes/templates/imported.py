@@ -2,7 +2,8 @@
 `relations.jsonl` (one row per relation: `relation`, `template`, `label`, `description`), ParaRel's
 `pattern_data/graphs_json/P*.jsonl` (one paraphrase per row, `pattern`; the relation is the file's
 name) and mLAMA's `templates.jsonl` (LAMA's rows, translated; the language is the folder's name,
-mlama1.1/fr/templates.jsonl, or given).
+mlama1.1/fr/templates.jsonl, or given; its Google-RE rows name place_of_birth, date_of_birth and
+place_of_death, read as P19, P569 and P20).
 
 Each template keeps its words exactly (LAMA's "[X] was born in [Y] ." with its space before the
 period is the prompt LAMA asked) and names the file and line it was read from (`origin`). A row
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...kg.outputs import replace_file
+from ..import_lama import GOOGLE_RE_NAMES
 from . import (BASE_LANGUAGE, LANGUAGE_CODE, RELATION_ID, RelationTemplates, Template, TemplateError, dump,
                load_file, slot_problem)
 
@@ -48,6 +50,8 @@ def read_templates(fmt: str, files: Iterable[str | Path], *, language: str | Non
             where = f"{path}:{line}"
             text_key = "pattern" if fmt == "pararel" else "template"
             rel = (relation or path.stem.split(".")[0]) if fmt == "pararel" else row.get("relation")
+            if fmt == "mlama":  # its Google-RE templates name their relation as LAMA's files do
+                rel = GOOGLE_RE_NAMES.get(rel, rel) if isinstance(rel, str) else rel
             text = row.get(text_key)
             if not isinstance(rel, str) or not RELATION_ID.fullmatch(rel):
                 out.rejected.append(f"{where}: {'the file name' if fmt == 'pararel' else 'relation'} names no "
