@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -200,7 +201,8 @@ def import_(fmt, files, out_path, with_templates, relation, language, verbalizat
     if claim is Claim.OURS:
         _same_items(out_path, items)
     meta = write_probeset(out_path, items, kind=kind, seed=0, params=params,
-                          source={"files": [Path(f).name for f in files], **report.to_dict(), **FORMATS[fmt].source},
+                          source={"files": [Path(f).name for f in files], **report.to_dict(), **FORMATS[fmt].source,
+                                  **_resources(report.resources)},
                           parquet=parquet)
     if as_json:
         echo(json.dumps({"out": out_path, **meta.to_dict()}))
@@ -209,6 +211,18 @@ def import_(fmt, files, out_path, with_templates, relation, language, verbalizat
                    + (f"; {len(report.rejected)} rejected" if report.rejected else ""))
     if report.rejected:
         sys.exit(EXIT_PARTIAL)
+
+
+def _resources(paths: list[Path]) -> dict:
+    """The files read beside the rows (X-FACTR's prompts and names, mLAMA's templates), each by
+    its folder and name and the sha256 of the bytes read, so the set is tied to them too."""
+    if not paths:
+        return {}
+    found = {}
+    for path in dict.fromkeys(paths):
+        with open(path, "rb") as handle:
+            found[f"{path.parent.name}/{path.name}"] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return {"resources": found}
 
 
 def _taxonomy(files, with_templates, relation, verbalization, onto, subject_final):

@@ -45,6 +45,7 @@ def _folder_templates(folder: Path, language: str, report: ImportReport) -> dict
     if not path.is_file():
         return {}
     found = read_templates("mlama", [path], language=language)
+    report.resources.append(path)
     for line in found.rejected:
         report.note(f"templates skipped (templates.jsonl rows that are no template): {line}")
     return {relation: [t.text for t in entry.cloze] for (relation, _), entry in found.found.items()}

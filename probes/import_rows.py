@@ -29,6 +29,8 @@ class ImportReport:
     rejected: list[str] = field(default_factory=list)  # "file:line: field: why"
     # what a user should know of items that were kept: "what they are" -> how many
     notes: dict[str, int] = field(default_factory=dict)
+    # files besides the rows that the items were made from (X-FACTR's prompts, mLAMA's templates)
+    resources: list[Path] = field(default_factory=list)
 
     def note(self, what: str) -> None:
         self.notes[what] = self.notes.get(what, 0) + 1

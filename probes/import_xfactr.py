@@ -50,6 +50,7 @@ class Resources:
     names: dict[str, dict[str, str]] = field(default_factory=dict)  # entity -> language -> name
     genders: dict[str, str] = field(default_factory=dict)  # entity -> male | female
     aliases: dict[str, list[str]] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)  # the files read, for the sidecar to tie to their bytes
 
 
 def data_folder(path: Path) -> tuple[Path, str]:
@@ -77,20 +78,22 @@ def read_resources(folder: Path, facts: str, language: str) -> Resources:
             cells = dict(zip(header, record.cells))
             if cells.get("pid") and cells.get(language, "").strip():
                 found.prompts[cells["pid"]] = " ".join(cells[language].split())
-    names = folder / f"{facts}_unicode_escape.txt"
+    names, genders = folder / f"{facts}_unicode_escape.txt", folder / f"{facts}_gender.txt"
+    aliases = folder / "alias" / facts / f"{language}.txt"
     if language != "en" and not names.is_file():
         raise ValueError(f"{names}: X-FACTR's names of the entities are not there: without them every name "
                          "would be English")
     for line in _tab_lines(names):
-        names = found.names.setdefault(line[0], {})
+        entity = found.names.setdefault(line[0], {})
         for entry in line[1:]:
             label, _, lang = entry.rpartition("@")
-            names[lang] = label.strip('"')
-    for line in _tab_lines(folder / f"{facts}_gender.txt"):
+            entity[lang] = label.strip('"')
+    for line in _tab_lines(genders):
         if len(line) > 1 and line[1] in GENDERS:
             found.genders[line[0]] = line[1]
-    for line in _tab_lines(folder / "alias" / facts / f"{language}.txt"):
+    for line in _tab_lines(aliases):
         found.aliases.setdefault(line[0], []).extend(a for a in line[1:] if a)  # an entity's lines add up
+    found.files = [path for path in (prompts, names, genders, aliases) if path.is_file()]
     return found
 
 
@@ -138,6 +141,7 @@ def xfactr_items(files: Iterable[str | Path], report: ImportReport, *, language:
         raise ValueError("--format x-factr asks in one of X-FACTR's languages: give --language (en, fr, ru, ...)")
     placed = [(Path(path), *data_folder(Path(path))) for path in files]
     resources = {(folder, facts): read_resources(folder, facts, language) for _, folder, facts in placed}
+    report.resources.extend(path for found in resources.values() for path in found.files)
 
     def rows() -> Iterator[tuple[str, tuple]]:
         for path, folder, facts in placed:

@@ -90,6 +90,8 @@ def test_cli_imports_mlama_and_refuses_our_english_templates(tmp_path):
     run_cli("probeset", "import", "--format", "mlama", str(FR / "P19.jsonl"), "--out", str(out), check=True)
     assert [json.loads(line)["prompts"][0]["text"] for line in out.read_text(encoding="utf-8").splitlines()] == [
         "Jésus de Nazareth est né à [Y] .", "Lee Kuan Yew est né à [Y] .", "Catherine d'Alexandrie est né à [Y] ."]
+    assert list(json.loads((tmp_path / "mlama.meta.json").read_text())["source"]["resources"]) == [
+        "fr/templates.jsonl"]
     refused = run_cli("probeset", "import", "--format", "mlama", str(FR / "P19.jsonl"), "--with-templates",
                       "--out", str(tmp_path / "t.jsonl"))
     assert refused.returncode == 2 and "its own language's templates" in refused.stderr

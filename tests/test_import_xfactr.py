@@ -5,6 +5,7 @@ Russian, Chinese and French."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -140,6 +141,11 @@ def test_cli_imports_in_the_given_language_and_records_it(data, tmp_path):
     assert len(items) == 9 and {item["language"] for item in items} == {"zh"}
     meta = json.loads((tmp_path / "xfactr.meta.json").read_text())
     assert meta["params"]["language"] == "zh"
+    # the files beside the rows are tied to their bytes too
+    assert sorted(meta["source"]["resources"]) == ["data/TREx_prompts.csv", "data/mTRExf_gender.txt",
+                                                   "data/mTRExf_unicode_escape.txt", "mTRExf/zh.txt"]
+    assert meta["source"]["resources"]["data/TREx_prompts.csv"] == hashlib.sha256(
+        (data / "TREx_prompts.csv").read_bytes()).hexdigest()
     refused = run_cli("probeset", "import", "--format", "x-factr", str(_facts(data)[0]), "--language", "zh",
                       "--with-templates", "--out", str(tmp_path / "t.jsonl"))
     assert refused.returncode == 2 and "its own language's templates" in refused.stderr
