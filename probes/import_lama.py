@@ -94,7 +94,7 @@ def pararel_items(files: Iterable[str | Path], relation: str | None, templates: 
         stated = row.get("predicate_id")
         if stated not in (None, "") and stated != relation:
             raise ImportRowError(f"predicate_id: {stated}, but the file's relation is {relation}")
-        subject, obj = _wikidata_id(row, "sub_uri"), _wikidata_id(row, "obj_uri")
+        subject, obj = wikidata_id(row, "sub_uri"), wikidata_id(row, "obj_uri")
         fact = str(row.get("uuid") or f"{subject or subject_label}|{relation}|{obj or object_label}")
         return cloze_item(fact, relation, subject, subject_label, obj, object_label, "pararel", templates)
 
@@ -102,7 +102,7 @@ def pararel_items(files: Iterable[str | Path], relation: str | None, templates: 
     yield from guarded_items(rows, report, convert)
 
 
-def _wikidata_id(row: dict, name: str) -> str | None:
+def wikidata_id(row: dict, name: str) -> str | None:
     """An optional Wikidata item id: None when the row gives none."""
     value = row.get(name)
     if value in (None, ""):
@@ -127,7 +127,7 @@ def google_re_items(files: Iterable[str | Path], templates: Templates, report: I
         if relation != "P569" and not MID.fullmatch(obj):
             raise ImportRowError(f"obj: {obj!r} is not a Freebase mid (/m/...)")
         subject_label, object_label = row_text(row, "sub_label"), row_text(row, "obj_label")
-        subject, obj_id = _wikidata_id(row, "sub_w"), _wikidata_id(row, "obj_w")
+        subject, obj_id = wikidata_id(row, "sub_w"), wikidata_id(row, "obj_w")
         fact = str(row.get("uuid") or f"{sub}|{relation}|{obj}")
         is_mid = relation != "P569"
         return {**cloze_item(fact, relation, subject, subject_label, obj_id, object_label, "lama-google-re",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .import_lama import GOOGLE_RE_NAMES, ITEM, PROPERTY, cloze_item
+from .import_lama import GOOGLE_RE_NAMES, PROPERTY, cloze_item, wikidata_id
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_text
 from .templates import LANGUAGE_CODE
 from .templates.imported import read_templates
@@ -51,15 +51,6 @@ def _folder_templates(folder: Path, language: str, report: ImportReport) -> dict
     return {relation: [t.text for t in entry.cloze] for (relation, _), entry in found.found.items()}
 
 
-def _entity(row: dict, name: str) -> str | None:
-    value = row.get(name)
-    if value in (None, ""):
-        return None
-    if not (isinstance(value, str) and ITEM.fullmatch(value)):
-        raise ImportRowError(f"{name}: {value!r} is not a Wikidata item id")
-    return value
-
-
 def mlama_items(files: Iterable[str | Path], report: ImportReport, *, language: str | None = None) -> Iterator[dict]:
     placed = [(Path(path), *file_place(Path(path), language)) for path in files]  # every name before any row
     templates: dict[tuple[Path, str], dict[str, list[str]]] = {}
@@ -79,7 +70,7 @@ def mlama_items(files: Iterable[str | Path], report: ImportReport, *, language: 
         if isinstance(line, bool) or not isinstance(line, int):
             raise ImportRowError(f"lineid: {line!r} is not a whole number")
         fact = f"mlama:{lang}:{path.stem}:{line}"
-        item = cloze_item(fact, relation, _entity(row, "sub_uri"), subject_label, _entity(row, "obj_uri"),
+        item = cloze_item(fact, relation, wikidata_id(row, "sub_uri"), subject_label, wikidata_id(row, "obj_uri"),
                           object_label, "mlama", templates[path.parent, lang])
         item.update({"language": lang, "source_relation": path.stem, "lineid": line})
         return item
