@@ -31,6 +31,7 @@ from .vocabulary import GLUE, NO_GLUE, Vocabulary, core_of, variants
 # (doc, start byte, end byte, first token) of a name's valid occurrences: in the token part, bytes
 # from the occurrence's first token; in the text part, bytes of the normalized text (token 0)
 Spans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+SEPARATOR = "\x00"  # between the keys scanned at once (_containing_keys)
 
 
 class TokenCountIndex:
@@ -66,6 +67,7 @@ class TokenCountIndex:
         self._docs: dict[str, BitMap] = {}
         self._spans: dict[str, tuple[Spans, Spans]] = {}
         self._containing: dict[str, list[tuple[str, list[int]]]] = {}
+        self._joined: tuple[str, np.ndarray] | None = None
         self._entity: dict[str, BitMap] = {}
         self._cums: dict[int, np.ndarray] = {}  # per document: byte offset of each token
 
@@ -139,13 +141,32 @@ class TokenCountIndex:
         """The longer indexed names that hold `key`, each with where (characters) it sits in them."""
         found = self._containing.get(key)
         if found is None:
-            found = []
-            for other in self._all_keys():
-                if len(other) > len(key) and key in other:
-                    at = [i for i in range(len(other) - len(key) + 1) if other.startswith(key, i)]
-                    found.append((other, at))
+            joined, starts = self._joined_keys()
+            keys = self._all_keys()
+            where: dict[int, list[int]] = {}
+            # one C-speed scan of every key at once, not a Python test per key: annotating
+            # 1,654 entities spent 0.77 s of 3.8 s in that test
+            at = joined.find(key) if key and SEPARATOR not in key else -1
+            if SEPARATOR in key:  # a hit could span two keys: each tested alone
+                where = {j: [i for i in range(len(o) - len(key) + 1) if o.startswith(key, i)]
+                         for j, o in enumerate(keys) if len(o) > len(key) and key in o}
+            while at >= 0:
+                j = int(np.searchsorted(starts, at, side="right")) - 1
+                if len(keys[j]) > len(key):
+                    where.setdefault(j, []).append(at - int(starts[j]))
+                at = joined.find(key, at + 1)
+            found = [(keys[j], where[j]) for j in sorted(where)]
             self._containing[key] = found
         return found
+
+    def _joined_keys(self) -> tuple[str, np.ndarray]:
+        """Every indexed key in one string, SEPARATOR between them, and where each starts."""
+        if self._joined is None:
+            keys = self._all_keys()
+            lengths = np.array([len(k) + 1 for k in keys], dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if keys else np.zeros(0, np.int64)
+            self._joined = (SEPARATOR.join(keys), starts)
+        return self._joined
 
     def _outermost(self, key: str, token_spans: Spans, text_spans: Spans) -> tuple[Spans, Spans]:
         """The spans no valid occurrence of a longer indexed name contains, compared in bytes of

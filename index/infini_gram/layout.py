@@ -102,14 +102,18 @@ class _Shard:
         indexer sorts: a suffix that is a prefix of the needle sorts before it)."""
         span = len(needle)
         lo, hi = 0, self.positions
+        above = self.positions  # the lowest rank seen past every match: bounds the second search
         while lo < hi:
             mid = (lo + hi) // 2
             at = self.pointer(mid)
-            if self.data[at:at + span] < needle:
+            prefix = self.data[at:at + span]
+            if prefix < needle:
                 lo = mid + 1
             else:
+                if prefix != needle:
+                    above = mid
                 hi = mid
-        first, hi = lo, self.positions
+        first, hi = lo, above
         while lo < hi:
             mid = (lo + hi) // 2
             at = self.pointer(mid)
