@@ -136,7 +136,7 @@ def _label(finder, entity):
 
 @distractors_group.command("query")
 @click.option("--subject", required=True, help="Subject QID.")
-@click.option("--relation", required=True, help="Relation PID.")
+@click.option("--relation", required=True, help="Relation PID, or its label (`kg relations`).")
 @click.option("--object", "obj", required=True, help="The true object's QID.")
 @with_options(query_options)
 @json_option
@@ -147,6 +147,9 @@ def query(subject, relation, obj, strategies, n, at, seed, model, template, exac
     \b
     factprobe distractors query --subject Q183 --relation P36 --object Q64 --strategy temp+sem --n 5
     """
+    from .relations import relation_ids_or_fail
+
+    relation, = relation_ids_or_fail(store, [relation])
     finder = _finder(store, semantic_dir, strategies, model, languages, exact,
                      rules=_rules(distractor_types, untyped_pool, appropt_object, exclude_objects,
                                   class_candidates, type_dates))

@@ -156,7 +156,7 @@ def corpus_group() -> None:
                    "미국인); the particle list: docs/building-graphs.md. --no-ko-particles: whole words only (counted "
                    "so before this option). Recorded in the index.")
 @click.option("--count-facts", "count_facts", multiple=True, metavar="RELATION",
-              help="Embedded backend: count the facts of this relation (PID, or 'all') while linking, so that "
+              help="Embedded backend: count the facts of this relation (PID or label, or 'all') while linking, so that "
                    "`frequency annotate` reads their counts instead of intersecting; repeatable.")
 @store_option
 @with_options(backend_options)
@@ -187,6 +187,9 @@ def corpus_index(files, fmt, id_field, title_field, text_field, from_store, link
     if links and files and fmt != "trex":
         raise click.UsageError("--links counts a corpus's own entity links: only T-REx files (--format trex) "
                                "or --from-store have them")
+    from .relations import relation_ids_or_fail
+
+    count_facts = relation_ids_or_fail(store, count_facts, "--count-facts", keep=("all",))
     options = IndexOptions(tuple(files), fmt, from_store, links, _languages(languages), min_alias_length,
                            tuple(exclude_alias), tuple(count_facts), names, zh_convert, min_han_length, mentions,
                            zh_variants, ko_particles, id_field, title_field, text_field)
@@ -287,7 +290,8 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, api
 
 
 @frequency_group.command("annotate")
-@click.option("--relation", "relations", multiple=True, required=True, help="A relation (PID) whose facts to count; repeatable.")
+@click.option("--relation", "relations", multiple=True, required=True,
+              help="A relation whose facts to count, by PID or label (`kg relations`); repeatable.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="JSONL file of counted facts.")
 @click.option("--to-store", is_flag=True,
               help="Write the counts into the store too (table fact_frequencies, under --corpus), "
@@ -321,7 +325,9 @@ def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, stor
         edges = parse_buckets(buckets)
     except CorpusJobError:
         raise click.UsageError(f"--buckets {buckets!r}: give increasing positive integers, e.g. 1,10,100") from None
-    options = AnnotateOptions(tuple(relations), out_path, to_store, corpus_name, edges)
+    from .relations import relation_ids_or_fail
+
+    options = AnnotateOptions(relation_ids_or_fail(store, relations), out_path, to_store, corpus_name, edges)
     with _job_errors():
         result = annotate_step(_backend(backend, index_path, es_url, es_index, model, api_index, api_url), store,
                                options,

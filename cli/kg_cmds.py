@@ -1,10 +1,11 @@
-"""`factprobe kg`: look into an ingested graph: its statistics, one entity with its
-statements, and a stream of facts filtered by relation, subject and date.
+"""`factprobe kg`: look into an ingested graph: its statistics, its relations with their counts,
+one entity with its statements, and a stream of facts filtered by relation, subject and date.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -12,12 +13,22 @@ from ..kg.graph import KnowledgeGraph
 from ..kg.store import StoreError
 from .errors import EXIT_FAILURE, EXIT_USAGE, fail
 from .options import json_option, store_option
+from .template_cmds import templates_option
 from .terminal import echo
 
 
 @click.group("kg")
 def kg_group() -> None:
     """Look into an ingested graph."""
+
+
+def _relation(kg: KnowledgeGraph, text: str) -> str:
+    from .relations import relation_id
+
+    try:
+        return relation_id(kg, text)
+    except ValueError as error:
+        fail(f"--relation: {error}", EXIT_USAGE)
 
 
 def _open(store_path) -> KnowledgeGraph:
@@ -45,6 +56,54 @@ def kg_stats(store, as_json):
     echo(render_stats(store, stats))
 
 
+@kg_group.command("relations")
+@store_option
+@click.option("--index", "index_path", type=click.Path(), default=None,
+              help="A frequency index (`corpus index`: an embedded index file, or a token index folder): add "
+                   "each relation's facts per KDF bucket, counted now.")
+@templates_option
+@json_option
+def kg_relations(store, index_path, template_dirs, as_json):
+    """Every relation with entity-valued facts, most facts first. A relation is named by its id or
+    by its label wherever one is asked for (--relation, a pipeline file's `relations`, the
+    service); this table shows both.
+
+    \b
+    Columns, over the statements that can be probed (an entity
+    object, not deprecated):
+      id        the property id (P36)
+      label     its label in the store (- where the store has none)
+      facts     statements
+      subjects  distinct subjects
+      objects   distinct objects
+      current   true today: no end, or an end today or later
+      ended     an end before today (Bonn, Germany's capital to 1990)
+      cloze qa  templates of each kind (English; shipped and --templates)
+      0 [1,10) [10,100) [100,inf)
+                with --index: statements per KDF bucket (documents
+                that mention both subject and object)
+
+    \b
+    factprobe kg relations --store graph.sqlite
+    factprobe kg relations --store graph.sqlite --index freq.sqlite --json
+    """
+    from ..probes.templates import TemplateError, load_templates, template_dirs_from_env
+    from .relations import count_buckets, relation_records, render_relations
+
+    try:
+        templates = load_templates([Path(d) for d in template_dirs] if template_dirs else template_dirs_from_env())
+    except TemplateError as error:
+        fail(str(error), EXIT_USAGE)
+    with _open(store) as kg:
+        relations = [row.id for row in kg.relation_rows()] if index_path else []
+        buckets = count_buckets(store, index_path, relations) if index_path else None
+        records = relation_records(kg, templates, buckets)
+    if as_json:
+        echo(json.dumps(records, indent=2, ensure_ascii=False))
+    else:
+        echo(render_relations(records, store))
+
+
 @kg_group.command("entity")
 @click.argument("entity_id")
 @store_option
@@ -65,7 +124,7 @@ def kg_entity(entity_id, store, at, as_json):
 
 
 @kg_group.command("facts")
-@click.option("--relation", default=None, help="Property id, e.g. P36.")
+@click.option("--relation", default=None, help="A property id (P36) or a relation's label (capital; `kg relations`).")
 @click.option("--subject", default=None, help="Subject entity id, e.g. Q183.")
 @click.option("--at", default=None, help="Only facts valid at this date (YYYY or YYYY-MM-DD).")
 @click.option("--current", is_flag=True, help="Only facts valid today.")
@@ -80,6 +139,8 @@ def kg_facts(relation, subject, at, current, include_deprecated, limit, store, a
     if not relation and not subject:
         raise click.UsageError("give --relation and/or --subject")
     with _open(store) as kg:
+        if relation:
+            relation = _relation(kg, relation)
         n = 0
         for fact in kg.facts(relation=relation, subject=subject, include_deprecated=include_deprecated):
             if (at or current) and not (fact.object and kg.is_fact(fact.subject, fact.relation, fact.object, at=at)):

@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..kg.jsonl import json_value
 from .command_line import command_line
-from .pipeline_config import Pipeline
+from .pipeline_config import Pipeline, with_relation_ids
 from .terminal import echo
 
 # Errors a step reports in one line; anything else also prints its traceback.
@@ -63,6 +63,7 @@ class Runner:
         p = self.p
         p.out.mkdir(parents=True, exist_ok=True)
         self.graph()
+        self.p = p = with_relation_ids(p, self.store)  # labels read against the graph just ingested
         corpus_name = self.corpus()
         semantic = p.out / "semantic-index"
         if p.semantic:

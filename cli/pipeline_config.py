@@ -43,6 +43,7 @@ class Pipeline:
     evaluations: list[dict]  # {method, probeset, options}
     report: bool
     base: Path = field(repr=False, default=Path("."))
+    config: Path | None = field(repr=False, default=None)  # the file it was read from, for errors found later
 
     def path(self, value: str) -> Path:
         if value.startswith("@sample/"):
@@ -155,7 +156,34 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         raise ConfigError(f"{path}: evaluations: {', '.join(twice)} appear more than once; give one a `name`")
     return Pipeline(str(data.get("name", path.stem)), Path(out) if out else path.parent / data.get("out", "runs"),
                     int(data.get("seed", 0)), graph, data.get("corpus"), bool(data.get("semantic", False)),
-                    probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent)
+                    probesets, [str(m) for m in models], evaluations, bool(data.get("report", True)), path.parent,
+                    path)
+
+
+def with_relation_ids(pipeline: Pipeline, store: Path) -> Pipeline:
+    """The pipeline with every relation it names (probe sets' `relations`, the corpus's) as its id,
+    read against the graph it has just ingested (kg/relations.py: a P-id, or a label in the store or
+    the shipped templates), so every later step and the commands they print say ids. ConfigError
+    naming the key where a label names no relation or several."""
+    from dataclasses import replace
+
+    from ..kg.graph import KnowledgeGraph
+    from .relations import relation_id
+
+    def ids(texts, where: str, keep=()) -> list[str]:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        try:
+            return [t if t in keep else relation_id(kg, str(t)) for t in texts]
+        except ValueError as error:
+            raise ConfigError(f"{pipeline.config or pipeline.name}: {where}: {error}") from None
+
+    with KnowledgeGraph(store) as kg:
+        probesets = {name: {**spec, "relations": ids(spec["relations"], f"probesets.{name}.relations")}
+                     if spec.get("relations") else spec for name, spec in pipeline.probesets.items()}
+        corpus = pipeline.corpus
+        if corpus and corpus.get("relations"):  # `corpus index --count-facts` takes 'all' too
+            corpus = {**corpus, "relations": ids(corpus["relations"], "corpus.relations", keep=("all",))}
+    return replace(pipeline, probesets=probesets, corpus=corpus)
 
 
 def _check_corpus(path: Path, corpus) -> None:

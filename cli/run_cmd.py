@@ -56,6 +56,8 @@ def run_command(config, out, restart, quiet, as_json, overwrite):
         _restart(pipeline.out)
     try:
         summary = Runner(pipeline, quiet, overwrite=overwrite).run()
+    except ConfigError as error:  # found once the graph is in: a relation label that names none or several
+        fail(str(error), EXIT_USAGE)
     except RuntimeError as error:
         echo(f"error: {error}", err=True)
         echo("(a rerun resumes where this one stopped; after editing the config, `factprobe run --restart` "

@@ -33,6 +33,16 @@ def _load(template_dirs, extra: tuple[Path, ...] = ()):
         raise  # unreachable
 
 
+def _relation(text: str, loaded) -> str:
+    """A relation argument, a P-id or a label (kg/relations.py), read against these templates' labels."""
+    from ..kg.relations import resolve_relation
+
+    try:
+        return resolve_relation(None, text, lambda: {r: (e.label,) for r, e in loaded.items() if e.label})
+    except ValueError as error:
+        fail(str(error), EXIT_USAGE)
+
+
 @click.group("templates")
 def templates_group() -> None:
     """Cloze and QA templates per relation: [X] is the subject, [Y] the object.
@@ -75,8 +85,9 @@ def list_cmd(template_dirs, as_json):
 @templates_option
 @json_option
 def show(relation, template_dirs, as_json):
-    """One relation's templates, in order (shipped first, then user folders)."""
-    entry = _load(template_dirs).get(relation.strip().upper())
+    """One relation's templates, in order (shipped first, then user folders); RELATION is its id or label."""
+    loaded = _load(template_dirs)
+    entry = loaded.get(_relation(relation, loaded))
     if entry is None:
         fail(f"no templates for {relation} (see `factprobe templates list`)", EXIT_USAGE)
     if as_json:
@@ -184,7 +195,8 @@ def import_cmd(files, fmt, out_dir, language, relation, overwrite, as_json):
 
 
 @templates_group.command("paraphrase")
-@click.option("--relation", "relations", multiple=True, required=True, help="Relation id, e.g. P36; repeatable.")
+@click.option("--relation", "relations", multiple=True, required=True,
+              help="Relation id (P36) or its templates' label (capital); repeatable.")
 @click.option("--n", type=click.IntRange(min=1), default=10, show_default=True,
               help="New templates wanted per relation.")
 @click.option("--model", required=True, help="Model name on the server, e.g. gpt-4o-mini or a llama.cpp alias.")
@@ -214,7 +226,8 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
     from ..probes.paraphrase import ParaphraseError, make_client, paraphrase, write_generated
 
     out = Path(out_dir)
-    wanted = [r.strip().upper() for r in relations]
+    named = _load(template_dirs)
+    wanted = [_relation(r, named) for r in relations]
     replaced = _claim_relation_files(out, wanted, overwrite)
     # OUT's templates count as already there, unless a file of them is to be replaced (it does not read)
     loaded = _load(template_dirs, (out,) if out.is_dir() and not replaced else ())

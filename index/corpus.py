@@ -47,3 +47,9 @@ def bucket_of(count: int, edges: tuple[int, ...] = DEFAULT_BUCKETS) -> str:
         if count < high:
             return f"[{low},{high})"
     return f"[{edges[-1]},inf)"
+
+
+def bucket_labels(edges: tuple[int, ...] = DEFAULT_BUCKETS) -> tuple[str, ...]:
+    """Every bucket's label, lowest first: "0", "[1,10)", "[10,100)", "[100,inf)" (a table's
+    columns in numeric order, which the labels' text order is not)."""
+    return tuple(bucket_of(count, edges) for count in (0, *edges))

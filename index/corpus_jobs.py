@@ -1,6 +1,6 @@
 """Corpus jobs as library calls: index a corpus for co-occurrence frequency (`index_corpus`),
-count the facts of relations against that index (`annotate`), and count any term, QID or raw
-string (`count_documents`).
+count the facts of relations against that index (`annotate`, or per bucket without writing:
+`relation_buckets`), and count any term, QID or raw string (`count_documents`).
 
 `factprobe corpus index`, `factprobe frequency ...`, the pipeline runner and Python users call
 these. Options and results are dataclasses; progress goes to an optional callback (no progress
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 from .backend import Backend, open_for_counting, open_for_indexing
-from .corpus import DEFAULT_BUCKETS, Document, bucket_of
+from .corpus import DEFAULT_BUCKETS, Document, bucket_labels, bucket_of
 from .corpus_files import FORMATS, JsonFields, ReadReport, Reject, corpus_documents, jsonl_documents, store_documents
 from .settings import IndexSettings
 
@@ -334,18 +334,15 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
                         progress(relation, 0)
                     if writer:  # before any count: a run stopped midway is still named beside the earlier one
                         writer.begin_frequency_annotator(corpus_name, relation, annotator)
-                    for chunk in _chunks(kg.facts(relation, entity_objects_only=True), ANNOTATE_CHUNK):
-                        counts = index.pair_frequencies([(f.subject, f.object) for f in chunk])
-                        buckets_of = [bucket_of(n, edges) for n in counts]
-                        for fact, count, bucket in zip(chunk, counts, buckets_of):
+                    for chunk in counted_facts(index, kg, relation, edges):
+                        for fact, count, bucket in chunk:
                             per_bucket[(relation, bucket)] += 1
                             if out:
                                 out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
                                                       "object": fact.object, field_name: count,
                                                       "bucket": bucket}) + "\n")
                         if writer:
-                            writer.write_fact_frequencies(corpus_name, edges, [
-                                (f.id, n, b) for f, n, b in zip(chunk, counts, buckets_of)])
+                            writer.write_fact_frequencies(corpus_name, edges, [(f.id, n, b) for f, n, b in chunk])
                         facts += len(chunk)
                         done += len(chunk)
                         if progress:
@@ -363,6 +360,33 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
     return AnnotateResult(facts, options.out, corpus_name if options.to_store else None, dict(per_bucket),
                           settings_record(IndexSettings.from_dict(stored)) if stored else None, annotator,
                           approximate)
+
+
+def counted_facts(index, kg, relation: str, edges: tuple[int, ...] = DEFAULT_BUCKETS) -> Iterator[list[tuple]]:
+    """The relation's entity-valued, non-deprecated facts, a chunk at a time, each as (fact, pair
+    count, bucket): what `annotate` writes and `relation_buckets` tallies, counted one way."""
+    for chunk in _chunks(kg.facts(relation, entity_objects_only=True), ANNOTATE_CHUNK):
+        counts = index.pair_frequencies([(f.subject, f.object) for f in chunk])
+        yield [(fact, count, bucket_of(count, edges)) for fact, count in zip(chunk, counts)]
+
+
+def relation_buckets(backend: Backend, store: str | Path, relations: Iterable[str],
+                     edges: tuple[int, ...] = DEFAULT_BUCKETS) -> dict[str, dict[str, int]]:
+    """Relation -> bucket label -> how many of its facts (entity-valued, not deprecated: the
+    statements KnowledgeGraph.relation_rows counts) the index puts in that bucket, every bucket
+    lowest first, empty ones as 0. Counted now, as `annotate` counts; nothing is written."""
+    from ..kg.graph import KnowledgeGraph
+
+    out = {}
+    index = open_for_counting(backend, store)
+    try:
+        with KnowledgeGraph(store) as kg:
+            for relation in relations:
+                tally = Counter(bucket for chunk in counted_facts(index, kg, relation, edges) for _, _, bucket in chunk)
+                out[relation] = {label: tally[label] for label in bucket_labels(edges)}
+    finally:
+        index.close()
+    return out
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:

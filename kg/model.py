@@ -175,6 +175,20 @@ class Stats:
     sources: dict[str, int] = field(default_factory=dict)  # facts per source
 
 
+@dataclass(frozen=True)
+class RelationRow:
+    """One relation of a store, counted over its probe-able statements: entity-valued and not
+    deprecated (KnowledgeGraph.relation_rows; `kg relations` and the service's GET /relations)."""
+
+    id: str
+    label: str | None  # the property entity's label in the store; None where the store has no record of it
+    facts: int  # statements
+    subjects: int  # distinct subjects
+    objects: int  # distinct objects
+    current: int  # statements true today: no end, or an end today or later (the graph's "current")
+    ended: int  # statements whose end is before today
+
+
 @dataclass
 class Rows:
     """A batch of store rows, as tuples in column order (see kg/store.py for the columns)."""

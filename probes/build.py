@@ -110,6 +110,7 @@ def build_probeset(store: str | Path, out: str | Path, request: BuildRequest, *,
     say = progress or (lambda _: None)
     with KnowledgeGraph(store) as kg:
         selection, date_from = with_truth_date(request.selection, kg)
+        selection = with_relation_ids(selection, kg)
         params = {"selection": selection.to_dict(), "options": as_dict(request.options)}
         held = None if overwrite else check_replace(out, request.kind, params)
         say("selecting facts")
@@ -213,6 +214,16 @@ def with_truth_date(selection: FactSelection, kg: KnowledgeGraph) -> tuple[FactS
         if date is not None:
             return replace(selection, at=date), where
     return replace(selection, at=UNDATED), "none in the store: statements without an end are true"
+
+
+def with_relation_ids(selection: FactSelection, kg: KnowledgeGraph) -> FactSelection:
+    """The selection with each relation, a P-id or a label, as its id (kg/relations.py; the shipped
+    templates' labels behind the store's), so the sidecar and a rebuild's comparison hold ids.
+    ValueError where a label names no relation or several."""
+    from ..kg.relations import resolve_relation
+    from .templates import shipped_labels
+
+    return replace(selection, relations=tuple(resolve_relation(kg, r, shipped_labels) for r in selection.relations))
 
 
 def _check_fields(kind, items: list[dict]) -> None:

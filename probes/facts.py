@@ -17,6 +17,7 @@ from typing import NamedTuple, Sequence
 
 from ..kg.graph import KnowledgeGraph
 from ..kg.model import TRUTH_RULES
+from ..kg.relations import RELATION_NAME
 from .declare import LOCAL, as_dict, option
 from .fact_list import read_fact_list
 from .listed import ListCheck
@@ -25,8 +26,8 @@ from .listed import ListCheck
 TREX_ANNOTATORS = ("NoSub", "AllEnt", "SPO")
 
 
-# The patterns a selection's values follow, wherever they come from (CLI, config, HTTP).
-PROPERTY_ID = r"P[1-9][0-9]{0,9}"
+# The patterns a selection's values follow, wherever they come from (CLI, config, HTTP). A relation
+# is a P-id or a label, read against the store when the set is built (kg/relations.py).
 DATE = r"[0-9]{4}(-[0-9]{2}-[0-9]{2})?"
 LANGUAGE = r"[a-z]{2,3}(-[a-z0-9]{1,8})?"
 
@@ -35,8 +36,9 @@ LANGUAGE = r"[a-z]{2,3}(-[a-z0-9]{1,8})?"
 class FactSelection:
     """Which facts a probe set asks about; its fields are the options every kind shares
     (probes/declare.py: the CLI, the pipeline and the service derive theirs from them)."""
-    relations: tuple[str, ...] = option((), "Repeatable [default: every relation with entity objects].",
-                                        flag="--relation", pattern=PROPERTY_ID, http_limit=50, metavar="PID")
+    relations: tuple[str, ...] = option((), "A P-id or a relation's label in the store (`kg relations`); "
+                                            "repeatable [default: every relation with entity objects].",
+                                        flag="--relation", pattern=RELATION_NAME, http_limit=50, metavar="RELATION")
     facts: str | None = option(None, "Only these facts: JSONL, JSON, CSV or TSV of (subject, relation, object) "
                                      "Wikidata ids or fact ids, DistFact's [[s, r, o], score] too; each listed fact "
                                      "not selected is named with why.", exposure=LOCAL, metavar="FILE")

@@ -52,7 +52,8 @@ def test_an_unknown_option_and_another_kinds_option_are_refused_by_name():
     ("icl-mc", {"choices": 2.5}, "option choices: 2.5 is not an int"),
     ("icl-mc", {"allow_fewer_choices": "yes"}, "option allow_fewer_choices: expected true or false, got 'yes'"),
     ("kdf", {"kdf_options": "tails"}, "option kdf_options: 'tails' is not one of relation-tails, type-pool"),
-    ("cloze", {"relations": ["Q36"]}, r"option relations: 'Q36' is not of the form P\[1-9\]"),
+    # a relation is a P-id or a label (read against the store at the build): no control characters
+    ("cloze", {"relations": ["capital\n"]}, r"option relations: 'capital\\n' is not of the form"),
     ("cloze", {"at": "May 2020"}, "option at: 'May 2020' is not of the form"),
     ("cloze", {"languages": "en,EN"}, "option languages: 'EN' is not of the form"),
     ("distractor", {"strategies": ["random", "best"]}, "option strategies: 'best' is not one of random, sem"),

@@ -118,7 +118,7 @@ MEANINGS = {
     "--prompt": ("text", "the text to continue"),
     "--quiet": ("flag", "no progress output"),
     "--rejects": ("path", "the file rejected records go to"),
-    "--relation": ("text", "a relation id"),
+    "--relation": ("text", "a relation, by id or label"),
     "--relation-aliases": ("path", "a Wikidata5M relation alias file"),
     "--relations": ("text", "comma-separated relation ids, or 'templates'"),
     "--restart": ("flag", "start over instead of resuming"),

@@ -63,8 +63,16 @@ def refuse(loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
 
 
 def check_against_store(values: dict, kg) -> None:
-    """A probe-set request's values against the store the server reads (KnowledgeGraph `kg`)."""
+    """A probe-set request's values against the store the server reads (KnowledgeGraph `kg`); its
+    relations, P-ids or labels, are replaced by their ids (what the job records and builds)."""
+    from ..relations import relation_id
+
     relations = values.get("relations") or ()
+    for k, text in enumerate(relations):
+        try:
+            relations[k] = relation_id(kg, text)
+        except ValueError as error:
+            refuse(("relations", k), str(error), text)
     if relations:
         present = {r for r, _, _ in kg.relations()}
         missing = [r for r in relations if r not in present]

@@ -13,10 +13,13 @@ from pydantic import AfterValidator
 
 from ... import __version__
 from ...kg.graph import KnowledgeGraph
+from ...kg.relations import RELATION_NAME
 from .checks import calendar_date
 from .jobs import DATE
-from .state import ENTITY_ID, ITEM_ID, PROPERTY_ID, State
+from .state import ENTITY_ID, ITEM_ID, State
 
+RELATION = f"^{RELATION_NAME}$"
+RELATION_HELP = "A property id (P36) or a relation's label in the store (capital), as GET /relations lists them."
 EntityId = Annotated[str, PathParam(pattern=ENTITY_ID, description="A Wikidata id, e.g. Q90 or P36.")]
 
 service_router = APIRouter(tags=["service"])
@@ -76,9 +79,19 @@ def search(q: Annotated[str, Query(min_length=1, max_length=200, description="A 
     return {"q": q, "results": [{"id": e, "label": kg.labels(e).label} for e in hits]}
 
 
+def relation_id(kg: KnowledgeGraph, text: str) -> str:
+    """A relation parameter (a P-id or a label, kg/relations.py) as its id; 422 where it names none or several."""
+    from ..relations import relation_id as resolve
+
+    try:
+        return resolve(kg, text)
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None
+
+
 @graph_router.get("/facts")
 def facts(state: State, subject: Annotated[str | None, Query(pattern=ITEM_ID)] = None,
-          relation: Annotated[str | None, Query(pattern=PROPERTY_ID)] = None,
+          relation: Annotated[str | None, Query(pattern=RELATION, description=RELATION_HELP)] = None,
           limit: Annotated[int, Query(ge=1, le=500)] = 100,
           offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> dict:
     from ..render import fact_record
@@ -86,6 +99,7 @@ def facts(state: State, subject: Annotated[str | None, Query(pattern=ITEM_ID)] =
     if not subject and not relation:
         raise HTTPException(422, "give subject and/or relation")
     kg = state.res.kg()
+    relation = relation_id(kg, relation) if relation else None
     # one extra fact tells whether there is a next page without counting them all
     page = [fact_record(kg, f) for f in itertools.islice(kg.facts(relation=relation, subject=subject),
                                                          offset, offset + limit + 1)]
@@ -95,7 +109,11 @@ def facts(state: State, subject: Annotated[str | None, Query(pattern=ITEM_ID)] =
 
 @graph_router.get("/relations")
 def relations(state: State) -> dict:
-    return {"relations": [{"id": r, "label": label, "facts": n} for r, label, n in state.res.kg().relations()]}
+    """Every relation with entity-valued facts, most first, as `factprobe kg relations` counts them
+    (KnowledgeGraph.relation_rows): statements, distinct subjects and objects, current and ended."""
+    from dataclasses import asdict
+
+    return {"relations": [asdict(row) for row in state.res.kg().relation_rows()]}
 
 
 # -- frequency ------------------------------------------------------------------------------------
@@ -128,7 +146,7 @@ def frequency_pair(head: Annotated[str, Query(pattern=ITEM_ID)], tail: Annotated
 
 @distractors_router.get("/distractors")
 def distractors(subject: Annotated[str, Query(pattern=ITEM_ID)],
-                relation: Annotated[str, Query(pattern=PROPERTY_ID)],
+                relation: Annotated[str, Query(pattern=RELATION, description=RELATION_HELP)],
                 object: Annotated[str, Query(pattern=ITEM_ID)],
                 state: State,
                 strategy: Annotated[Literal["random", "sem", "temp+sem"],
@@ -141,6 +159,7 @@ def distractors(subject: Annotated[str, Query(pattern=ITEM_ID)],
     kg = res.kg()
     for entity_id in (subject, object):  # relations need no entity record of their own in a store
         known(kg, entity_id)
+    relation = relation_id(kg, relation)
     finder = res.finder(strategy != "random")
     try:
         if strategy == "random":

@@ -21,7 +21,6 @@ from .jobs import JobQueue
 
 ENTITY_ID = r"^[QP][1-9][0-9]{0,9}$"
 ITEM_ID = r"^Q[1-9][0-9]{0,9}$"
-PROPERTY_ID = r"^P[1-9][0-9]{0,9}$"
 class Resources:
     """Per-thread handles: FastAPI runs sync endpoints on a thread pool and a SQLite connection
     is best kept to one thread; the semantic index is loaded once and shared."""

@@ -20,6 +20,7 @@ share live here: `object_final`, `question()` (the QA question) and `kdf_questio
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -221,6 +222,14 @@ def load_templates(dirs: Sequence[Path | str] | None = None) -> dict[str, Relati
         for entry in load_dir(folder):
             out[entry.relation] = out[entry.relation].merged(entry) if entry.relation in out else entry
     return dict(sorted(out.items(), key=lambda kv: int(kv[0][1:])))
+
+
+@functools.cache
+def shipped_labels() -> dict[str, tuple[str, ...]]:
+    """Relation id -> the labels its shipped template file gives it, English first: how a relation
+    is named where the store holds no label of it (kg/relations.py resolve_relation's fallback)."""
+    return {relation: tuple(dict.fromkeys(e.label for e in (entry, *entry.other_languages) if e.label))
+            for relation, entry in load_templates([]).items()}
 
 
 def template_files(folder: Path | str) -> list[Path]:
