@@ -168,6 +168,7 @@ def with_relation_ids(pipeline: Pipeline, store: Path) -> Pipeline:
     from dataclasses import replace
 
     from ..kg.graph import KnowledgeGraph
+    from ..kg.relations import is_property_id
     from .relations import relation_id
 
     def ids(texts, where: str, keep=()) -> list[str]:
@@ -177,6 +178,10 @@ def with_relation_ids(pipeline: Pipeline, store: Path) -> Pipeline:
         except ValueError as error:
             raise ConfigError(f"{pipeline.config or pipeline.name}: {where}: {error}") from None
 
+    named = [t for spec in (*pipeline.probesets.values(), pipeline.corpus or {}) for t in
+             ([spec["relations"]] if isinstance(spec.get("relations"), str) else spec.get("relations") or ())]
+    if all(t == "all" or is_property_id(str(t)) for t in named):
+        return pipeline  # P-ids only: nothing to read, and a printed-only run has no graph to read from
     with KnowledgeGraph(store) as kg:
         probesets = {name: {**spec, "relations": ids(spec["relations"], f"probesets.{name}.relations")}
                      if spec.get("relations") else spec for name, spec in pipeline.probesets.items()}
