@@ -5,7 +5,7 @@ against human judgement (assess.py), standard errors, intervals and
 paired tests (uncertainty.py; scipy.stats' bootstrap and binomial test), accuracy per group, KDF's
 frequency buckets included (breakdowns.py). Over a run's records: accuracy with its interval and
 breakdowns (accuracy.py, what every aggregate starts from), BELIEF's measures (belief_records.py),
-and what two runs know in common (overlap.py). probes/aggregate.py applies them to a run, each
+and what two runs know in common (overlap.py). probes/evaluation/aggregate.py applies them to a run, each
 method choosing its own through `aggregate_extra`.
 Every pure function is importable from here: `from factprobe.probes import measures; measures.acc_at_1`.
 

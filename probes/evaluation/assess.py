@@ -5,7 +5,7 @@ tau against the number of distractors and of clozes, each fold's choice re-score
 appendix C), and robustness to verbalization errors: tau between a measure's values over flawed
 clozes and over their corrections, for each fold's chosen configuration (Table 4, 004:225-239).
 The result is one JSON-ready dict beside the paper's numbers; probes/report/assess_section.py
-lays it out. Inputs: probes/assess_inputs.py; the arithmetic: probes/measures/assess.py.
+lays it out. Inputs: probes/evaluation/assess_inputs.py; the arithmetic: probes/measures/assess.py.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 from .assess_inputs import (AssessInputError, DistractorSource, Items, Judgements, Source, fact_key, sources_of)
-from .measures.assess import (PAPER_BEAMS, PAPER_DISTRACTORS, PAPER_FOLDS, PAPER_JUDGE_BEAMS, Config, FoldChoice,
+from ..measures.assess import (PAPER_BEAMS, PAPER_DISTRACTORS, PAPER_FOLDS, PAPER_JUDGE_BEAMS, Config, FoldChoice,
                               cross_validate, kfold, mean_and_std, paired_tau, proportional_gain, rescored)
-from .report.loading import Run
+from ..report.loading import Run
 
 FORMAT = "factprobe-assess/1"
 PAPER_SEED = 42  # the authors' KFold random_state; the paper names none

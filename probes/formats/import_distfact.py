@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..kg.jsonl import read_jsonl
+from ...kg.jsonl import read_jsonl
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 
 FORMAT = "distfact-taxonomy"

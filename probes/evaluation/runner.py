@@ -6,7 +6,7 @@ the same configuration and bytes resumes after the items written (a larger --lim
 other bytes, another configuration or a smaller --limit than the folder holds is refused.
 Files and resuming in detail: docs/design-notes.md. These are the pieces with a loaded scorer;
 the one entry from a model spec (folder claimed, input checked, model loaded, then these) is
-probes/evaluation.py `run_evaluation`.
+probes/evaluation/entry.py `run_evaluation`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..kg.jsonl import json_value, jsonl_lines, read_json_file, read_jsonl
-from ..kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
+from ...kg.jsonl import json_value, jsonl_lines, read_json_file, read_jsonl
+from ...kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
 from .aggregate import aggregate
-from .methods import Method, MethodContext, get_method
-from .methods.base import check_option_types
-from .probeset import read_meta, sidecar_path
+from ..methods import Method, MethodContext, get_method
+from ..methods.base import check_option_types
+from ..building.probeset import read_meta, sidecar_path
 
 # An evaluation's defaults, declared here once: Evaluation, `eval --batch/--seed` and the
 # service's eval jobs read them.
@@ -79,7 +79,7 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
         limit: Evaluate only the first `limit` test items; None: all.
         seed: The seed of every draw the method makes (demonstrations, samples).
         restart: Start `out` over rather than continue the run it holds.
-        shard: Only this part of the run (probes.shard: K of N, whole batches of `batch`).
+        shard: Only this part of the run (probes.evaluation.shard: K of N, whole batches of `batch`).
         batch: Items per batch (the unit a shard takes whole).
 
     Returns:
@@ -124,7 +124,7 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
     annotator = _frequency_annotator(probes)
     if annotator is not None:  # who counted the items' `frequency`: the report's frequency axis names it
         config["frequency_annotator"] = annotator
-    if shard is not None:  # probes/shard.py: shard K of N, whole batches of the method's order
+    if shard is not None:  # probes/evaluation/shard.py: shard K of N, whole batches of the method's order
         selected = shard.select(runner.order(selected), batch)
         config["shard"] = shard.record(len(selected), batch)
     done: set[str] = set()
@@ -239,7 +239,7 @@ def _kind(probes: Path) -> tuple[str, str | None]:
 
 
 def _frequency_annotator(probes: Path) -> dict | None:
-    """The annotator the probe set's sidecar names for its frequencies (probes/build.py), if any."""
+    """The annotator the probe set's sidecar names for its frequencies (probes/building/build.py), if any."""
     if not sidecar_path(probes).is_file():
         return None
     found = read_meta(probes).source.get("frequency_annotator")

@@ -12,19 +12,19 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..kg.graph import KnowledgeGraph
-from .declare import as_dict, coerce, option_specs
+from ...kg.graph import KnowledgeGraph
+from ..declare import as_dict, coerce, option_specs
 from .facts import FactSelection, select_facts
-from .kinds import BuildContext, KindOptions, get_kind, registered
+from ..kinds import BuildContext, KindOptions, get_kind, registered
 from .probeset import ProbeSetMeta, read_meta, sidecar_path, write_probeset
-from .scoring.model_cache import ModelCache
+from ..scoring.model_cache import ModelCache
 
 SELECTION_OPTIONS = tuple(spec.name for spec in option_specs(FactSelection))
 
 
 @dataclass(frozen=True)
 class BuildRequest:
-    """What to build, checked: the kind's name, the fact selection (probes.facts.FactSelection)
+    """What to build, checked: the kind's name, the fact selection (probes.building.facts.FactSelection)
     and the kind's own options. Made by `build_request`; `to_dict` is what a sidecar records."""
     kind: str
     selection: FactSelection
@@ -143,7 +143,7 @@ def frequency_annotator(kg: KnowledgeGraph, corpus: str, facts) -> dict | None:
     annotators were recorded). ValueError naming two of them where the counts come from more than
     one (another backend, index, settings or tokenizer, or a recount stopped midway): a frequency
     axis must mean one thing, so they are never mixed."""
-    from ..index.corpus_jobs import annotator_line
+    from ...index.corpus_jobs import annotator_line
 
     found: dict[str, tuple[dict | None, str]] = {}  # the record's spelling -> (record, a relation it counted)
     for relation, records in kg.frequency_annotators(corpus, sorted({f.relation for f in facts})).items():
@@ -190,7 +190,7 @@ def check_replace(out: str | Path, kind: str, params: dict) -> str | None:
 
 
 def items_sha256(items: list[dict]) -> str:
-    """The SHA-256 of the JSONL probes.probeset.write_probeset writes for `items`."""
+    """The SHA-256 of the JSONL probes.building.probeset.write_probeset writes for `items`."""
     digest = hashlib.sha256()
     for item in items:
         digest.update((json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
@@ -220,8 +220,8 @@ def with_relation_ids(selection: FactSelection, kg: KnowledgeGraph) -> FactSelec
     """The selection with each relation, a P-id or a label, as its id (kg/relations.py; the shipped
     templates' labels behind the store's), so the sidecar and a rebuild's comparison hold ids.
     ValueError where a label names no relation or several."""
-    from ..kg.relations import resolve_relation
-    from .templates import shipped_labels
+    from ...kg.relations import resolve_relation
+    from ..templates import shipped_labels
 
     return replace(selection, relations=tuple(resolve_relation(kg, r, shipped_labels) for r in selection.relations))
 

@@ -1,5 +1,5 @@
 """How much a sandboxed lm-eval template may build, reckoned before it is built
-(probes/lm_eval_templates.py calls these from the sandbox's hooks).
+(probes/formats/lm_eval_templates.py calls these from the sandbox's hooks).
 
 A value's size is its `weight`: about the characters str() would write for it, every repetition
 counted (`[x] * 1000` weighs a thousand x; a collection's texts each with its quotes and

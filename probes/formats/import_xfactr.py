@@ -29,7 +29,7 @@ from typing import Iterable, Iterator
 
 from .import_lama import ITEM, PROPERTY, cloze_item
 from .import_rows import ImportReport, ImportRowError, csv_records, file_rows, guarded_items, open_csv, row_text
-from .templates import LANGUAGE_CODE
+from ..templates import LANGUAGE_CODE
 
 ENGLISH_NAME = "items with an English name where the language has none (X-FACTR's default)"
 CASE_UNINFLECTED = "items whose prompt marks a case (X.Nom): asked with the names as written"

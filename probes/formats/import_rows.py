@@ -1,6 +1,6 @@
 """The rows an importer reads (JSONL or CSV) and its report: a row that does not fit is named by
-file, line and field, counted and skipped, never the end of the import (probes/importers.py,
-probes/import_lama.py).
+file, line and field, counted and skipped, never the end of the import (probes/formats/importers.py,
+probes/formats/import_lama.py).
 
 `csv_records` is every CSV reader's (imports, fact lists, judgements): csv raises on a cell over
 its field_size_limit (131,072 characters) and a text file raises on bytes that are not UTF-8,
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator
 
-from ..kg.jsonl import jsonl_lines
+from ...kg.jsonl import jsonl_lines
 
 
 class ImportRowError(ValueError):

@@ -1,7 +1,7 @@
 """What `factprobe assess` reads: human judgements of whether a model knows each fact, and the
 knowledge measures that finished run folders of the distractor method and its baselines hold,
 each as a source of fact -> value maps per configuration (probes/measures/assess.py computes on
-them; probes/assess.py runs the paper's protocol).
+them; probes/evaluation/assess.py runs the paper's protocol).
 
 A judgement names its fact by the item's `fact` id, its item `id`, or the Wikidata triple
 (`subject`, `relation`, `object`; the probe set, `--probes`, says which item holds it) and says
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from ..kg.jsonl import jsonl_bytes, jsonl_lines, read_json_file
-from .import_rows import csv_records, open_csv
-from .measures.assess import AGGREGATIONS, ClozeWins, cloze_subset, distractor_counts, distractor_score, mean_of
-from .report.loading import Run
+from ...kg.jsonl import jsonl_bytes, jsonl_lines, read_json_file
+from ..formats.import_rows import csv_records, open_csv
+from ..measures.assess import AGGREGATIONS, ClozeWins, cloze_subset, distractor_counts, distractor_score, mean_of
+from ..report.loading import Run
 
 KEYS = ("fact", "id", "triple")
 BASELINE_MEASURES = ("probability", "precision_at_n", "rouge_l", "bertscore", "karr", "judge")

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..kg.jsonl import read_json_file
+from ...kg.jsonl import read_json_file
 from .import_lama import PROPERTY, Templates, cloze_item
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_field
 

@@ -4,7 +4,7 @@
 `datasets.load_dataset("json", data_files=...)`); `NAME.meta.json` beside it holds the kind, the
 build parameters, the seed, statistics of the source graph and the JSONL's SHA-256. Nothing in
 either file depends on the machine or the clock (a build's truth date comes from the graph,
-probes/build.py), so the same command, graph and seed reproduce both files byte for byte on any
+probes/building/build.py), so the same command, graph and seed reproduce both files byte for byte on any
 day. The sidecar is a separate file because a header line inside the JSONL would break `datasets`.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..kg.jsonl import read_json_file, read_jsonl
-from ..kg.outputs import Claim, claim_file, staging
-from .kinds import get_kind
+from ...kg.jsonl import read_json_file, read_jsonl
+from ...kg.outputs import Claim, claim_file, staging
+from ..kinds import get_kind
 
 FORMAT_VERSION = 1
 

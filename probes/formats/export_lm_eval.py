@@ -7,7 +7,7 @@ the exported text. KDF, IC-LKE and EIC-LKE chain become multiple_choice over the
 continuations (`target_delimiter` the text factprobe puts before each choice); EIC-LKE paper, whose
 choices each have their own context, a multiple_choice task class in utils.py that asks harness
 for exactly those pairs; BELIEF-ICL's greedy answers generate_until, one document per question and setting, matched by
-factprobe's own matching in utils.py's process_results: the text of probes/answers.py (stdlib and
+factprobe's own matching in utils.py's process_results: the text of probes/measures/answers.py (stdlib and
 simplemma only) is written into utils.py, so the task runs where factprobe is not installed.
 Harness's `acc` is then factprobe's `correct`, item by item. What harness cannot express is
 refused by name (`Unexportable`).
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import yaml
 
-from ..kg.outputs import claim_folder, replace_file
-from .runner import plan_eval
+from ...kg.outputs import claim_folder, replace_file
+from ..evaluation.runner import plan_eval
 
 # Methods whose decision harness cannot ask, and why: the one line `export lm-eval` refuses with.
 REFUSED = {
@@ -176,7 +176,7 @@ def _choice_docs(items, pairs_of, answer_of, delimiter: str) -> tuple[list[dict]
 
 
 def _kdf(runner, items):
-    from .methods.kdf import LETTERS
+    from ..methods.kdf import LETTERS
 
     def pairs(item):
         context = runner.prompt(item)
@@ -200,7 +200,7 @@ def _eic_lke(runner, items):
 
 
 def _belief_icl(runner, items):
-    from .methods.belief_icl import STOP
+    from ..methods.belief_icl import STOP
 
     docs = []
     for item in items:
@@ -238,12 +238,12 @@ def process_results(doc, results):
 
 
 def _matching() -> str:
-    """utils.py's matching: probes/answers.py as text (its docstring and __future__ import left
+    """utils.py's matching: probes/measures/answers.py as text (its docstring and __future__ import left
     out; utils.py has its own), a one-line error where simplemma, its lemmatizer, is missing, and
     process_results. One source: what factprobe runs is what harness runs."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from . import answers
+    from ..measures import answers
 
     source = inspect.getsource(answers)
     tree = ast.parse(source)
@@ -253,7 +253,7 @@ def _matching() -> str:
         used = version("simplemma")
     except PackageNotFoundError:
         used = "unknown"
-    guard = (f"\n\n# -- factprobe's answer matching: factprobe/probes/answers.py as factprobe ran it (simplemma {used})"
+    guard = (f"\n\n# -- factprobe's answer matching: factprobe/probes/measures/answers.py as factprobe ran it (simplemma {used})"
              "\ntry:\n    import simplemma  # noqa: F401\nexcept ModuleNotFoundError as error:\n"
              "    raise ModuleNotFoundError(\"this task matches answers by simplemma's lemmas, as factprobe does: \"\n"
              f"                              \"pip install simplemma=={used}\") from error\n")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .methods import registered
-from .measures.accuracy import accuracy, share_breakdown
+from ..methods import registered
+from ..measures.accuracy import accuracy, share_breakdown
 
 
 def aggregate(method: str, records: Sequence[dict], options: dict | None = None) -> dict:

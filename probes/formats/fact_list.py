@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..kg.jsonl import JsonRefused, parse_json
+from ...kg.jsonl import JsonRefused, parse_json
 from .import_rows import csv_records
 
 MAX_BYTES = 64 * 2**20  # far above any hand-made list; a bigger file is a mistake, not a list

@@ -1,6 +1,6 @@
 """What a run folder's run.json and aggregate.json hold, checked once where a command reads a
 folder it did not just write (report, compare, assess, the item views: probes/report/loading.py;
-merge: probes/shard_merge.py). A folder may come from anyone (copied, edited by hand, written by
+merge: probes/evaluation/shard_merge.py). A folder may come from anyone (copied, edited by hand, written by
 an older factprobe): a field of the wrong type is one line naming the file and the field, not a
 traceback deep in a table or a plot, nor a number silently shown as n/a.
 

@@ -24,7 +24,7 @@ SEPARATOR = " [SEP] "
 
 def relation_labels() -> dict[str, str]:
     """Wikidata property label (lowercased) -> property id, from the template files in use."""
-    from .templates import LAMA_DIR, load_templates, template_dirs_from_env
+    from ..templates import LAMA_DIR, load_templates, template_dirs_from_env
 
     entries = load_templates([LAMA_DIR, *template_dirs_from_env()])
     return {entry.label.strip().lower(): relation for relation, entry in sorted(entries.items()) if entry.label}

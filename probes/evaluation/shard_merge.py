@@ -1,4 +1,4 @@
-"""The shards of one evaluation (probes/shard.py) back into one results folder, the same files the
+"""The shards of one evaluation (probes/evaluation/shard.py) back into one results folder, the same files the
 unsharded `eval` writes: run.json without the `shard` entry, items.jsonl as the shards' record
 lines in shard order (the unsharded run's order, bytes as written), and aggregate.json computed
 from all records at once (so measures over facts or pairs that straddle shards come out as in
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..kg.outputs import replace_file
+from ...kg.outputs import replace_file
 from .aggregate import aggregate
 from .run_files import check_run_json
 from .runner import check_results_folder

@@ -1,10 +1,10 @@
 """Importers: existing probe sets into factprobe items, so one evaluation runs on both.
 
-LAMA T-REx, ParaRel, LAMA Google-RE (probes/import_lama.py), PopQA (probes/import_popqa.py),
-EntityQuestions (probes/import_entityquestions.py), mLAMA (probes/import_mlama.py), X-FACTR
-(probes/import_xfactr.py), KILT T-REx (probes/import_kilt.py) and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
-their own prompt (probes/import_lm_eval.py); a row that does not fit is reported by file, line
-and field, counted and skipped (probes/import_rows.py). Fields read: docs/design-notes.md.
+LAMA T-REx, ParaRel, LAMA Google-RE (probes/formats/import_lama.py), PopQA (probes/formats/import_popqa.py),
+EntityQuestions (probes/formats/import_entityquestions.py), mLAMA (probes/formats/import_mlama.py), X-FACTR
+(probes/formats/import_xfactr.py), KILT T-REx (probes/formats/import_kilt.py) and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
+their own prompt (probes/formats/import_lm_eval.py); a row that does not fit is reported by file, line
+and field, counted and skipped (probes/formats/import_rows.py). Fields read: docs/design-notes.md.
 
 Item ids are unique (eval resumes by id): a LAMA row whose id (its uuid, else subject, relation
 and object) an earlier row took is rejected naming that row; T-REx-MC rows are numbered; a
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..kg.jsonl import JsonRefused, parse_json
+from ...kg.jsonl import JsonRefused, parse_json
 from .import_lama import PROPERTY, google_re_items, lama_trex_items, pararel_items
 from .import_entityquestions import entityquestions_items
 from .import_kilt import kilt_trex_items
@@ -89,7 +89,7 @@ _DECLARED = (
                                                "--verbalization)"),
 )
 FORMATS: dict[str, ImportFormat] = {f.name: f for f in _DECLARED}
-# read by probes/import_distfact.py (its own options, a probe set to join): not through import_items
+# read by probes/formats/import_distfact.py (its own options, a probe set to join): not through import_items
 OWN_READER = ("distfact-taxonomy",)
 LANGUAGE_FORMATS = ("mlama", "x-factr")  # their items are in a language --language may name
 
@@ -107,7 +107,7 @@ def import_items(fmt: str, files: Iterable[str | Path], templates: dict[str, lis
     if relation is not None and not PROPERTY.fullmatch(relation):
         raise ValueError(f"--relation {relation!r}: not a property id (like P36)")
     report = ImportReport()
-    if fmt == "lm-eval":  # task YAMLs, not rows: probes/import_lm_eval.py
+    if fmt == "lm-eval":  # task YAMLs, not rows: probes/formats/import_lm_eval.py
         return _lm_eval(files, report)
     files, templates = list(files), templates or {}
     if fmt == "lama-trex":

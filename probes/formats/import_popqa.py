@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..kg.jsonl import JsonRefused, parse_json
+from ...kg.jsonl import JsonRefused, parse_json
 from .import_lama import ITEM, Templates, cloze_item
 from .import_rows import ImportReport, ImportRowError, csv_records, file_rows, guarded_items, open_csv, row_field, \
     row_text

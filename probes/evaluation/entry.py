@@ -8,7 +8,7 @@ evaluation of the same spec); then the items into the folder, and the EvalSummar
 
 `factprobe eval`, the pipeline's evaluations and the service's eval jobs each build an
 Evaluation and run it (through cli/steps.eval_step, which adds the progress bar and the
-summary line); the pieces underneath, `plan_eval` and `evaluate` (probes/runner.py), stay
+summary line); the pieces underneath, `plan_eval` and `evaluate` (probes/evaluation/runner.py), stay
 public for a caller holding a scorer that no spec names (the tests' scripted ones).
 """
 
@@ -19,11 +19,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from ..kg.outputs import OutputError
+from ...kg.outputs import OutputError
 from .runner import BATCH, SEED, EvalPlan, EvalSummary, claim_run_folder, evaluate, plan_eval
-from .scoring.model_cache import ModelCache
-from .scoring.scorer import ScoringError
-from .scoring.specs import check_spec, parse_spec
+from ..scoring.model_cache import ModelCache
+from ..scoring.scorer import ScoringError
+from ..scoring.specs import check_spec, parse_spec
 from .shard import Shard
 
 
@@ -44,7 +44,7 @@ class Evaluation:
     probes: the probe set's JSONL; out: the results folder (run.json, items.jsonl,
     aggregate.json; a rerun continues there). limit: only the first `limit` test items;
     batch: items per scorer call (and per checkpoint); seed: of every draw the method makes.
-    shard: only this part of the run (probes/shard.py), whole batches of `batch`.
+    shard: only this part of the run (probes/evaluation/shard.py), whole batches of `batch`.
     restart: start `out` over; overwrite: take an `out` holding files no run wrote (its own
     files then start over). device, dtype: where and how the model loads when run_evaluation
     makes its own ModelCache (None: FACTPROBE_DEVICE / FACTPROBE_DTYPE, else auto).
@@ -82,7 +82,7 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
             after each batch.
 
     Returns:
-        The EvalSummary (probes/runner.py): the folder's item count, those this call computed,
+        The EvalSummary (probes/evaluation/runner.py): the folder's item count, those this call computed,
         rejected lines, aggregate.json's contents and warnings.
 
     Raises:
@@ -90,7 +90,7 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
         EvalInputError: the model spec, the probe set, its kind, the options or the folder's run
             refused, before any model loads; the message is the check's own.
         ModelLoadError: the model could not be loaded.
-        ValueError, ScoringError, Unsupported, OSError: while evaluating, as probes.runner.evaluate.
+        ValueError, ScoringError, Unsupported, OSError: while evaluating, as probes.evaluation.runner.evaluate.
     """
     models = _cache(evaluation, models)
     plan = _checked(evaluation)

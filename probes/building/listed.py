@@ -1,4 +1,4 @@
-"""What became of each fact of a fact list (probes/fact_list.py) in a build: selected, or left
+"""What became of each fact of a fact list (probes/formats/fact_list.py) in a build: selected, or left
 out with a reason. Only the listed facts are candidates; each still passes the selection's
 rules (truth at the date, labels, provenance, frequency, caps) and the kind's (an item made of
 it), and every one that does not is named, with the line that listed it, in the build's output
@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from ..kg.graph import KnowledgeGraph
-from .fact_list import FactList, ListedFact
+from ...kg.graph import KnowledgeGraph
+from ..formats.fact_list import FactList, ListedFact
 
 # Reason -> how a summary counts it.
 REASONS = {

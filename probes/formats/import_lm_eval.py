@@ -5,7 +5,7 @@ each read as harness reads it (a field name, else a Jinja template) and `target_
 with every item.
 
 A task folder is a stranger's: nothing in it runs and nothing outside it is read. The YAML and its
-includes are read as data (probes/lm_eval_yaml.py: size, alias and nesting limits, YAML's own tags),
+includes are read as data (probes/formats/lm_eval_yaml.py: size, alias and nesting limits, YAML's own tags),
 every setting read is type-checked by name, templates render in a sandbox (probes/
 lm_eval_templates.py). `!function` is refused wherever it stands, never imported, save one
 shape read without running it: a data path `!function utils.DATA` whose utils.py, parsed, assigns
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kg.jsonl import jsonl_lines, read_json_file
+from ...kg.jsonl import jsonl_lines, read_json_file
 from .lm_eval_templates import TemplateFailed, TemplateRefused, Templates
 from .lm_eval_yaml import FunctionRef, TaskRefused, checked_file, read_inside, read_task_yaml, resolves_inside
 

@@ -1,6 +1,6 @@
 """One evaluation spread over many processes: which test items shard K of N computes, where its
 folder is, and how a process launched by `torchrun` / `accelerate launch` learns its shard and
-its device from the environment. Merging the shards back: probes/shard_merge.py.
+its device from the environment. Merging the shards back: probes/evaluation/shard_merge.py.
 
 A shard is a contiguous run of whole batches of the method's own order (`Method.order`) over the
 test items after --limit: shard K of N takes batches [K*B//N, (K+1)*B//N) of the B batches. So

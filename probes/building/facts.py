@@ -15,11 +15,11 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple, Sequence
 
-from ..kg.graph import KnowledgeGraph
-from ..kg.model import TRUTH_RULES
-from ..kg.relations import RELATION_NAME
-from .declare import LOCAL, as_dict, option
-from .fact_list import read_fact_list
+from ...kg.graph import KnowledgeGraph
+from ...kg.model import TRUTH_RULES
+from ...kg.relations import RELATION_NAME
+from ..declare import LOCAL, as_dict, option
+from ..formats.fact_list import read_fact_list
 from .listed import ListCheck
 
 # T-REx annotators, as MyriadLAMA widened LAMA's NoSub-only facts by admitting all three.

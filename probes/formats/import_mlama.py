@@ -18,8 +18,8 @@ from typing import Iterable, Iterator
 
 from .import_lama import GOOGLE_RE_NAMES, PROPERTY, cloze_item, wikidata_id
 from .import_rows import ImportReport, ImportRowError, file_rows, guarded_items, row_text
-from .templates import LANGUAGE_CODE
-from .templates.imported import read_templates
+from ..templates import LANGUAGE_CODE
+from ..templates.imported import read_templates
 
 NO_TEMPLATE = "items without a prompt (their folder's templates.jsonl has no template for the relation)"
 

@@ -7,7 +7,7 @@ a template) is reached. `lipsum`, random filler text, is left out: an imported p
 the same text on every import.
 
 Text is bounded where a few bytes could ask for gigabytes at once, and bounded before it is made
-(probes/lm_eval_bounds.py): every `~`, `+`, `*`, `**`, `%`, call and filter result, and a
+(probes/formats/lm_eval_bounds.py): every `~`, `+`, `*`, `**`, `%`, call and filter result, and a
 template's output, weighs at most MAX_TEXT characters (or items), reckoned from the operands or
 built piece by piece and stopped at the cap (str.format, format_map, printf `%`, join, translate,
 replace, widths), no call or filter takes a size above it, and a number stays under MAX_BITS

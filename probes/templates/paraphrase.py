@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..kg.outputs import replace_file
-from .templates import RelationTemplates, Template, TemplateError, dump, load_file, normalize, slot_problem
+from ...kg.outputs import replace_file
+from . import RelationTemplates, Template, TemplateError, dump, load_file, normalize, slot_problem
 
 # Numbering and bullets that models put in front of list lines, and quotes around them.
 LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]+|\(?\d{1,3}[.):]|[a-z][.)])\s+")
