@@ -4,7 +4,7 @@ items.jsonl: one record per test item; aggregate.json: the measures, recomputed 
 items.jsonl). `plan_eval` reads and checks everything that needs no model first. A rerun with
 the same configuration and bytes resumes after the items written (a larger --limit continues);
 other bytes, another configuration or a smaller --limit than the folder holds is refused.
-Files and resuming in detail: docs/design-notes.md. These are the pieces with a loaded scorer;
+Files and resuming in detail: docs/design/scoring.md. These are the pieces with a loaded scorer;
 the one entry from a model spec (folder claimed, input checked, model loaded, then these) is
 probes/evaluation/entry.py `run_evaluation`.
 """

@@ -1,7 +1,7 @@
 """LAMA's probe sets and the sets made from its rows, as cloze items: LAMA T-REx (one JSONL per
 relation, every row naming its relation), ParaRel (LAMA T-REx facts as labels only, the relation
 only in the file's name) and LAMA Google-RE (three Freebase relations, read as their Wikidata
-properties). Fields read: docs/design-notes.md.
+properties). Fields read: docs/design/probe-sets.md.
 
 An item's `subject` and `object` are Wikidata ids or None, never another scheme's ids: a
 Google-RE entity that LAMA gives only as a Freebase mid keeps the mid in the item's `freebase`,

@@ -4,7 +4,7 @@ LAMA T-REx, ParaRel, LAMA Google-RE (probes/formats/import_lama.py), PopQA (prob
 EntityQuestions (probes/formats/import_entityquestions.py), mLAMA (probes/formats/import_mlama.py), X-FACTR
 (probes/formats/import_xfactr.py), KILT T-REx (probes/formats/import_kilt.py) and MyriadLAMA rows become cloze items, T-REx-MC rows icl-mc items, lm-evaluation-harness multiple_choice tasks icl-mc items with
 their own prompt (probes/formats/import_lm_eval.py); a row that does not fit is reported by file, line
-and field, counted and skipped (probes/formats/import_rows.py). Fields read: docs/design-notes.md.
+and field, counted and skipped (probes/formats/import_rows.py). Fields read: docs/design/probe-sets.md.
 
 Item ids are unique (eval resumes by id): a LAMA row whose id (its uuid, else subject, relation
 and object) an earlier row took is rejected naming that row; T-REx-MC rows are numbered; a

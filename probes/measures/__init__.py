@@ -11,7 +11,7 @@ Every pure function is importable from here: `from factprobe.probes import measu
 
 Conventions: empty or mismatched input raises ValueError naming the argument, a defined value with
 nothing to average over is NaN; "correct" is read with bool(); whether a model "knows" a fact is a
-strict comparison (a tie is not knowledge). The details: docs/design-notes.md.
+strict comparison (a tie is not knowledge). The details: docs/design/measures.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Answers are compared as sequences of casefolded lemmas (NFKC, word tokens, simplemma): `matches`
 (accuracy) wants the gold's lemmas as a contiguous run in the prediction's, `same_answer`
-(consistency) either answer's inside the other's. Examples and edge cases: docs/design-notes.md.
+(consistency) either answer's inside the other's. Examples and edge cases: docs/design/measures.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ with the highest tau on the training folds is scored on the test fold), each fol
 re-scored with more or fewer distractors or clozes, the distractor measure recomputed for any
 number of distractors from per-cloze wins, seeded cloze subsets and appendix C's proportional
 gain. No I/O: probes/evaluation/assess.py reads the runs and the judgements. The details and where factprobe
-reads the paper: docs/design-notes.md.
+reads the paper: docs/design/measures.md.
 """
 
 from __future__ import annotations

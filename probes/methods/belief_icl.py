@@ -6,7 +6,7 @@ import: every prompt a question, demonstrations from the set's own items, belief
 The greedy answer runs to the end of its line (no token cap, `max_tokens=N` sets one) and is
 correct when it contains a gold name; on the sampled prompts (belief_icl_sampling.py: one of each
 of up to 10K pairs, the paper's) its confidence is the share of sampled answers that agree with it.
-Prompt layout, options and the (top-1 only) bias level: docs/design-notes.md.
+Prompt layout, options and the (top-1 only) bias level: docs/design/methods.md.
 """
 
 from __future__ import annotations
