@@ -102,8 +102,8 @@ def check(scorer, lm, cases, out: Path) -> list[dict]:
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
-    from factprobe.probes.export_lm_eval import export_lm_eval
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.formats.export_lm_eval import export_lm_eval
+    from factprobe.probes.evaluation.runner import evaluate
 
     found = []
     for k, (probes, method, options) in enumerate(cases):

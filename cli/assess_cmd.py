@@ -1,5 +1,5 @@
 """`factprobe assess`: DistFact's evaluation of knowledge measures over finished runs of the
-distractor method and its baselines against human judgements (probes/assess.py), written as
+distractor method and its baselines against human judgements (probes/evaluation/assess.py), written as
 assess.json (every number, for plots) and assess.md (beside the paper's Tables 3 and 4)."""
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ def assess_command(folders, judgements, out_dir, probes, flawed, corrected, fold
     inputs = [Path(p) for p in (*folders, *flawed, *corrected, judgements, *probes)]
     claim_assess_folder(out_dir, overwrite=overwrite, inputs=inputs)
     try:
-        from ..probes.assess import Protocol, assess
-        from ..probes.assess_inputs import AssessInputError, read_judgements, read_probe_sets
+        from ..probes.evaluation.assess import Protocol, assess
+        from ..probes.evaluation.assess_inputs import AssessInputError, read_judgements, read_probe_sets
         from ..probes.report import RunError, load_runs, to_markdown
         from ..probes.report.assess_section import assess_blocks
     except ImportError as error:  # numpy and scipy come with the eval extra

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 import click
 
 from ..probes.declare import LOCAL, OptionSpec, option_specs
-from ..probes.facts import FactSelection
+from ..probes.building.facts import FactSelection
 from ..probes.kinds import registered
 from .options import FolderPath
 

@@ -60,10 +60,10 @@ def method_help() -> str:
               help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true (each method's "
                    "below). Repeatable.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items (smoke runs).")
-@click.option("--batch", type=click.IntRange(min=1), default=Declared("factprobe.probes.runner", "BATCH"),
+@click.option("--batch", type=click.IntRange(min=1), default=Declared("factprobe.probes.evaluation.runner", "BATCH"),
               show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time.")
-@click.option("--seed", type=int, default=Declared("factprobe.probes.runner", "SEED"), show_default=True,
+@click.option("--seed", type=int, default=Declared("factprobe.probes.evaluation.runner", "SEED"), show_default=True,
               help="Seed of demonstration draws.")
 @click.option("--shard", metavar="K/N",
               help="Only part K of N (K from 0: 0/8 .. 7/8), whole batches of the items in order, into "
@@ -90,7 +90,7 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
     factprobe eval --model smollm2-135m-instruct --method ic-lke --probes mc.jsonl --out runs/smollm2-iclke
     factprobe eval --model gemma3-270m --method kdf --probes kdf.jsonl --out runs/gemma-kdf --limit 50
     """
-    from ..probes.evaluation import Evaluation
+    from ..probes.evaluation.entry import Evaluation
     from ..probes.scoring.scorer import ScoringError, Unsupported
     from .merge_cmd import merge_after_launch, shard_setup
     from .options import method_options

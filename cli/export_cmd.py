@@ -1,5 +1,5 @@
 """`factprobe export lm-eval`: a probe set and a method as an lm-evaluation-harness task folder
-(probes/export_lm_eval.py writes it)."""
+(probes/formats/export_lm_eval.py writes it)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, 
     whose `acc` is factprobe's `correct` item by item: KDF, IC-LKE and EIC-LKE as multiple_choice
     over the scored continuations, BELIEF-ICL's greedy answers as generate_until matched by
     factprobe's answer matching. A method or option harness cannot express is refused by name."""
-    from ..probes.export_lm_eval import export_lm_eval
+    from ..probes.formats.export_lm_eval import export_lm_eval
 
     try:
         task = export_lm_eval(method, probes, out_dir, options=method_options(options), seed=seed, limit=limit,

@@ -1,5 +1,5 @@
 """One evaluation over many processes: `factprobe merge` (the shards of one run into one results
-folder, probes/shard_merge.py), and what `factprobe eval` does with --shard or under `torchrun`
+folder, probes/evaluation/shard_merge.py), and what `factprobe eval` does with --shard or under `torchrun`
 / `accelerate launch`: pick the shard and its folder (OUT/shard-K-of-N), the worker's device
 (cuda:LOCAL_RANK), and on rank 0 wait for the other ranks' shards and merge them into OUT.
 
@@ -26,7 +26,7 @@ from .terminal import echo
 @dataclass(frozen=True)
 class ShardSetup:
     """Where and how this `eval` process runs: `shard` None for a whole run in `out`."""
-    shard: object  # probes.shard.Shard | None
+    shard: object  # probes.evaluation.shard.Shard | None
     out: str  # this process's results folder (a shard's: OUT/shard-K-of-N)
     run_out: str  # --out
     device: str
@@ -46,7 +46,7 @@ class ShardSetup:
 
 def shard_setup(shard_text: str | None, out_dir: str, device: str) -> ShardSetup:
     """--shard K/N if given, else the launcher's RANK / WORLD_SIZE; one-line error on bad ones."""
-    from ..probes.shard import Shard, launched, local_device
+    from ..probes.evaluation.shard import Shard, launched, local_device
 
     try:
         if shard_text is not None:
@@ -67,7 +67,7 @@ def merge_after_launch(setup: ShardSetup, summary, wait: float, console, probes:
     """On rank 0 of a launch: waits up to `wait` seconds for the other ranks' shards, merges
     them into --out and returns the merged run's EvalSummary; elsewhere `summary` as it is.
     `probes`: the probe set the eval read, for the merged line's figures."""
-    from ..probes.shard_merge import MergeError, merge_shards, wait_for_shards
+    from ..probes.evaluation.shard_merge import MergeError, merge_shards, wait_for_shards
 
     if not setup.merges:
         return summary
@@ -107,7 +107,7 @@ def _recorded_probe_set(out: str | Path) -> Path | None:
     that name is never read as the run's. None when there is none."""
     import hashlib
 
-    from ..probes.shard_merge import MergeError, read_run
+    from ..probes.evaluation.shard_merge import MergeError, read_run
 
     try:
         run = read_run(Path(out))
@@ -145,7 +145,7 @@ def merge_command(shards, out_dir, overwrite, as_json):
     \b
     factprobe merge runs/kdf/shard-*-of-8 --out runs/kdf
     """
-    from ..probes.shard_merge import MergeError, merge_shards
+    from ..probes.evaluation.shard_merge import MergeError, merge_shards
 
     claim_merge_folder(out_dir, overwrite=overwrite)  # empty, a run, or the shards' folder (a shard: merge_shards)
     try:

@@ -6,8 +6,8 @@ unless --overwrite. Here is what "its own" means for each kind the commands writ
 run folder holds a run.json or only shards, a report folder the report.html factprobe wrote, a
 semantic index its meta.json, a frequency index its tables, a JSONL of counts or distractors the
 fields those commands write, a pipeline folder its graph store. A probe set's, an eval run
-folder's and a graph store's own tests live beside their writers (probes/probeset.py,
-probes/runner.py, kg/outputs.py).
+folder's and a graph store's own tests live beside their writers (probes/building/probeset.py,
+probes/evaluation/runner.py, kg/outputs.py).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def _json_object(path: Path) -> dict | None:
 
 def claim_merge_folder(out, *, overwrite: bool = False, inputs: Iterable = ()) -> Claim:
     """`merge --out`: empty, a run factprobe wrote, or the folder of the shards only (OUT/shard-K-of-N).
-    `eval --out` is claimed by the evaluation itself (probes/runner.claim_run_folder)."""
-    from ..probes.runner import RUN_FILES, is_run_folder  # imported when asked: the CLI starts fast
+    `eval --out` is claimed by the evaluation itself (probes/evaluation/runner.py claim_run_folder)."""
+    from ..probes.evaluation.runner import RUN_FILES, is_run_folder  # imported when asked: the CLI starts fast
 
     def ours(folder: Path) -> bool:
         return is_run_folder(folder) or all(re.fullmatch(r"shard-\d+-of-\d+", name) for name in listing(folder))
@@ -110,9 +110,9 @@ def pipeline_files(out) -> tuple[list[Path], list[Path]]:
     counts at the top, semantic-index/, probesets/ (a set with its factprobe sidecar), runs/*/,
     report/), and the others (a user's notes, a link: factprobe writes no link), each sorted."""
     from ..kg.outputs import LOCK_NAME, TEMP
-    from ..probes.probeset import is_probeset
+    from ..probes.building.probeset import is_probeset
     from ..probes.report.write import REPORT_FILES
-    from ..probes.runner import RUN_FILES
+    from ..probes.evaluation.runner import RUN_FILES
 
     out = Path(out)
     folders = {"semantic-index": set(SEMANTIC_FILES), "report": set(REPORT_FILES)}

@@ -147,7 +147,7 @@ class Runner:
         return name
 
     def probesets(self, corpus_name: str | None, semantic: Path | None) -> dict[str, Path]:
-        from ..probes.build import build_request
+        from ..probes.building.build import build_request
         from .build_options import command_flags
         from .probeset_cmds import probeset_group
         from .steps import build_step
@@ -170,7 +170,7 @@ class Runner:
         return built
 
     def evaluations(self, built: dict[str, Path]) -> list[tuple[Path, Path]]:
-        from ..probes.evaluation import Evaluation
+        from ..probes.evaluation.entry import Evaluation
         from .eval_cmds import eval_command
         from .options import option_pairs
         from .steps import eval_step, option_value

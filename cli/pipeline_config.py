@@ -66,7 +66,7 @@ class Pipeline:
 def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     import yaml
 
-    from ..probes.build import build_request
+    from ..probes.building.build import build_request
     from ..probes.kinds import registered as registered_kinds
     from ..probes.methods import registered
     from ..probes.methods.base import read_options

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..kg.outputs import Claim
-from ..probes.importers import FORMATS, LANGUAGE_FORMATS, OWN_READER, import_items
+from ..probes.formats.importers import FORMATS, LANGUAGE_FORMATS, OWN_READER, import_items
 from .errors import EXIT_PARTIAL, EXIT_USAGE, fail, os_error_line
 from .options import RenamedOption, json_option, store_option
 from .outputs import overwrite_option
@@ -93,7 +93,7 @@ def build(ctx, kind, out_path, store, quiet, overwrite, as_json, **_options):
     kind) and each kind's own; an option of another kind is refused. The defaults follow the
     papers; the sidecar records every value used. A probe set already at --out is rebuilt in
     place only when the same request makes the same items (--overwrite replaces it anyway)."""
-    from ..probes.build import build_request
+    from ..probes.building.build import build_request
     from .build_options import given_values
     from .steps import Console, build_step
 
@@ -115,7 +115,7 @@ def build(ctx, kind, out_path, store, quiet, overwrite, as_json, **_options):
 @json_option
 def stats(path, as_json):
     """Items per relation, per frequency bucket and per split."""
-    from ..probes.probeset import probeset_stats, read_items
+    from ..probes.building.probeset import probeset_stats, read_items
 
     try:
         counted = probeset_stats(read_items(path))
@@ -162,7 +162,7 @@ def import_(fmt, files, out_path, with_templates, relation, language, verbalizat
     """Convert an existing probe set into factprobe items (with a sidecar). Rows that do not fit
     are reported by file, line and field and skipped (exit code 3). A probe set already at --out
     is rewritten only when this import makes the same items (--overwrite replaces it anyway)."""
-    from ..probes.probeset import claim_probeset, require_pyarrow, write_probeset
+    from ..probes.building.probeset import claim_probeset, require_pyarrow, write_probeset
 
     if parquet:
         try:
@@ -226,8 +226,8 @@ def _resources(paths: list[Path]) -> dict:
 
 
 def _taxonomy(files, with_templates, relation, verbalization, onto, subject_final):
-    """DistFact's verbalization errors (probes/import_distfact.py): items, report, kind, params."""
-    from ..probes.import_distfact import taxonomy_import
+    """DistFact's verbalization errors (probes/formats/import_distfact.py): items, report, kind, params."""
+    from ..probes.formats.import_distfact import taxonomy_import
 
     if with_templates or relation:
         fail("--with-templates and --relation are not for --format distfact-taxonomy: its rows carry their "
@@ -243,7 +243,7 @@ def _same_items(out_path: str, items: list[dict]) -> None:
     """A probe set already at --out is rewritten by an import only with the same bytes."""
     import hashlib
 
-    from ..probes.build import items_sha256
+    from ..probes.building.build import items_sha256
 
     with open(out_path, "rb") as stream:
         held = hashlib.file_digest(stream, "sha256").hexdigest()

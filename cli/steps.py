@@ -40,17 +40,17 @@ SILENT = Console(quiet=True, say=lambda _: None, note=lambda _: None)
 
 def build_step(store: str | Path, out: str | Path, request, console: Console = Console(), models=None,
                overwrite: bool = False):
-    """`factprobe probeset build`: the probe set `request` (probes.build.BuildRequest) from the
+    """`factprobe probeset build`: the probe set `request` (probes.building.build.BuildRequest) from the
     store into `out`; prints the kind's warnings and the summary. `models`: the ModelCache a kind
     that asks a model loads from; `overwrite`: replace a probe set at `out` that this build would
     change. Returns the ProbeSetMeta. FileNotFoundError when there is no store; ValueError when
     the build cannot be made or would change the probe set at `out`. Underneath:
-    probes.build.build_probeset, whose docstring details the arguments."""
+    probes.building.build.build_probeset, whose docstring details the arguments."""
     from ..kg.output_lock import hold_output
-    from ..probes.build import build_probeset
+    from ..probes.building.build import build_probeset
     from ..probes.kinds import get_kind
-    from ..probes.listed import fact_list_lines
-    from ..probes.probeset import claim_probeset, require_pyarrow, sidecar_path
+    from ..probes.building.listed import fact_list_lines
+    from ..probes.building.probeset import claim_probeset, require_pyarrow, sidecar_path
 
     if not Path(store).is_file():
         raise FileNotFoundError(f"no knowledge-graph store at {store}")
@@ -80,14 +80,14 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
 
 
 def eval_step(evaluation, models=None, console: Console = Console()):
-    """`factprobe eval`: the Evaluation (probes/evaluation.py) run by
-    probes.evaluation.run_evaluation, the one entry every caller goes through, with a progress
+    """`factprobe eval`: the Evaluation (probes/evaluation/entry.py) run by
+    probes.evaluation.entry.run_evaluation, the one entry every caller goes through, with a progress
     bar once the model has loaded; prints warnings, rejected records and the summary line.
     `models`: the ModelCache the model loads through (a new one on the evaluation's device and
     dtype by default). Returns the EvalSummary; raises as run_evaluation does (OutputError,
     EvalInputError before any model loads)."""
     from ..kg.output_lock import hold_output
-    from ..probes.evaluation import run_evaluation
+    from ..probes.evaluation.entry import run_evaluation
 
     bar = _ProgressBar(console.quiet)
     try:

@@ -223,7 +223,7 @@ def paraphrase_cmd(relations, n, model, base_url, out_dir, seed, temperature, ma
     them to OUT/PXXX.yaml as `generated`. Review them there: edit, delete, or mark manual."""
     from tqdm import tqdm
 
-    from ..probes.paraphrase import ParaphraseError, make_client, paraphrase, write_generated
+    from ..probes.templates.paraphrase import ParaphraseError, make_client, paraphrase, write_generated
 
     out = Path(out_dir)
     named = _load(template_dirs)

@@ -4,7 +4,7 @@ Only fair candidates (sharing a type with o, not o under another name, not true 
 drawn, by strategy random, sem, temp+sem or appropt (Ammar Khodja et al. 2025); with fewer than n
 fair candidates fewer are returned, `shortfall` says why. Types are the paper's by default (`types`
 "union": instance-of and subclass-of together; an untyped o has no candidates); "instance-first"
-and `untyped` "relation-objects" are factprobe's older rules. The rules: docs/design-notes.md.
+and `untyped` "relation-objects" are factprobe's older rules. The rules: docs/design/frequency.md.
 """
 
 from __future__ import annotations

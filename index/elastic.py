@@ -2,7 +2,7 @@
 
 Text is tokenized here, in Python, with the embedded backend's `normalize` (Elasticsearch only
 splits on white space), so both backends count the same documents and a stock single-node image
-serves. The token scheme and why it matches exactly: docs/design-notes.md. Chinese is converted
+serves. The token scheme and why it matches exactly: docs/design/frequency.md. Chinese is converted
 here too, before it is sent (index/chinese.py): documents as they are indexed, with the converter
 of the index's settings, and names by StoreNames, as the embedded backend converts both.
 
@@ -37,7 +37,7 @@ class BackendUnavailable(RuntimeError):
 
 
 def tokens(normalized: str) -> list[str]:
-    """The token scheme of docs/design-notes.md: a run of letters and digits, or one letter or
+    """The token scheme of docs/design/frequency.md: a run of letters and digits, or one letter or
     digit of a script without spaces, is a token as it is; any other character is spelled from
     its code point and from whether a letter or digit that can glue to it touches it."""
     pieces = _PIECES.findall(normalized)

@@ -2,7 +2,7 @@
 
 An entity's postings are the roaring bitmap of the documents that mention it: a frequency is a
 cardinality, a pair's co-occurrence an intersection's, and no text is read at query time. A
-document id already indexed is skipped, so counts stay exact. Tracked pairs: docs/design-notes.md.
+document id already indexed is skipped, so counts stay exact. Tracked pairs: docs/design/frequency.md.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ a character of a script without spaces and any other character, and each name is
 same way with a mark at each edge that needs a boundary. Letters from U+1100 on (Han, Hangul,
 Kana, ...) are written as three symbols each, so that no node of the automaton has thousands of
 children to look through. Each hit is confirmed against the normalized text; documents are
-scanned a batch at a time. Why: docs/design-notes.md.
+scanned a batch at a time. Why: docs/design/frequency.md.
 
 With mentions="maximal" (IndexSettings' default) a confirmed hit that a longer confirmed hit of
 another name contains is dropped before its entities count (index/text.py `outermost`, decided for

@@ -2,7 +2,7 @@
 
 Each entity is a TF-IDF-weighted bag of graph features (itself, its relations, its objects, its
 (relation, object) pairs). Sem ranks a pool by exact cosine to o, ties by id, not by approximate
-nearest neighbours, which got real graphs wrong (measured in docs/design-notes.md).
+nearest neighbours, which got real graphs wrong (measured in docs/design/frequency.md).
 """
 
 from __future__ import annotations

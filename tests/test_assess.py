@@ -321,7 +321,7 @@ def test_robustness_compares_flawed_and_corrected_clozes(runs, tmp_path):
 def test_distfacts_published_judgements_name_facts_by_triple(runs, tmp_path):
     """Human scores in DistFact's published shape (Wikidata triples, mean ratings) read as
     DistFact publishes them; the probe set says which item holds each triple."""
-    from factprobe.probes.assess_inputs import read_judgements
+    from factprobe.probes.evaluation.assess_inputs import read_judgements
 
     published = read_judgements(DISTFACT)
     assert (published.key, published.rows, len(published.scores)) == ("triple", 12, 12)
@@ -362,7 +362,7 @@ def test_bad_judgements_are_one_line_naming_file_line_and_field(runs, tmp_path, 
 
 def test_judgements_as_csv_average_a_facts_rows(runs, tmp_path):
     """One row per rater: a fact's rows are averaged (the paper's human score, 004:178)."""
-    from factprobe.probes.assess_inputs import read_judgements
+    from factprobe.probes.evaluation.assess_inputs import read_judgements
 
     path = tmp_path / "human.csv"
     path.write_text("fact,knows\n" + "".join(f"{f},{h}\n" for f, h in zip(FACTS, HUMAN_SCORES)) + f"{FACTS[0]},0\n")
@@ -386,7 +386,7 @@ PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
 
 @pytest.mark.skipif(not list(PAPERS.glob("004_*.txt")), reason="the papers' texts are not beside this clone")
 def test_the_papers_numbers_stand_on_the_lines_cited():
-    from factprobe.probes.assess import PAPER_TABLE_3, PAPER_TABLE_4
+    from factprobe.probes.evaluation.assess import PAPER_TABLE_3, PAPER_TABLE_4
 
     lines = next(PAPERS.glob("004_*.txt")).read_text(encoding="utf-8").splitlines()
     for label, mean, std, line in PAPER_TABLE_3.values():
@@ -414,7 +414,7 @@ def test_a_real_distractor_run_is_assessed_as_it_scored(tmp_path):
     """A distractor run of SmolLM2 over 9 capitals (random strategy, 4 distractors, 2 clozes):
     Min@n and Avg@n recomputed from its records at the n it compared equal what it wrote, and
     the command assesses it against judgements made up here."""
-    from factprobe.probes.assess_inputs import DistractorSource, Items, fact_key
+    from factprobe.probes.evaluation.assess_inputs import DistractorSource, Items, fact_key
     from factprobe.probes.report import load_run
     from test_eval import capital_graph
     from wikidata_builder import write_dump

@@ -16,7 +16,7 @@ import pytest
 from conftest import llama_server, needs_llama_cpp, run_cli
 from factprobe.probes import measures as metrics
 from factprobe.probes.methods.base import answer_key
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from scoring_models import real_scorer
 from test_eval import capital_graph
 from wikidata_builder import write_dump

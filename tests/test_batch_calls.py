@@ -10,7 +10,7 @@ import pytest
 
 from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.belief_icl import BeliefICL
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from test_belief_bias import FACTS, TOP1, _cloze_set
 from test_belief_icl import _item
 

@@ -14,7 +14,7 @@ import math
 import pytest
 
 from factprobe.probes import measures as metrics
-from factprobe.probes.aggregate import aggregate
+from factprobe.probes.evaluation.aggregate import aggregate
 from factprobe.probes.measures import bias_level
 
 LN2 = math.log(2)
@@ -64,7 +64,7 @@ def test_a_run_recorded_before_issue_28_is_named_as_such():
                     {"bias": "entropy"})
     assert new["definitions"]["bias"] == "entropy"
     assert (new["bias_level"], new["bias_level_single_prompt"]) == (0.25, 0.5)
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.requests import FillMaskRequest
 
 TEMPLATES = {"P36": ["the capital of [X] is [Y] .", "[X] is a country , the capital city is [Y] ."],

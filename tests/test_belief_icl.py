@@ -7,8 +7,8 @@ import json
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.aggregate import aggregate
-from factprobe.probes.answers import answer_tokens, matches, matches_any, same_answer
+from factprobe.probes.evaluation.aggregate import aggregate
+from factprobe.probes.measures.answers import answer_tokens, matches, matches_any, same_answer
 from factprobe.probes.methods import METHODS, MethodContext
 from factprobe.probes.methods.base import answer_key
 from factprobe.probes.methods.belief_icl import SETTINGS, BeliefICL
@@ -140,7 +140,7 @@ def test_answers_run_to_the_end_of_the_line_unless_a_cap_is_asked():
 
 def test_answers_cut_by_the_limit_are_counted_and_the_limit_named(tmp_path):
     from factprobe.probes.report import build_document, load_runs, to_markdown
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
 
     probes = tmp_path / "p.jsonl"
     probes.write_text(json.dumps({**_item(), "kind": "belief-icl", "split": "test"}) + "\n")

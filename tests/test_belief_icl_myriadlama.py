@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.aggregate import aggregate
-from factprobe.probes.importers import import_items
+from factprobe.probes.evaluation.aggregate import aggregate
+from factprobe.probes.formats.importers import import_items
 from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.belief_icl import INSTRUCTION, BeliefICL
 from factprobe.probes.methods.belief_icl_questions import QA_INSTRUCTION
-from factprobe.probes.runner import evaluate, plan_eval
+from factprobe.probes.evaluation.runner import evaluate, plan_eval
 from factprobe.probes.scoring.requests import Generation
 
 ROWS = Path(__file__).parent / "fixtures" / "myriadlama" / "published_shape.jsonl"

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from factprobe.probes.facts import ProbeFact
+from factprobe.probes.building.facts import ProbeFact
 from factprobe.probes.kinds import get_kind
 from factprobe.probes.kinds.belief_icl_kind import build_belief_icl
 from factprobe.probes.report import Definitions, overlap
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.requests import Generation
 
 # -- every subject expression ---------------------------------------------------------------------

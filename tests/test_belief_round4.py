@@ -16,7 +16,7 @@ import pytest
 
 from factprobe.probes.measures.belief import overconfidence, reliability_bins
 from factprobe.probes.methods.belief_icl import BeliefICL, agrees
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.requests import Generation
 
 # -- one pair, three templates: France's capital, asked zero-shot ----------------------------------

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from factprobe.probes.build import build_request
-from factprobe.probes.facts import FactSelection
+from factprobe.probes.building.build import build_request
+from factprobe.probes.building.facts import FactSelection
 from factprobe.probes.kinds.distractor_kind import DistractorKindOptions
 from factprobe.probes.kinds.icl_mc_kind import IclMcKindOptions
 

@@ -103,13 +103,13 @@ def test_a_default_declared_in_a_heavy_module_is_read_when_needed():
 
 
 def test_an_evaluations_batch_and_seed_are_declared_once():
-    """probes/runner.py's BATCH and SEED are the defaults of Evaluation, `eval` and the service's
+    """probes/evaluation/runner.py's BATCH and SEED are the defaults of Evaluation, `eval` and the service's
     eval jobs; the runner's own functions take them too."""
     import inspect
 
     from factprobe.cli.service.jobs import EvalRequest
-    from factprobe.probes.evaluation import Evaluation
-    from factprobe.probes.runner import BATCH, SEED, evaluate, plan_eval
+    from factprobe.probes.evaluation.entry import Evaluation
+    from factprobe.probes.evaluation.runner import BATCH, SEED, evaluate, plan_eval
 
     params = eval_command.make_context("eval", ["--model", "m", "--method", "kdf", "--probes", __file__,
                                                 "--out", "o"]).params

@@ -16,7 +16,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.import_distfact import taxonomy_import
+from factprobe.probes.formats.import_distfact import taxonomy_import
 
 HEADER = ["", "triples_raw", "triples", "popularity", "context", "verbalization", "errors", "correction"]
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from factprobe.probes.methods import METHODS, MethodContext
 from factprobe.probes.methods.eic_lke import EICLKE
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.requests import LoglikelihoodRequest
 
 SPEC = "smollm2-135m-instruct"

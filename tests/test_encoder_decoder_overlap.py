@@ -22,7 +22,7 @@ from conftest import run_cli
 from factprobe.probes.methods.belief_icl import SETTINGS
 from factprobe.probes.report import Definitions, build_document, comparable_pairs, compare, load_run, load_runs, \
     to_markdown
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.requests import Generation, MaskCandidate
 
 ROWS = Path(__file__).parent / "fixtures" / "myriadlama" / "published_shape.jsonl"

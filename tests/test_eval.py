@@ -311,7 +311,7 @@ def test_distractor_plausibility_sums_every_name_per_strategy(tmp_path):
     """Plausibility recomputed here through the scorer's loglikelihood: for each entity, the sum
     over its names of P(" " + name + EOS | cloze); Min@2 / Avg@2 and the aggregate's per-strategy
     breakdowns by relation follow from those numbers alone. A distractor without a name is skipped."""
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
     from scoring_models import real_scorer
 
     store = tmp_path / "g.sqlite"

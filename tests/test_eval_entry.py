@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from factprobe.kg.outputs import OutputError
-from factprobe.probes.evaluation import EvalInputError, Evaluation, ModelLoadError, run_evaluation
-from factprobe.probes.probeset import write_probeset
+from factprobe.probes.evaluation.entry import EvalInputError, Evaluation, ModelLoadError, run_evaluation
+from factprobe.probes.building.probeset import write_probeset
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = "hf:nobody/no-such-model"  # passes the spec check; the stub cache below answers for it
@@ -24,8 +24,8 @@ USERS = {
     "run_evaluation": {"cli/steps.py"},
     "eval_step": {"cli/eval_cmds.py", "cli/pipeline.py", "cli/service/jobs.py"},
     "Evaluation": {"cli/eval_cmds.py", "cli/pipeline.py", "cli/service/jobs.py"},
-    "plan_eval": {"probes/evaluation.py", "probes/export_lm_eval.py"},  # the export builds prompts, runs nothing
-    "evaluate": {"probes/evaluation.py"},
+    "plan_eval": {"probes/evaluation/entry.py", "probes/formats/export_lm_eval.py"},  # the export builds prompts, runs nothing
+    "evaluate": {"probes/evaluation/entry.py"},
 }
 
 
@@ -46,8 +46,8 @@ def test_the_three_callers_go_through_the_one_entry():
         used = _names_used(path) & set(USERS)
         for name in used:
             found[name].add(path.relative_to(ROOT).as_posix())
-    found["plan_eval"] -= {"probes/runner.py"}  # `evaluate` plans when not given a plan
-    found["Evaluation"] -= {"probes/evaluation.py"}
+    found["plan_eval"] -= {"probes/evaluation/runner.py"}  # `evaluate` plans when not given a plan
+    found["Evaluation"] -= {"probes/evaluation/entry.py"}
     assert found == USERS
 
 

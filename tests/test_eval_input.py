@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from factprobe.cli.main import main
-from factprobe.probes.runner import plan_eval
+from factprobe.probes.evaluation.runner import plan_eval
 
 NO_MODEL = "hf:nobody/no-such-model"  # passes the spec check; loading it would ask the hub
 

@@ -1,7 +1,7 @@
 """`probeset build --facts FILE`: a probe set over a given list of facts (DistFact's human-judged
 facts, 004:178; the facts of its verbalization errors, which `probeset import --format
 distfact-taxonomy --onto SET` needs a distractor set of). The file is read as data, in any of its
-shapes (probes/fact_list.py); only its facts are candidates, each still passing the selection's
+shapes (probes/formats/fact_list.py); only its facts are candidates, each still passing the selection's
 and the kind's rules; every listed fact left out is named with why, on stderr and in the
 sidecar, beside the SHA-256 of the file's bytes. Builds run on the shipped sample graph."""
 
@@ -15,8 +15,8 @@ import pytest
 
 from conftest import run_cli
 from factprobe.kg.graph import KnowledgeGraph
-from factprobe.probes.fact_list import ListedFact, read_fact_list
-from factprobe.probes.facts import FactSelection, select_facts
+from factprobe.probes.formats.fact_list import ListedFact, read_fact_list
+from factprobe.probes.building.facts import FactSelection, select_facts
 from test_distfact_import import ROWS, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -72,7 +72,7 @@ def store(tmp_path_factory):
 
 
 def _build(store, tmp_path, kind: str, options: dict, name: str = "p") -> list[dict]:
-    from factprobe.probes.build import build_probeset, build_request
+    from factprobe.probes.building.build import build_probeset, build_request
 
     out = tmp_path / f"{name}.jsonl"
     build_probeset(store, out, build_request(kind, {"at": AT, **options}), overwrite=True)
@@ -97,7 +97,7 @@ def test_the_graph_knows_every_object_a_subject_ever_held(store):
 
 def test_kdf_wrong_options_never_offer_a_former_capital(store, tmp_path):
     from factprobe.kg.graph import KnowledgeGraph
-    from factprobe.probes.facts import FactSelection, select_facts
+    from factprobe.probes.building.facts import FactSelection, select_facts
     from factprobe.probes.kinds import BuildContext
     from factprobe.probes.kinds.kdf_kind import KdfKindOptions
     from factprobe.probes.kinds.sampling import ChoicePool
@@ -204,7 +204,7 @@ def test_distractors_of_portugal_share_its_current_type_only(store, tmp_path):
 
 def test_truthy_keeps_only_the_best_rank_of_a_statement_group(store):
     from factprobe.kg.graph import KnowledgeGraph
-    from factprobe.probes.facts import FactSelection, select_facts
+    from factprobe.probes.building.facts import FactSelection, select_facts
 
     with KnowledgeGraph(store) as kg:
         assert kg.objects(SOUTH_AFRICA, "P37", at=AT) == [ZULU, AFRIKAANS, ENGLISH]

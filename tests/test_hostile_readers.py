@@ -104,7 +104,7 @@ def test_probeset_stats_names_a_deep_line(tmp_path, depth):
 
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_evals_probe_set_read_rejects_a_deep_line_and_keeps_the_rest(tmp_path, depth):
-    from factprobe.probes.runner import plan_eval
+    from factprobe.probes.evaluation.runner import plan_eval
 
     probes = write_set(tmp_path / "p.jsonl", [kdf_item(0), kdf_item(1)])
     hostile = with_line(probes, tmp_path / "h", deep_row(depth), 2)
@@ -373,7 +373,7 @@ def test_the_checked_fields_pass_every_run_folder_eval_writes():
     honest folder."""
     import tarfile
 
-    from factprobe.probes.run_files import check_aggregate_json, check_run_json
+    from factprobe.probes.evaluation.run_files import check_aggregate_json, check_run_json
 
     checked = 0
     with tarfile.open(HERE / "fixtures" / "sample_job.tar.xz") as tar:

@@ -2,7 +2,7 @@
 values (nesting past 500, up to 100,000 deep; a CSV cell over csv's 131,072 characters; a lone
 surrogate escape; bytes that are not UTF-8; integers of over 4,300 digits; NaN and Infinity)
 put into a copy of a real row (tests/data, tests/fixtures) and added to the real rows, fed to
-`probeset import` (every row format of probes/importers.py), `probeset build --facts` (JSONL,
+`probeset import` (every row format of probes/formats/importers.py), `probeset build --facts` (JSONL,
 CSV, TSV), `assess --judgements` (JSONL, CSV) and run folders (`compare`). Each time: the
 exit code of the reader's policy (3 with only that row rejected where it rejects row by row,
 else 2), exactly one line on stderr naming the file and line (and the field where a cell), no
@@ -331,7 +331,7 @@ doc_to_target: label
 @SETTINGS
 @given(value=hostile_json(), at=st.integers(0, 2), key=st.sampled_from(["q", "options", "label"]))
 def test_an_lm_eval_tasks_documents_lose_only_the_hostile_one(value, at, key):
-    """--format lm-eval: the task's JSONL documents are rows too (probes/import_lm_eval.py)."""
+    """--format lm-eval: the task's JSONL documents are rows too (probes/formats/import_lm_eval.py)."""
     raw, reason = value
     lines = [json.dumps(d).encode() + b"\n" for d in DOCS]
     with tempfile.TemporaryDirectory() as tmp:

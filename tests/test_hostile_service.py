@@ -27,7 +27,7 @@ from test_service import TOKEN, serving
 from test_service_records import ingested_capitals
 
 from factprobe.cli.main import main
-from factprobe.probes.build import build_request
+from factprobe.probes.building.build import build_request
 from factprobe.probes.methods import registered
 from factprobe.probes.methods.base import OptionError, read_options
 

@@ -1,5 +1,5 @@
 """lm-eval templates that ask for gigabytes in a few bytes (issue 44 item C): every result is
-bounded before it is built (probes/lm_eval_bounds.py), so the import's peak memory stays a few
+bounded before it is built (probes/formats/lm_eval_bounds.py), so the import's peak memory stays a few
 MB above a benign import's and the document is rejected in one line naming the file, line and
 field; and within the bounds a template renders exactly as Jinja's own sandbox renders it.
 
@@ -21,8 +21,8 @@ from hypothesis import example, given, settings, strategies as st
 
 from cli_runner import peak_rss
 from conftest import factprobe_cmd
-from factprobe.probes.lm_eval_bounds import MAX_TEXT, printf_size
-from factprobe.probes.lm_eval_templates import TemplateFailed, Templates
+from factprobe.probes.formats.lm_eval_bounds import MAX_TEXT, printf_size
+from factprobe.probes.formats.lm_eval_templates import TemplateFailed, Templates
 
 LIMIT = 1 << 30
 TASK = """task: t
@@ -119,7 +119,7 @@ MORE = [
 ]
 PROBE = """
 import json, sys, tracemalloc
-from factprobe.probes.lm_eval_templates import TemplateFailed, Templates
+from factprobe.probes.formats.lm_eval_templates import TemplateFailed, Templates
 templates, seen = Templates(), []
 for text in json.loads(sys.stdin.read()):
     tracemalloc.start()

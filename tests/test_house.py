@@ -1,5 +1,5 @@
 """The shape of the house (issue 17): every module says what it is for in a few lines, and no
-module grows past what one can read in a sitting. Design essays live in docs/design-notes.md."""
+module grows past what one can read in a sitting. Design essays live in docs/design/ (docs/design-notes.md lists them)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_module_says_what_it_is_for_in_a_few_lines(module):
     assert doc and doc.strip(), f"{module}: no module docstring"
     assert len(doc.splitlines()) <= MAX_DOCSTRING_LINES, (
         f"{module}: a {len(doc.splitlines())}-line docstring; keep the gist here and move the design "
-        "to docs/design-notes.md")
+        "to docs/design/ (one page per topic)")
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m not in DATA_TABLES])

@@ -88,7 +88,7 @@ def test_too_few_demonstrations_are_refused_naming_each_relation():
 
 def test_fewer_examples_when_allowed_are_recorded_counted_and_headlined(tmp_path):
     from factprobe.probes.report import build_document, load_runs, to_markdown
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
 
     # P36: 3 demonstrations, 2 test items; P30: 6 demonstrations, 1 test item; examples=5
     items = ([_mc("P36", k, "demo") for k in range(3)] + [_mc("P36", k, "test") for k in (3, 4)]

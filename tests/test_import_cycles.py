@@ -166,7 +166,7 @@ def private_imports(root: Path) -> list[str]:
 def test_the_tree_has_modules_and_imports():
     graph = import_graph(ROOT)
     assert len(graph) > 50
-    assert graph["probes.aggregate"] == {"probes.methods", "probes.measures", "probes.measures.accuracy"}
+    assert graph["probes.evaluation.aggregate"] == {"probes.methods", "probes.measures", "probes.measures.accuracy"}
 
 
 def test_no_module_imports_itself_back():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.import_entityquestions import NO_SUBJECT, question_template
-from factprobe.probes.importers import import_items
+from factprobe.probes.formats.import_entityquestions import NO_SUBJECT, question_template
+from factprobe.probes.formats.importers import import_items
 
 DATA = Path(__file__).parent / "data" / "entityquestions"
 

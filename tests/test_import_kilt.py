@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from conftest import run_cli
-from factprobe.probes.import_kilt import kilt_trex_items, relation_labels
-from factprobe.probes.import_rows import ImportReport
-from factprobe.probes.importers import import_items
+from factprobe.probes.formats.import_kilt import kilt_trex_items, relation_labels
+from factprobe.probes.formats.import_rows import ImportReport
+from factprobe.probes.formats.importers import import_items
 
 DEV = Path(__file__).parent / "fixtures" / "kilt" / "trex-dev-kilt.jsonl"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.import_mlama import NO_TEMPLATE, file_place
-from factprobe.probes.importers import import_items
+from factprobe.probes.formats.import_mlama import NO_TEMPLATE, file_place
+from factprobe.probes.formats.importers import import_items
 from factprobe.probes.templates.imported import read_templates
 
 FR = Path(__file__).parent / "fixtures" / "mlama" / "mlama1.1" / "fr"

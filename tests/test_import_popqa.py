@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from conftest import run_cli
-from factprobe.probes.import_popqa import POPQA_RELATIONS
-from factprobe.probes.importers import FORMATS, import_items
+from factprobe.probes.formats.import_popqa import POPQA_RELATIONS
+from factprobe.probes.formats.importers import FORMATS, import_items
 
 REAL = Path(__file__).parent / "data" / "popqa" / "readme_row.tsv"
 HEADER = ["id", "subj", "prop", "obj", "subj_id", "prop_id", "obj_id", "s_aliases", "o_aliases", "s_uri", "o_uri",

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.import_xfactr import (CASE_UNINFLECTED, ENGLISH_NAME, GENDER_UNKNOWN, NOT_ASKED, NO_PROMPT,
+from factprobe.probes.formats.import_xfactr import (CASE_UNINFLECTED, ENGLISH_NAME, GENDER_UNKNOWN, NOT_ASKED, NO_PROMPT,
                                             render)
-from factprobe.probes.importers import import_items
+from factprobe.probes.formats.importers import import_items
 
 HERE = Path(__file__).parent
 NAMES = HERE / "fixtures" / "xfactr" / "mTRExf_unicode_escape.txt"

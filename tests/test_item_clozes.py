@@ -10,7 +10,7 @@ import json
 import pytest
 
 from factprobe.probes.methods.clozes import cloze_definition, item_clozes
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.loader import load_scorer
 from factprobe.probes.templates import load_templates, prompt_before_object
 from scoring_models import tiny_llama

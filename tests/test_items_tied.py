@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from cli_runner import run_cli
 from factprobe.cli.service import ServiceConfig, create_app
-from factprobe.probes.probeset import read_meta, write_probeset
+from factprobe.probes.building.probeset import read_meta, write_probeset
 from factprobe.probes.report.items_data import items_payload
 from factprobe.probes.report.loading import load_runs
 

@@ -137,10 +137,10 @@ def _term(scorer, prompt: str, names: list[str]) -> float:
 
 
 def test_karr_and_bertscore_end_to_end(llama, encoder, tmp_path):
-    from factprobe.probes.aggregate import aggregate
+    from factprobe.probes.evaluation.aggregate import aggregate
     from factprobe.probes.methods.base import MethodContext
     from factprobe.probes.methods.baselines import Baselines
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
 
     probes = tmp_path / "p.jsonl"
     probes.write_text("".join(json.dumps(i) + "\n" for i in ITEMS))

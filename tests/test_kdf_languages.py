@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.kdf import KDF
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from wikidata_builder import item, write_dump
 
 # -- the method: Figure 3 of the paper, written out -----------------------------------------------

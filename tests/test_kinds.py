@@ -86,7 +86,7 @@ def dated_store(tmp_path_factory):
 
 def test_a_build_is_the_same_bytes_on_any_day(dated_store, tmp_path, monkeypatch):
     from factprobe.kg.graph import KnowledgeGraph
-    from factprobe.probes.build import build_probeset, build_request
+    from factprobe.probes.building.build import build_probeset, build_request
 
     with KnowledgeGraph(dated_store) as kg:
         assert kg.as_of() == "2024-03-05"  # the latest `modified` of the dump

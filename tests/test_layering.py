@@ -116,3 +116,4 @@ def test_the_checker_catches_planted_violations(tmp_path):
         "probes/scoring/bad.py:1: probes imports cli (from ...cli.options import x)",
         "cli/above.py:1: cli imports from above factprobe (from ... import elsewhere)",
     ]
+

@@ -21,9 +21,9 @@ from click.testing import CliRunner
 from lm_eval.tasks import TaskManager
 
 from factprobe.cli.main import main
-from factprobe.probes.export_lm_eval import export_lm_eval
+from factprobe.probes.formats.export_lm_eval import export_lm_eval
 from factprobe.probes.methods.kdf import LETTERS
-from factprobe.probes.runner import evaluate, plan_eval
+from factprobe.probes.evaluation.runner import evaluate, plan_eval
 from factprobe.probes.scoring.requests import ContinuationScore, Generation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -254,11 +254,11 @@ def myriad(tmp_path) -> Path:
 def test_the_exported_matching_runs_without_factprobe_and_gives_its_verdicts(myriad, tmp_path):
     import simplemma
 
-    from factprobe.probes.answers import matches_any
+    from factprobe.probes.measures.answers import matches_any
 
     export_lm_eval("belief-icl", myriad, tmp_path / "task", options={"settings": ["zero-shot"]}, name="m")
     utils = (tmp_path / "task" / "utils.py").read_text()
-    assert "factprobe." not in utils.replace("factprobe/probes/answers.py", "")  # nothing of factprobe is imported
+    assert "factprobe." not in utils.replace("factprobe/probes/measures/answers.py", "")  # nothing of factprobe is imported
     docs = [json.loads(line) for line in open(tmp_path / "task" / "m.jsonl")]
     cases = VERDICTS + [(d["answer"], d["gold"]) for d in docs[:3]] + [("Nothing.", docs[0]["gold"])]
     # the standard library, the task folder and simplemma (the lemmatizer it names), nothing else

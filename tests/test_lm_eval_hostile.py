@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from factprobe.cli.main import main
-from factprobe.probes.export_lm_eval import export_lm_eval
+from factprobe.probes.formats.export_lm_eval import export_lm_eval
 
 _RECORDED: list[tuple[str, str]] | None = None  # (event, path) while a command runs
 

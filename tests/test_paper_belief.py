@@ -20,15 +20,15 @@ import math
 import pytest
 
 from factprobe.probes import measures as metrics
-from factprobe.probes.aggregate import aggregate
+from factprobe.probes.evaluation.aggregate import aggregate
 from factprobe.probes.kinds.belief_icl_kind import build_belief_icl
 from factprobe.probes.kinds.cloze_kind import build_cloze
-from factprobe.probes.facts import ProbeFact
-from factprobe.probes.importers import import_items
+from factprobe.probes.building.facts import ProbeFact
+from factprobe.probes.formats.importers import import_items
 from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.belief import Belief
 from factprobe.probes.methods.belief_icl import BeliefICL
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from factprobe.probes.scoring.requests import Generation, MaskCandidate
 
 

@@ -332,7 +332,7 @@ def test_probability_baseline_has_no_end_of_sequence_token():
     """Table 2's Probability: (1/|C|) sum over c of sum over the object's names of Pr(name | c).
     With names Paris (0.5), City of Light (0.1) and Paname (0.05) on every cloze: 0.65; factprobe
     appended EOS (P = 0.8 after each name here), giving 0.8 * 0.65 = 0.52, now `probability_eos`."""
-    from factprobe.probes.aggregate import aggregate
+    from factprobe.probes.evaluation.aggregate import aggregate
     from factprobe.probes.methods.base import MethodContext
     from factprobe.probes.methods.baselines import Baselines
 

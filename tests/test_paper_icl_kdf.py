@@ -14,7 +14,7 @@ from conftest import run_cli
 from factprobe.probes.methods import MethodContext
 from factprobe.probes.methods.eic_lke import EICLKE
 from factprobe.probes.methods.ic_lke import ICLKE
-from factprobe.probes.runner import evaluate
+from factprobe.probes.evaluation.runner import evaluate
 from wikidata_builder import item, write_dump
 
 

@@ -249,7 +249,7 @@ def flag_pairs(text: str) -> list[tuple[str, str | None]]:
 def flag_declarations(row: dict, flag: str) -> list[tuple[object, tuple | None]]:
     """(default, choices) of `flag` in the row's kinds' options (the fact selection's among them:
     every kind builds from one), else in any command."""
-    from factprobe.probes.facts import FactSelection
+    from factprobe.probes.building.facts import FactSelection
 
     shared = list(option_specs(FactSelection)) if kinds_of(row) else []
     kind_specs = [spec for kind in kinds_of(row) for spec in option_specs(kind.options) if spec.flag == flag]

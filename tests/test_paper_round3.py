@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from factprobe.probes import measures as metrics
-from factprobe.probes.aggregate import aggregate
+from factprobe.probes.evaluation.aggregate import aggregate
 from factprobe.probes.measures.belief import Bin
 
 
@@ -189,7 +189,7 @@ def test_kdf_names_the_two_table3_sentences_it_corrects(zh_store, tmp_path):
 # -- 7. BELIEF: every subject expression, single-token objects --------------------------------------
 
 def _fact(subject: str, obj: str, gold: tuple[str, ...], aliases: tuple[str, ...] = ()):
-    from factprobe.probes.facts import ProbeFact
+    from factprobe.probes.building.facts import ProbeFact
 
     return ProbeFact(id=f"{subject}-P47-{obj}", subject=subject, relation="P47", object=obj,
                      subject_label=subject.lower(), relation_label="r", object_label=obj.lower(), gold=gold,
@@ -227,7 +227,7 @@ def test_belief_asks_only_facts_with_a_single_token_object(tmp_path):
     answers (C keeps "o3"). By hand: A right, C wrong -> Acc 1/2 over 2 facts; B left out, its
     record unscored. Asking every fact (`objects=all`, factprobe's before): 1/3 over 3."""
     from factprobe.probes.kinds.cloze_kind import build_cloze
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
     from test_paper_belief import TableScorer
 
     facts = [_fact("A", "O1", ("o1",)), _fact("B", "O2", ("New York",)), _fact("C", "O3", ("o3", "Ooo Three"))]

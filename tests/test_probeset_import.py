@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from factprobe.probes.importers import import_items
+from factprobe.probes.formats.importers import import_items
 
 FIXTURES = Path(__file__).parent / "fixtures" / "probesets"
 

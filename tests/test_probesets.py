@@ -519,7 +519,7 @@ def test_all_but_view_equals_the_filtered_list():
 
 def test_a_probe_set_with_a_repeated_id_is_not_written(tmp_path):
     """Eval resumes by id, so build and import never write a set with one id twice (issue 35 item 6)."""
-    from factprobe.probes.probeset import write_probeset
+    from factprobe.probes.building.probeset import write_probeset
 
     items = [{"id": f"cloze:{k}", "kind": "cloze", "split": "test"} for k in (1, 2, 3, 2)]
     out = tmp_path / "dup.jsonl"

@@ -1,4 +1,4 @@
-"""The method registry is the one list of methods, and probes/probeset.py the one list of probe-set
+"""The method registry is the one list of methods, and probes/building/probeset.py the one list of probe-set
 kinds: a method declared in one file (tests/toy_method.py) runs through `factprobe eval`, and the
 CLI, runner, aggregator, pipeline and service read the declarations."""
 
@@ -132,7 +132,7 @@ class _StubScorer:
 
 
 def test_the_runner_skips_an_item_missing_a_field_the_method_reads_naming_it(toy, tmp_path):
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
 
     broken = dict(ITEMS[2])
     del broken["prompt"]
@@ -151,7 +151,7 @@ def test_the_pipeline_headline_and_the_report_show_what_the_method_declares(toy,
     closing line and the report's "Method measures" show them, one table over both toy runs."""
     from factprobe.cli.pipeline import headline_lines
     from factprobe.probes.report import build_document, load_runs, to_markdown
-    from factprobe.probes.runner import evaluate
+    from factprobe.probes.evaluation.runner import evaluate
 
     probes = write_items(tmp_path / "toy.jsonl", ITEMS)
     evaluate(_StubScorer(), "toy", probes, tmp_path / "one")

@@ -3,7 +3,7 @@ accuracy tables are per ICL setting, never pooled (5); a baselines run's measure
 paper's, and its thresholded verdict is named with its threshold (6); Acc@1 prints BELIEF's range
 beside mean ± SD (7); chance levels and the bootstrap's resamples and seed stand beside the figures
 (8); distractor runs are compared on their per-fact Min@n verdicts (9). Run folders are written
-with the real aggregator (probes/aggregate.py) and the real report; each expected value is worked
+with the real aggregator (probes/evaluation/aggregate.py) and the real report; each expected value is worked
 out by hand in the comments."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from factprobe.probes.aggregate import aggregate
+from factprobe.probes.evaluation.aggregate import aggregate
 from factprobe.probes.measures.overlap import Definitions, overlap
 from factprobe.probes.measures.uncertainty import bootstrap, wilson
 from factprobe.probes.report import write_report

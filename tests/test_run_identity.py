@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from factprobe.cli.main import main
-from factprobe.probes.probeset import write_probeset
-from factprobe.probes.runner import evaluate, plan_eval
+from factprobe.probes.building.probeset import write_probeset
+from factprobe.probes.evaluation.runner import evaluate, plan_eval
 
 TEST_ITEMS = 10
 

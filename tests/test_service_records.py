@@ -184,7 +184,7 @@ def test_a_resumed_job_naming_what_is_no_longer_allowed_is_not_run(tmp_path, cap
     server that no longer allows what it names reads it back: the same check as at the door."""
     from factprobe.cli.service.admission import resumed_work
     from factprobe.cli.service.jobs import JobRefused
-    from factprobe.probes.build import build_request
+    from factprobe.probes.building.build import build_request
 
     state = started_on(capital_store, tmp_path)
     queue = state.jobs
@@ -213,7 +213,7 @@ def test_the_work_of_a_resumed_job_is_made_from_its_record(tmp_path, capital_sto
     is emptied, as nothing of a killed build may be taken for part of the new one."""
     from factprobe.cli.service.admission import resumed_work
     from factprobe.cli.service.jobs import JobRefused
-    from factprobe.probes.build import build_request
+    from factprobe.probes.building.build import build_request
 
     state = started_on(capital_store, tmp_path)
     queue = state.jobs

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from conftest import run_cli
 from factprobe.cli.main import main
-from factprobe.probes.shard import Launch, Shard, launched, local_device
-from factprobe.probes.shard_merge import MergeError, merge_shards
+from factprobe.probes.evaluation.shard import Launch, Shard, launched, local_device
+from factprobe.probes.evaluation.shard_merge import MergeError, merge_shards
 
 FILES = ("run.json", "items.jsonl", "aggregate.json")
 COUNTRIES = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Egypt", "Cairo"), ("Peru", "Lima"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from factprobe.probes.paraphrase import (ParaphraseError, make_client, paraphrase, parse_lines, screen_lines,
+from factprobe.probes.templates.paraphrase import (ParaphraseError, make_client, paraphrase, parse_lines, screen_lines,
                                          write_generated)
 from factprobe.probes.templates import (SHIPPED_DIR, RelationTemplates, Template, TemplateError, fill, load_file,
                                         load_templates, normalize, object_final, prompt_before_object)

@@ -78,7 +78,7 @@ def walk(tmp_path_factory) -> dict:
     from factprobe.kg import Store
     from factprobe.kg.ingest import ingest
     from factprobe.kg.sources.wikidata_json import WikidataJsonSource
-    from factprobe.probes.build import build_probeset, build_request
+    from factprobe.probes.building.build import build_probeset, build_request
 
     work = tmp_path_factory.mktemp("walk")
     pipeline = load_pipeline(SAMPLE_CONFIG)
@@ -202,7 +202,7 @@ def test_smollm2_answers_and_scores_as_quoted(walk, tmp_path):
     """SmolLM2-135M-Instruct on the CPU in fp32, as the page's numbers were made: the four letters'
     log-probabilities of the Germany question, its wrong answer, and the accuracy over the set
     and in Berlin's bucket, through the evaluation entry the page names."""
-    from factprobe.probes.evaluation import Evaluation, run_evaluation
+    from factprobe.probes.evaluation.entry import Evaluation, run_evaluation
 
     summary = run_evaluation(Evaluation("smollm2-135m-instruct", "kdf", walk["probes"], tmp_path / "kdf",
                                         device="cpu", dtype="float32"))

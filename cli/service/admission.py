@@ -19,7 +19,7 @@ from .jobs import EvalRequest, JobQueue, JobRefused, ProbesetRequest, eval_work,
 from .store import Job
 
 if TYPE_CHECKING:
-    from ...probes.build import BuildRequest
+    from ...probes.building.build import BuildRequest
     from ...probes.scoring.model_cache import ModelCache
     from .config import ServiceConfig
 
@@ -40,7 +40,7 @@ def admit_probeset(request: ProbesetRequest, config: ServiceConfig, kg) -> Build
     server's disk allowed by the operator, its relations, corpus and languages in the store, a
     semantic index where its strategies need one (the server's own by default), its options
     together as its kind's declaration takes them. HTTPException (422 naming the field, 409)."""
-    from ...probes.build import build_request
+    from ...probes.building.build import build_request
     from ..build_options import merged_options
 
     values = request.model_dump(exclude_none=True)

@@ -72,7 +72,7 @@ def job_result(job_id: JobId, state: State, offset: Annotated[int, Query(ge=0, l
     if job.status != "done":
         raise HTTPException(409, f"job {job_id} is {job.status}" + (f": {job.error}" if job.error else ""))
     if job.kind == "probeset":
-        from ...probes.probeset import sidecar_path
+        from ...probes.building.probeset import sidecar_path
 
         meta = read_json(sidecar_path(job.probes))
         items = read_page(job.probes, offset, limit)

@@ -27,7 +27,7 @@ from ...probes.declare import EVERYWHERE, OptionSpec, option_specs
 from ...probes.kinds import registered as registered_kinds
 from ...kg.jsonl import read_jsonl
 from ...probes.methods import registered
-from ...probes.runner import BATCH, SEED
+from ...probes.evaluation.runner import BATCH, SEED
 from ...probes.scoring.model_cache import ModelCache
 from ..build_options import merged_options
 from .checks import VALUE_CHECKS
@@ -241,7 +241,7 @@ def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], d
 def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
     """The work of an evaluation job: `eval_step` (the command's) on the request's Evaluation, the
     served model loaded from the server's cache, silently."""
-    from ...probes.evaluation import Evaluation
+    from ...probes.evaluation.entry import Evaluation
     from ..steps import SILENT, eval_step
 
     def work(job: Job) -> dict:

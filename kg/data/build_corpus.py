@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the shipped sample corpus, ``sample_corpus.jsonl``, from the sample graph.
 
-Facts are spread, seeded, over the KDF frequency buckets (how: docs/design-notes.md); the output
+Facts are spread, seeded, over the KDF frequency buckets (how: docs/design/graph.md); the output
 is byte-for-byte reproducible. Usage: python build_corpus.py [--out PATH]
 """
 

@@ -2,7 +2,7 @@
 descriptions and P31/P279 types of their entities, from a Wikidata-style endpoint.
 
 Fetched triples go through the RDF source's mapping (kg/sources/rdf/), so an endpoint yields
-the rows an RDF file with the same triples would. Paging, resuming, retries: docs/design-notes.md.
+the rows an RDF file with the same triples would. Paging, resuming, retries: docs/design/graph.md.
 """
 
 from __future__ import annotations

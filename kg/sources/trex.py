@@ -11,7 +11,7 @@ predicate or object is such a mention or whose predicate is not a property: each
 (document, path such as `entities[3]` or `triples[0].object`, reason) and counted apart from
 rejected documents; the rest of the document is stored. Date and number values: see
 kg/sources/trex_values.py (a date keeps the precision its mention states). Rows written, aligner
-names and resuming: docs/design-notes.md.
+names and resuming: docs/design/graph.md.
 """
 
 from __future__ import annotations

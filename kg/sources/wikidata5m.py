@@ -2,7 +2,7 @@
 
 Tab-separated files (optionally compressed) become facts, entities with English names, and
 documents with ids `wikidata5m:Q...`, so they never replace T-REx's; a bad line is a reject with
-its line number. Formats and rows: docs/design-notes.md.
+its line number. Formats and rows: docs/design/graph.md.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from ...index.distractors import EXCLUDE_OBJECTS
 from ...kg.graph import KnowledgeGraph
-from ..facts import FactSelection, ProbeFact
+from ..building.facts import FactSelection, ProbeFact
 from ..scoring.model_cache import ModelCache
 from ..declare import LOCAL, option
 

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..facts import ProbeFact
+from ..building.facts import ProbeFact
 from ..templates import fill
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import option

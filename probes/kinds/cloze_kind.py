@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from ..facts import ProbeFact
+from ..building.facts import ProbeFact
 from ..templates import fill
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind
 from ..declare import SERVED_MODEL, option
@@ -80,7 +80,7 @@ def build_cloze(facts: Sequence[ProbeFact], templates: Mapping[str, Sequence[str
 
     `unit="pair"` (BELIEF: "we denote the subject-relation pairs in dataset as T"): one item per
     (subject, relation), in the order of its first fact. Its gold answers already name every true
-    object (probes/facts.py), so nothing is lost; `facts`, `objects` and `object_labels` list the
+    object (probes/building/facts.py), so nothing is lost; `facts`, `objects` and `object_labels` list the
     selected facts it stands for and, given `true_statements` (BuildContext.true_statements), every
     other object true for the pair (`pair_lists`), `fact` is "subject|relation", and `object`, `object_label`,
     `frequency` and `bucket` are those of its most frequent fact (the first one on a tie or

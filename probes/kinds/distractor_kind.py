@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 from ...index.distractors import (APPROPT_OBJECT, CLASS_CANDIDATES, CLASS_CANDIDATES_HELP, TYPE_DATES, TYPE_DATES_HELP,
                                   TYPE_RULES, UNTYPED_POOLS)
-from ..facts import ProbeFact
+from ..building.facts import ProbeFact
 from .base import BuildContext, ClozeTemplateOptions, ProbeSetKind, exclude_objects_option
 from ..declare import LOCAL, SERVED_MODEL, option
 

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..facts import ProbeFact
+from ..building.facts import ProbeFact
 from .base import BuildContext, KindOptions, ProbeSetKind, exclude_objects_option
 from ..declare import option
 from .sampling import ChoicePool, seeded

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ...index.distractors import CLASS_CANDIDATES, CLASS_CANDIDATES_HELP, TYPE_DATES, TYPE_DATES_HELP
-from ..facts import ProbeFact
+from ..building.facts import ProbeFact
 from .base import BuildContext, ProbeSetKind, TemplateOptions, exclude_objects_option
 from ..declare import option
 from .sampling import AllBut, ChoicePool, distinct_by_name, positions_by_subject, seeded

@@ -14,7 +14,7 @@ from collections.abc import Sequence as SequenceABC
 from typing import Sequence
 
 from ...index.text import name_key
-from ..facts import ProbeFact
+from ..building.facts import ProbeFact
 
 
 def seeded(seed: int, *parts: str) -> random.Random:

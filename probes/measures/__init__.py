@@ -5,13 +5,13 @@ against human judgement (assess.py), standard errors, intervals and
 paired tests (uncertainty.py; scipy.stats' bootstrap and binomial test), accuracy per group, KDF's
 frequency buckets included (breakdowns.py). Over a run's records: accuracy with its interval and
 breakdowns (accuracy.py, what every aggregate starts from), BELIEF's measures (belief_records.py),
-and what two runs know in common (overlap.py). probes/aggregate.py applies them to a run, each
+and what two runs know in common (overlap.py). probes/evaluation/aggregate.py applies them to a run, each
 method choosing its own through `aggregate_extra`.
 Every pure function is importable from here: `from factprobe.probes import measures; measures.acc_at_1`.
 
 Conventions: empty or mismatched input raises ValueError naming the argument, a defined value with
 nothing to average over is NaN; "correct" is read with bool(); whether a model "knows" a fact is a
-strict comparison (a tie is not knowledge). The details: docs/design-notes.md.
+strict comparison (a tie is not knowledge). The details: docs/design/measures.md.
 """
 
 from __future__ import annotations

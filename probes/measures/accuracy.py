@@ -1,6 +1,6 @@
 """What every method's aggregate is made of, over the pure functions beside it: accuracy
 (the mean of the records' `correct`) with its 95% interval, breakdowns of it by a record field,
-and numbers as JSON holds them. probes/aggregate.py gives every run these; each method's own
+and numbers as JSON holds them. probes/evaluation/aggregate.py gives every run these; each method's own
 measures (its `aggregate_extra`) build on them."""
 
 from __future__ import annotations

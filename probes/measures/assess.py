@@ -4,8 +4,8 @@ split, cross-validation with a grid search of each measure's hyperparameters (th
 with the highest tau on the training folds is scored on the test fold), each fold's choice
 re-scored with more or fewer distractors or clozes, the distractor measure recomputed for any
 number of distractors from per-cloze wins, seeded cloze subsets and appendix C's proportional
-gain. No I/O: probes/assess.py reads the runs and the judgements. The details and where factprobe
-reads the paper: docs/design-notes.md.
+gain. No I/O: probes/evaluation/assess.py reads the runs and the judgements. The details and where factprobe
+reads the paper: docs/design/measures.md.
 """
 
 from __future__ import annotations

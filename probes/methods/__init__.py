@@ -2,7 +2,7 @@
 
 The registry below is the one list of methods; the runner, the aggregator, the CLI, the pipeline,
 the report and the service all read `registered()`. A new method is one `Method` subclass (base.py), added
-by `register`, or for other processes by a module named in FACTPROBE_PLUGINS (docs/design-notes.md).
+by `register`, or for other processes by a module named in FACTPROBE_PLUGINS (docs/design/methods.md).
 """
 
 from __future__ import annotations

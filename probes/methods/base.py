@@ -81,7 +81,7 @@ class Method:
 
     @classmethod
     def aggregate_extra(cls, records: Sequence[dict], options: dict) -> dict:
-        """The method's own measures over its records, added to what probes/aggregate.py computes
+        """The method's own measures over its records, added to what probes/evaluation/aggregate.py computes
         for every method (accuracy, breakdowns by relation and bucket) and overriding those keys
         where it returns them. `options` are the run's (run.json). None by default."""
         return {}

@@ -4,7 +4,7 @@ it equals one of the gold names (casefolded). As in MyriadLAMA, only facts with 
 object are asked, and only their single-token names count (000:114, footnote 6: "the object is a
 single token according to the BERT tokenizer"), under the model's own tokenizer. The bias level is by default the paper's entropy
 over the relation's candidate objects, multi-prompt and single-prompt (`bias=top1`: factprobe's
-older top-1 agreement); both definitions and the aggregation options: docs/design-notes.md.
+older top-1 agreement); both definitions and the aggregation options: docs/design/methods.md.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import: every prompt a question, demonstrations from the set's own items, belief
 The greedy answer runs to the end of its line (no token cap, `max_tokens=N` sets one) and is
 correct when it contains a gold name; on the sampled prompts (belief_icl_sampling.py: one of each
 of up to 10K pairs, the paper's) its confidence is the share of sampled answers that agree with it.
-Prompt layout, options and the (top-1 only) bias level: docs/design-notes.md.
+Prompt layout, options and the (top-1 only) bias level: docs/design/methods.md.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Sequence
 
 from .. import measures
 from ..declare import option
-from ..answers import answer_tokens, matches_any, same_answer
+from ..measures.answers import answer_tokens, matches_any, same_answer
 from ..measures import BIAS_DEFINITIONS, PAPER_ACC_DRAWS, answer_key
 from ..scoring.requests import GenerateRequest
 from .base import Method, OptionError, base_record, headline_interval, headline_number
@@ -88,7 +88,7 @@ class BeliefICL(Method):
     def aggregate_extra(records: Sequence[dict], options: dict) -> dict:
         """Per ICL setting (`by_setting`), over every prompt (a belief-icl record, or each of a
         cloze record's `prompts`): accuracy, Acc@1 over `acc_draws` one-prompt-per-unit draws,
-        Consist (pairs of a unit's answers that are the same answer by lemmas, probes/answers.py),
+        Consist (pairs of a unit's answers that are the same answer by lemmas, probes/measures/answers.py),
         one-word ratio, the greedy answers the token limit cut (`answers_cut`), relation and
         bucket breakdowns and the bias level; Ovconf and reliability bins (10, or one per answer
         when fewer; ties by `ovconf_ties`) over the sampled prompts only (`sampled_prompts`). An

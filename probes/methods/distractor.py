@@ -3,7 +3,7 @@ true object is more plausible than the distractors. Plausibility of an entity af
 the sum over ALL its names (label and aliases) of P(" " + name + EOS | cloze), so it needs a
 scorer that answers label paths (local causal models). Min@n and Avg@n are taken per cloze (the
 item's own `clozes`, else its relation's templates: probes/methods/clozes.py) and averaged over
-the fact's clozes; the details: docs/design-notes.md."""
+the fact's clozes; the details: docs/design/methods.md."""
 
 from __future__ import annotations
 

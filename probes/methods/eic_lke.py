@@ -2,7 +2,7 @@
 prompt instead of one prompt per fact: `construction=paper` (default; test facts interspersed
 among training examples, one sequence per choice rank) or `construction=chain` (factprobe's
 earlier one; test facts as each other's examples). Prompts do not depend on --limit, batching or
-resume. The constructions, options and measured prefix reuse: docs/design-notes.md.
+resume. The constructions, options and measured prefix reuse: docs/design/methods.md.
 """
 
 from __future__ import annotations

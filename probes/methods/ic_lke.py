@@ -3,7 +3,7 @@ test subject, and the answer is the choice with the highest probability as a con
 (all its tokens). No relation words appear anywhere in the prompt. A relation whose
 demonstration pool is smaller than n is refused, as EIC-LKE does, unless `allow_fewer_examples`
 (then its items say so, and the aggregate, headline and report count them). Options (separators
-and presets, fixed examples, the paper's design-space study): docs/design-notes.md.
+and presets, fixed examples, the paper's design-space study): docs/design/methods.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the two ratios; the fact counts as known above `karr_threshold` (22, the authors
 probability is by default per token (exp of the mean token log-probability, 1/perplexity, as the
 authors' code takes it; `karr_probability=joint`: the product). The items carry the subject's
 label only, so s has one name where the paper sums over its aliases. Details and every difference
-from the paper: docs/design-notes.md. The arithmetic is pure (`karr_scores`); `KarrAsker` builds
+from the paper: docs/design/methods.md. The arithmetic is pure (`karr_scores`); `KarrAsker` builds
 the scorer's requests.
 """
 

@@ -2,7 +2,7 @@
 choice after the item's `prompt` (all its tokens), and the answer is the most probable one (ties:
 the earlier choice). This is lm-evaluation-harness's multiple_choice `acc`, on icl-mc items that
 carry their prompt: tasks imported with `probeset import --format lm-eval`
-(probes/import_lm_eval.py). Records and measures are IC-LKE's (choice_record, Accuracy@K).
+(probes/formats/import_lm_eval.py). Records and measures are IC-LKE's (choice_record, Accuracy@K).
 """
 
 from __future__ import annotations

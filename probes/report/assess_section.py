@@ -1,4 +1,4 @@
-"""The report of `factprobe assess` (probes/assess.py's result): each measure's Kendall's tau with
+"""The report of `factprobe assess` (probes/evaluation/assess.py's result): each measure's Kendall's tau with
 the human judgements beside the paper's Table 3, robustness to verbalization errors beside its
 Table 4, and tau against the number of distractors and of clozes (its Figures 3 and 4). The
 paper's numbers are printed as the paper writes them, with the line of seed 004 they are on.

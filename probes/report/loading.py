@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ...kg.jsonl import jsonl_lines, read_json_file
-from ..run_files import check_aggregate_json, check_run_json
+from ..evaluation.run_files import check_aggregate_json, check_run_json
 
 RUN_FILES = ("run.json", "aggregate.json", "items.jsonl")
 

@@ -3,7 +3,7 @@ plausible after a cloze prompt, by beam search constrained to a token trie of th
 A label's score is log P(" " + label tokens, EOS | prompt), what a `label_paths` request asks.
 Here: the searches' API (`appropt`, `appropt_many`, `ApprOptRanker`, which serves
 index/distractors.DistractorFinder) and the exact reference (`exhaustive`, `path_logprobs`); the
-search itself is in trie_search.py. Design notes: docs/design-notes.md.
+search itself is in trie_search.py. Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

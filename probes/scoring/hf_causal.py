@@ -5,7 +5,7 @@ its own ancestors, and only positions that predict a scored token go through the
 Inside `reusing_prefixes()` each context is scored on its own over fixed blocks kept across
 calls, so its numbers do not depend on what else is scored. `label_paths` scores names as token
 paths in right-padded passes; `generate` comes from hf_generation.py. Passes are sized to a
-memory budget and halved when the device runs out. Design notes: docs/design-notes.md.
+memory budget and halved when the device runs out. Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class HFCausalScorer(CausalGeneration, Scorer):
         self.memory_budget = memory_budget or _default_budget(device)
         # Tokens per pass beyond which a CPU goes no faster (its caches overflow); None: memory alone.
         # 1536: on 2 Zen 4 cores a pass's per-token cost is lowest near 800-1,600 tokens (SmolLM2,
-        # Gemma 3); 4096 left its activations out of cache (docs/design-notes.md).
+        # Gemma 3); 4096 left its activations out of cache (docs/design/scoring.md).
         self.pass_tokens: int | None = 1536 if device.type == "cpu" else None
         self.max_padding_share = max_padding_share  # of a pass's tokens
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
@@ -111,7 +111,7 @@ class HFCausalScorer(CausalGeneration, Scorer):
     @contextmanager
     def reusing_prefixes(self):
         """Within the `with`, each context is scored on its own, encoded block by block, and blocks
-        already seen are reused (see docs/design-notes.md, probes/scoring/hf_causal.py): its numbers
+        already seen are reused (see docs/design/scoring.md, probes/scoring/hf_causal.py): its numbers
         do not depend on what else is scored. The blocks are dropped at the end."""
         self._blocks = {}
         try:

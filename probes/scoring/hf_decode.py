@@ -7,7 +7,7 @@ cache out to its samples' rows. Explicit masks and position ids make every row s
 exactly its own tokens (sliding-window layers by position), so padding changes no row's tokens.
 A sampled row draws from its own generator, seeded by its request's seed and its sample index:
 it does not depend on its batch. A row that stops leaves the batch. Design notes:
-docs/design-notes.md.
+docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ that pass) or a shared node's own run (its subtree runs later, over it). Units a
 rows (first fit, longest first), rows into passes (by count, memory and padding). A packed row
 holds several units in tree order, each token seeing the cache and its own ancestors; a chain
 row (for attention kernels that take no mask) holds one chain, right-padded, plain causal.
-Design notes: docs/design-notes.md, probes/scoring/hf_causal.py.
+Design notes: docs/design/scoring.md, probes/scoring/hf_causal.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Label paths and the token trie of candidate object names, the search space of ApprOpt
 (probes/scoring/appropt.py). A path is the tokens of " " + name, then EOS; the trie does not
 depend on the prompt, so it is built once per (model, candidate set), which assumes the tokenizer
-does not merge across the space before a name (why that holds: docs/design-notes.md).
+does not merge across the space before a name (why that holds: docs/design/scoring.md).
 """
 
 from __future__ import annotations

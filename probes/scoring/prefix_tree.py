@@ -4,7 +4,7 @@ Each continuation inserts the tokens it feeds (context + continuation, less the 
 marks the positions whose next-token distribution it reads; sequences that start alike share
 nodes, so a shared prefix is one run of tokens however many contexts hang off it. A node is
 identified by the token prefix that leads to it; its position in a sequence is its depth.
-Design notes: docs/design-notes.md, probes/scoring/hf_causal.py.
+Design notes: docs/design/scoring.md, probes/scoring/hf_causal.py.
 """
 
 from __future__ import annotations

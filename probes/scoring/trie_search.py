@@ -2,7 +2,7 @@
 coroutine (`_beam_search`), driven many at a time in lockstep over one KV cache (`_CachedBatch`,
 `run_cached`) or with a full forward pass per beam and no cache (`_FullPasses`, `run_uncached`,
 the benchmark's baseline), and the ranking of hits (an entity keeps its best name; ties by name,
-then entity id). How the search works and why: docs/design-notes.md, probes/scoring/appropt.py.
+then entity id). How the search works and why: docs/design/scoring.md, probes/scoring/appropt.py.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...kg.outputs import replace_file
-from ..import_lama import GOOGLE_RE_NAMES
+from ..formats.import_lama import GOOGLE_RE_NAMES
 from . import (BASE_LANGUAGE, LANGUAGE_CODE, RELATION_ID, RelationTemplates, Template, TemplateError, dump,
                load_file, slot_problem)
 

@@ -3,7 +3,7 @@ query service, or another Wikibase's) into the store, via rdflib: terms.py (IRIs
 to Wikidata's ids and values), collect.py (triples to staged pieces), staging.py (the pieces'
 table), assemble.py (pieces to rows, inside the chunk's transaction), read.py (Turtle in
 blocks), source.py (`RdfSource`). The mapping and
-the design of statement assembly across chunks: docs/design-notes.md, "kg/sources/rdf".
+the design of statement assembly across chunks: docs/design/graph.md, "kg/sources/rdf".
 """
 
 from __future__ import annotations
