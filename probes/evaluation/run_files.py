@@ -7,6 +7,10 @@ traceback deep in a table or a plot, nor a number silently shown as n/a.
 Only what the readers use is checked, by type; a field the readers do not know is left alone (a
 method's own measures). In aggregate.json the names below are checked wherever they stand (the
 run's `accuracy`, a breakdown entry's, a strategy's): every method writes them with one meaning.
+
+Also here: run.json's sitting fields (`VOLATILE`: the environment, started_at, ended_at,
+runtime_s), what `environment()` records in them, and `settings()`, run.json without them: what
+a resume and a shard merge compare.
 """
 
 from __future__ import annotations

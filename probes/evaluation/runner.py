@@ -1,5 +1,6 @@
 """The evaluation runner: a method over a probe set with one model, to a results folder
-(run.json: what ran, the probe set's SHA-256 hashed from the bytes read, and --limit;
+(run.json: what ran, the probe set's SHA-256 hashed from the bytes read, and --limit, then
+where and when each sitting ran, never compared on a resume: run_files.VOLATILE;
 items.jsonl: one record per test item; aggregate.json: the measures, recomputed from
 items.jsonl). `plan_eval` reads and checks everything that needs no model first. A rerun with
 the same configuration and bytes resumes after the items written (a larger --limit continues);
