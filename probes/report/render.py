@@ -91,9 +91,12 @@ _BREAK_AFTER = re.compile(r"(/|-+|_|=|,|:|\.(?=[A-Za-z]))")
 
 
 def _cell(text: str) -> str:
-    """A table cell's text, escaped, with <wbr> where a long token may wrap (its words stay whole)."""
-    return "".join(html.escape(part) + ("<wbr>" if k % 2 else "")
-                   for k, part in enumerate(_BREAK_AFTER.split(text)) if part)
+    """A table cell's text, escaped, with <wbr> where a long token (over 16 characters: a model id,
+    a folder) may wrap; its words stay whole, and a short token is left as it is."""
+    return "".join(html.escape(token) if len(token) <= 16 else
+                   "".join(html.escape(part) + ("<wbr>" if k % 2 else "")
+                           for k, part in enumerate(_BREAK_AFTER.split(token)) if part)
+                   for token in re.split(r"(\s+)", text))
 
 
 def _html_text(text: str) -> str:
