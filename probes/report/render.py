@@ -79,6 +79,8 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertic
    page (issue 39.3), and never inside a word ("Ru n", "Scor ed": issue 48.3) */
 th, td { overflow-wrap: break-word; min-width: 2em; }
 th { background: #f2f2f2; }
+/* a table whose whole words need more than the page (the overlap table's 17 columns) scrolls in its own box */
+.table-box { overflow-x: auto; max-width: 100%; }
 tr:nth-child(even) td { background: #fafafa; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5em 0 1em; }
 code { background: #f2f2f2; padding: 0 0.2em; }
@@ -128,7 +130,8 @@ def to_html(blocks: Sequence[Block], title: str, images: Path | None = None) -> 
             head = "".join(f"<th>{_cell(h)}</th>" for h in block.headers)
             rows = "\n".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>"
                              for row in block.rows)
-            body.append(f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>")
+            body.append(f"<div class=\"table-box\"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n"
+                        "</tbody>\n</table></div>")
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + GENERATOR + "\n"
             f"<title>{html.escape(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
