@@ -1,5 +1,6 @@
 """What the report's accuracy tables and plots (by frequency bucket, by frequency, by relation)
-show of each run, and the notes that qualify its figures: a uniform guess's accuracy (`chance_level`)
+show of each run (`accuracy_views`; `figure_views` adds a distractor run per strategy by its
+Min@n, for the bucket and relation tables and plots), and the notes that qualify its figures: a uniform guess's accuracy (`chance_level`)
 and how each bootstrap interval was drawn (`bootstrap_note`).
 
 A run's `accuracy` is the mean of its records' `correct`, which is a paper's measure for most
