@@ -57,6 +57,7 @@ def _nan(value) -> float:
 FONT = 9
 # Runs of one model in one panel: told apart by hatching, their colour being the model's.
 HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+LINES, MARKERS = ("-", "--", ":", "-."), ("o", "^", "D", "v")
 
 
 def model_colors(runs: Sequence[Run]) -> dict[str, str]:
@@ -148,10 +149,13 @@ def plot_frequency(runs: Sequence[Run], path: Path, field: str = "frequency",
     # n beside the points of the first run with its items per bin: runs of one probe set share
     # them, and one label each is what stays readable
     labelled: set[tuple] = set()
+    seen: dict[str, int] = {}
     for k, s in enumerate(series):
         profile = tuple((b.label, b.n) for b in s.bins)
         show_n, _ = profile not in labelled, labelled.add(profile)
         color = (colors or model_colors([x.run for x in series])).get(s.run.model, "C0")  # the model's
+        variant = seen[s.run.model] = seen.get(s.run.model, -1) + 1  # a model's runs told apart by line
+        line, mark = LINES[variant % len(LINES)], MARKERS[variant % len(MARKERS)]
         nudge = 2 ** (0.08 * (k - (len(series) - 1) / 2))
         for drawn in ([b for b in s.bins if b.center is not None], [b for b in s.bins if b.center is None]):
             if not drawn:
@@ -163,12 +167,12 @@ def plot_frequency(runs: Sequence[Run], path: Path, field: str = "frequency",
             zero = drawn[0].center is None
             ax.errorbar(x, y, yerr=[[0.0 if math.isnan(v) else v for v in below],
                                     [0.0 if math.isnan(v) else v for v in above]],
-                        marker="s" if zero else "o", linestyle="none" if zero else "-", color=color, capsize=3,
+                        marker="s" if zero else mark, linestyle="none" if zero else line, color=color, capsize=3,
                         elinewidth=0.8, label=None if zero and len(drawn) < len(s.bins) else _wrap(s.run.label, 48))
             if show_n:
                 for xi, yi, b in zip(x, y, drawn):
                     ax.annotate(f"n={b.n}", (xi, yi), textcoords="offset points", xytext=(4, 4),
-                                fontsize="x-small", color=color)
+                                fontsize=FONT, color=color)
     ax.axvline(zero_at * 1.41, color="lightgrey", linewidth=0.8)  # the 0 bin stands apart from the log axis
     chances = {chance_level(run) for run in (s.run for s in series)}
     if len(chances) == 1 and None not in chances:
