@@ -38,7 +38,10 @@ th { background: #f2f2f2; }
 /* the list a quarter of the width beside the item (issue 48.5), scrolled sideways when its words need more,
    its right edge dragged to widen it */
 @media (min-width: 1100px) { #items-layout { grid-template-columns: auto minmax(0, 1fr); }
-  #item-list-pane { width: 28vw; min-width: 14em; max-width: 75vw; resize: horizontal; overflow: auto; } }
+  #item-list-pane { width: 30vw; min-width: 14em; max-width: 75vw; resize: horizontal; overflow: auto; }
+  /* method, relation and bucket are the filters' and the open item's: the narrow list leaves them out */
+  #item-list th:nth-child(2), #item-list td:nth-child(2), #item-list th:nth-child(3), #item-list td:nth-child(3),
+  #item-list th:nth-child(4), #item-list td:nth-child(4) { display: none; } }
 #item-list { width: 100%; }
 #item-list tbody tr { cursor: pointer; }
 #item-list tbody tr:hover, #item-list tbody tr:focus, tr[data-current="true"] { background: #eef4ff; }
