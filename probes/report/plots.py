@@ -250,7 +250,8 @@ def plot_relations(runs: Sequence[Run], path: Path, names: Names | None = None):
     fig = _figure(min(13.0, max(5.0, 1.15 * len(runs) + 3.5)), min(60.0, max(3.0, 0.6 * len(relations) + 2.5)))
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=1, aspect="auto")
-    # the run's id upright, its view (setting, strategy) on a line below: the runs table is the legend (rotated long labels collide)
+    # the run's id upright, its view (setting, strategy) on a line below; the runs table is the
+    # legend (long rotated labels ran into each other)
     ax.set_xticks(range(len(runs)), [_plain(r.rid.replace(" ", "\n", 1)) for r in runs], fontsize=FONT)
     ax.set_yticks(range(len(relations)), [_plain(names.relation(r)) for r in relations], fontsize=FONT)
     if len(relations) <= 80:  # beyond that the numbers no longer fit their cells
