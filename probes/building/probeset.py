@@ -89,14 +89,9 @@ def require_pyarrow() -> None:
 
 def _write_parquet(path: Path, rows: list[dict]) -> None:
     require_pyarrow()
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from .parquet import write_parquet
 
-    # Nested fields vary by kind and item (choices, demonstrations): stored as JSON text so every
-    # row has one schema and the Parquet file reads back without guessing.
-    flat = [{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
-            for r in rows]
-    pq.write_table(pa.Table.from_pylist(flat), path)
+    write_parquet(path, rows)  # lists and mappings as Parquet's own lists and structs
 
 
 def read_meta(path: str | Path) -> ProbeSetMeta:
