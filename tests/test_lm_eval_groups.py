@@ -121,3 +121,11 @@ def test_harness_per_group_acc_is_factprobes_per_relation_and_per_bucket_accurac
     assert {name: n["original"] for name, n in result["n-samples"].items()} == {
         "k_relation_P30": 6, "k_relation_P36": 6, "k_bucket_0": 1, "k_bucket_1_10": 2, "k_bucket_10_100": 6,
         "k_bucket_100_inf": 3}
+
+
+def test_the_command_names_the_groups(kdf_set, tmp_path):
+    result = cli("export", "lm-eval", "--probes", kdf_set, "--method", "kdf", "--out", tmp_path / "t", "--name", "k")
+    assert result.output.splitlines()[-1] == "groups (acc per relation / bucket and over all): k_by_relation, k_by_bucket, k_breakdowns"
+    data = json.loads(cli("export", "lm-eval", "--probes", kdf_set, "--method", "kdf", "--out", tmp_path / "t",
+                          "--name", "k", "--json").output)
+    assert data["groups"] == ["k_by_relation", "k_by_bucket", "k_breakdowns"] and len(data["files"]) == 3 + 6 + 3

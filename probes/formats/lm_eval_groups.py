@@ -8,6 +8,9 @@ documents, prompts and metric) and keeps its slice with `process_docs`, a filter
 document's `relation` or `bucket` written into utils.py. The slices are grouped as factprobe's
 aggregate groups them (probes/measures/breakdowns.py): a document without a value is in "none".
 With `weight_by_size` the group's acc is the mean over all documents, the whole task's acc.
+A subtask's acc is the mean over its documents: factprobe's accuracy of those items wherever an
+item is one document (KDF, IC-LKE, EIC-LKE, mc); for BELIEF-ICL, one document per prompt and
+setting, wherever the items have as many of them.
 
 NAME_breakdowns holds both groups, for one `--tasks`: each document is then scored twice, once
 in its relation and once in its bucket (harness runs every subtask on its own).
