@@ -122,3 +122,10 @@ def test_a_correlation_over_six_relations_has_a_fisher_interval(tmp_path):
     assert (pearson["value"], pearson["n"]) == (pytest.approx(r), 6)
     assert (pearson["low"], pearson["high"]) == pytest.approx((math.tanh(math.atanh(r) - half),
                                                                math.tanh(math.atanh(r) + half)))
+
+
+def test_the_seed_chooses_the_resamples(pair):
+    result = CliRunner().invoke(main, ["compare", *map(str, pair), "--json", "--seed", "7"])
+    interval = json.loads(result.output)["accuracy"]["difference_interval"]
+    assert interval["seed"] == 7
+    assert (interval["low"], interval["high"]) == pytest.approx(numpy_interval(A, B, seed=7), abs=1e-12)
