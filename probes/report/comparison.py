@@ -2,8 +2,8 @@
 a BELIEF-ICL run, over the same probe set),
 the `Comparison` behind `factprobe compare` (each difference B - A with a paired bootstrap
 interval over the items both runs scored, each correlation of per-relation accuracies with its
-n and a Fisher-z interval, or n/a under MIN_RELATIONS relations), and IC-LKE's per-position curve. What counts as known
-and the overlap measures themselves: probes/measures/overlap.py. The sort orders of relations and
+n and a Fisher-z interval, or n/a under MIN_RELATIONS relations), and IC-LKE's per-position
+curve. What counts as known and the overlap measures themselves: probes/measures/overlap.py. The sort orders of relations and
 buckets: probes/document/formatting.py.
 """
 
@@ -100,7 +100,7 @@ def fisher_interval(r: float | None, n: int, *, kendall: bool = False) -> dict:
     if n < MIN_RELATIONS or r is None:
         return {"value": None, "low": None, "high": None, "n": n,
                 "note": TOO_FEW if n < MIN_RELATIONS else "n/a (undefined: constant accuracies)"}
-    if abs(r) >= 1:  # z is infinite: every resample-free bound is r itself
+    if abs(r) >= 1:  # atanh(r) is infinite there: the interval is the point
         return {"value": r, "low": r, "high": r, "n": n}
     se = math.sqrt(0.437 / (n - 4)) if kendall else 1 / math.sqrt(n - 3)
     z = math.atanh(r)
@@ -108,9 +108,9 @@ def fisher_interval(r: float | None, n: int, *, kendall: bool = False) -> dict:
 
 
 def _verdicts(run: Run) -> dict:
-    """id -> the item's record, for the items with a verdict (a number or a bool)."""
+    """id -> the item's record, for the items with a verdict (a number or a bool, not NaN)."""
     return {r["id"]: r for r in run.items if isinstance(r, dict) and "id" in r
-            and isinstance(r.get("correct"), (bool, int, float))}
+            and isinstance(r.get("correct"), (bool, int, float)) and r["correct"] == r["correct"]}
 
 
 def _group(record: dict, key: str) -> str:
