@@ -45,7 +45,11 @@ def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, 
     """Write an lm-evaluation-harness 0.4.x task folder (`lm_eval --include_path OUT --tasks NAME`)
     whose `acc` is factprobe's `correct` item by item: KDF, IC-LKE and EIC-LKE as multiple_choice
     over the scored continuations, BELIEF-ICL's greedy answers as generate_until matched by
-    factprobe's answer matching. A method or option harness cannot express is refused by name."""
+    factprobe's answer matching. A method or option harness cannot express is refused by name.
+
+    Beside NAME, harness groups: NAME_by_relation (a subtask per relation), NAME_by_bucket (per
+    frequency bucket, where the items have buckets) and NAME_breakdowns (both); `--tasks
+    NAME_by_relation` prints acc per relation and the group's acc over all items."""
     from ..probes.formats.export_lm_eval import export_lm_eval
 
     try:
@@ -58,9 +62,12 @@ def export_lm_eval_command(probes, method, out_dir, options, seed, limit, name, 
     if as_json:
         echo(json.dumps({"task": task.name, "folder": str(task.folder), "files": list(task.files),
                                "documents": task.documents, "output_type": task.output_type,
-                               "method": task.method, "options": task.options, "rejected": len(task.rejected)}))
+                               "method": task.method, "options": task.options, "rejected": len(task.rejected),
+                               "groups": list(task.groups)}))
     else:
         echo(f"{task.documents:,} {task.output_type} documents -> {task.folder}/{task.name}.yaml; run: lm_eval "
                    f"--include_path {task.folder} --tasks {task.name} --log_samples")
+        if task.groups:
+            echo(f"groups (acc per relation / bucket and over all): {', '.join(task.groups)}")
     if task.rejected:
         sys.exit(EXIT_PARTIAL)

@@ -93,10 +93,16 @@ def report_command(folders, out_dir, title, probes, items_rows, items_seed, know
 @click.argument("dir_a", metavar="DIR_A")
 @click.argument("dir_b", metavar="DIR_B")
 @_definition_options
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the paired bootstrap's 1000 resamples behind each difference's interval.")
 @json_option
-def compare_command(dir_a, dir_b, as_json, known, sharing, icl_setting):
+def compare_command(dir_a, dir_b, as_json, known, sharing, icl_setting, seed):
     """Two eval runs side by side: accuracy overall, per relation and per bucket (with B - A),
     subsumption both ways, sharing, and which items only one of them knows.
+
+    Each difference B - A comes with a 95% interval from a paired bootstrap over the items both
+    runs scored (1000 resamples, `--seed`). Pearson and Kendall over per-relation accuracies give
+    n and a Fisher-z interval, and n/a under 5 relations.
 
     Items are matched by id. Runs over different probe sets are compared anyway, with a warning.
     `--known` and `--sharing` choose what counts as known and which sharing rate is shown; the
@@ -114,7 +120,7 @@ def compare_command(dir_a, dir_b, as_json, known, sharing, icl_setting):
     if icl is not None:
         fail(f"{icl.folder}: the belief-icl run has no {icl_setting} answers; --icl-setting names one of: "
              f"{', '.join(icl_settings(icl)) or 'none'}", EXIT_USAGE)
-    result = compare(a, b, definitions)
+    result = compare(a, b, definitions, seed=seed)
     if not result.same_probe_set:
         echo(f"warning: {dir_a} and {dir_b} ran over different probe sets ({a.probe_set} vs {b.probe_set}); "
                    f"only the {result.overlap.shared_items} items with the same id are compared", err=True)

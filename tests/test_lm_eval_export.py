@@ -140,11 +140,12 @@ def test_what_harness_cannot_express_is_refused_by_name(sets, tmp_path, method, 
 
 def test_one_task_per_folder(sets, tmp_path):
     first = export_lm_eval("kdf", sets["kdf"], tmp_path, name="a")
-    assert first.files == ("a.yaml", "a.jsonl", "utils.py") and first.documents == 6
+    groups = ("a_relation_P30.yaml", "a_relation_P36.yaml", "a_by_relation.yaml")  # tests/test_lm_eval_groups.py
+    assert first.files == ("a.yaml", "a.jsonl", "utils.py", *groups) and first.documents == 6
     assert export_lm_eval("kdf", sets["kdf"], tmp_path, name="a").documents == 6  # the same task again: rewritten
     with pytest.raises(ValueError, match=r"holds another task \(a.yaml\)"):
         export_lm_eval("ic-lke", sets["mc"], tmp_path, options={"examples": 4}, name="b")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "a.yaml", "utils.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.jsonl", "a.yaml", "utils.py", *groups])
 
 
 # -- the cross-check: one SmolLM2 for factprobe and harness ----------------------------------------

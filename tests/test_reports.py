@@ -228,7 +228,10 @@ def test_compare_json(runs):
     assert data["overlap"]["pearson"] == pytest.approx(13 / 14)
     assert data["overlap"]["kendall_tau"] == pytest.approx(1.0)
     assert data["overlap"]["definitions"] == {"known": "all-prompts", "sharing": "jaccard"}
-    assert data["by_relation"][BOLD] == {"a": 0.0, "b": 0.5, "difference": 0.5, "total_a": 2, "total_b": 2}
+    # its two items differ by 1 and 0: a resample's mean difference is 0, 0.5 or 1
+    interval = {"low": 0.0, "high": 1.0, "n": 2, "resamples": 1000, "seed": 0, "method": "paired bootstrap"}
+    assert data["by_relation"][BOLD] == {"a": 0.0, "b": 0.5, "difference": 0.5, "total_a": 2, "total_b": 2,
+                                         "difference_interval": interval}
     assert data["by_bucket"]["[100,inf)"]["difference"] == pytest.approx(1.0)
     assert list(data["by_bucket"]) == ["0", "[1,10)", "[10,100)", "[100,inf)", "none"]
 

@@ -1,5 +1,6 @@
 """A probe set and a method as a task folder lm-evaluation-harness 0.4.x runs (`lm_eval --include_path
-DIR --tasks NAME`): NAME.yaml, the documents as NAME.jsonl, and utils.py.
+DIR --tasks NAME`): NAME.yaml, the documents as NAME.jsonl, and utils.py; beside them the
+groups per relation and per frequency bucket (probes/formats/lm_eval_groups.py).
 
 The prompts are the method's own (the runner's `plan_eval` builds the method as `factprobe eval`
 does, and its prompt functions write them), so what an option or a seed changes in a prompt is in
@@ -31,6 +32,7 @@ import yaml
 
 from ...kg.outputs import claim_folder, replace_file
 from ..evaluation.runner import plan_eval
+from .lm_eval_groups import groups_of, is_group_file
 
 # Methods whose decision harness cannot ask, and why: the one line `export lm-eval` refuses with.
 REFUSED = {
@@ -64,6 +66,7 @@ class ExportedTask:
     method: str
     options: dict  # the method's options as the export used them (defaults filled in)
     rejected: tuple[str, ...] = ()  # "file:line: why" of each probe-set line that is not an item, left out
+    groups: tuple[str, ...] = ()  # harness groups over the task: NAME_by_relation, NAME_by_bucket, NAME_breakdowns
 
 
 class _Function(str):
@@ -104,10 +107,16 @@ def export_lm_eval(method: str, probes: str | Path, out: str | Path, *, options:
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", task):
         raise ValueError(f"task name {task!r}: use letters, digits, '_', '.' and '-'")
     docs, config, utils = BUILDERS[method](runner, plan.test)
-    files = (f"{task}.yaml", f"{task}.jsonl", "utils.py")
+    labels = {str(i["relation"]): i["relation_label"] for i in plan.test if i.get("relation") and i.get("relation_label")}
+    groups = groups_of(task, docs, labels)
+    group_files = groups.documents(_Function)
+    files = (f"{task}.yaml", f"{task}.jsonl", "utils.py", *group_files)
     claim_folder(out, overwrite=overwrite, inputs=[probes], ours=is_exported_task,
                  writes=[*files, *(f"{f}.partial" for f in files)], what="an lm-eval task factprobe exported")
-    others = sorted(p.name for p in out.glob("*.yaml") if p.name != f"{task}.yaml") if out.is_dir() else []
+    others = sorted(p.name for p in out.glob("*.yaml")
+                    if p.name != f"{task}.yaml" and not is_group_file(p.name, task)) if out.is_dir() else []
+    # named by its own YAML, not its groups'
+    others = [n for n in others if not any(is_group_file(n, m.removesuffix(".yaml")) for m in others if m != n)]
     if others:
         raise ValueError(f"{out} holds another task ({', '.join(others)}): export each task into a folder of its own "
                          "(harness reads every YAML under --include_path, and utils.py is per folder)")
@@ -122,9 +131,15 @@ def export_lm_eval(method: str, probes: str | Path, out: str | Path, *, options:
     replace_file(out / f"{task}.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs))
     replace_file(out / f"{task}.yaml", yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                                                  width=1000))
-    replace_file(out / "utils.py", _utils_source(task, utils))
+    for stale in out.glob("*.yaml"):  # an earlier export's subtasks of relations this one has not
+        if is_group_file(stale.name, task) and stale.name not in group_files:
+            stale.unlink()
+    for file_name, settings in group_files.items():
+        replace_file(out / file_name, yaml.dump(settings, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                                                width=1000))
+    replace_file(out / "utils.py", _utils_source(task, utils + groups.utils_source()))
     return ExportedTask(task, out, files, len(docs), config["output_type"], method, dict(runner.options),
-                        tuple(plan.rejected))
+                        tuple(plan.rejected), groups.group_names())
 
 
 UTILS_HEAD = '"""Written by `factprobe export lm-eval`'

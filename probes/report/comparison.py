@@ -1,18 +1,21 @@
 """Runs side by side, no I/O: the pairs of runs a report compares (same method, or a BELIEF run and
 a BELIEF-ICL run, over the same probe set),
-the `Comparison` behind `factprobe compare`, and IC-LKE's per-position curve. What counts as known
-and the overlap measures themselves: probes/measures/overlap.py. The sort orders of relations and
+the `Comparison` behind `factprobe compare` (each difference B - A with a paired bootstrap
+interval over the items both runs scored, each correlation of per-relation accuracies with its
+n and a Fisher-z interval, or n/a under MIN_RELATIONS relations), and IC-LKE's per-position
+curve. What counts as known and the overlap measures themselves: probes/measures/overlap.py. The sort orders of relations and
 buckets: probes/document/formatting.py.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
 from ..document import breakdown, bucket_key, natural_key, number
 from ..measures.overlap import Definitions, Overlap, overlap
-from ..measures.uncertainty import Estimate, mean_estimate
+from ..measures.uncertainty import BOOTSTRAP_DRAWS, Z_95, Estimate, bootstrap, mean_estimate
 from .loading import Run
 from .views import accuracy_views
 
@@ -73,12 +76,63 @@ def _diff(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
 
 
+# Below this many relations a correlation of per-relation accuracies says nothing a reader can
+# use (any two points correlate perfectly): compare prints n/a, not 1.0000.
+MIN_RELATIONS = 5
+TOO_FEW = f"n/a (fewer than {MIN_RELATIONS} relations)"
+
+
+def paired_difference(pairs: Sequence[tuple[float, float]], *, draws: int = BOOTSTRAP_DRAWS,
+                      seed: int = 0) -> Estimate | None:
+    """mean(B) - mean(A) over items both runs scored, `pairs` of (A's, B's) verdict, with the
+    percentile 95% interval of a paired bootstrap: `draws` resamples of the items (an item's two
+    verdicts travel together), uncertainty.bootstrap's seeded scipy resampling. None without pairs."""
+    if not pairs:
+        return None
+    return bootstrap(list(pairs), lambda ps: sum(b - a for a, b in ps) / len(ps), draws=draws, seed=seed)
+
+
+def fisher_interval(r: float | None, n: int, *, kendall: bool = False) -> dict:
+    """A correlation over `n` relations with its 95% interval from Fisher's z = atanh(r): SE
+    1/sqrt(n - 3) for Pearson, sqrt(0.437 / (n - 4)) for Kendall's tau (Fieller, Hartley and
+    Pearson 1957). Under MIN_RELATIONS relations, or where r is undefined, the value is None and
+    `note` says why."""
+    if n < MIN_RELATIONS or r is None:
+        return {"value": None, "low": None, "high": None, "n": n,
+                "note": TOO_FEW if n < MIN_RELATIONS else "n/a (undefined: constant accuracies)"}
+    if abs(r) >= 1:  # atanh(r) is infinite there: the interval is the point
+        return {"value": r, "low": r, "high": r, "n": n}
+    se = math.sqrt(0.437 / (n - 4)) if kendall else 1 / math.sqrt(n - 3)
+    z = math.atanh(r)
+    return {"value": r, "low": math.tanh(z - Z_95 * se), "high": math.tanh(z + Z_95 * se), "n": n}
+
+
+def _verdicts(run: Run) -> dict:
+    """id -> the item's record, for the items with a verdict (a number or a bool, not NaN)."""
+    return {r["id"]: r for r in run.items if isinstance(r, dict) and "id" in r
+            and isinstance(r.get("correct"), (bool, int, float)) and r["correct"] == r["correct"]}
+
+
+def _group(record: dict, key: str) -> str:
+    value = record.get(key)
+    return "none" if value is None else str(value)
+
+
+def _interval(estimate: Estimate | None) -> dict | None:
+    if estimate is None or math.isnan(estimate.low):
+        return None
+    return {"low": estimate.low, "high": estimate.high, "n": estimate.n, "resamples": estimate.resamples,
+            "seed": estimate.seed, "method": "paired bootstrap"}
+
+
 @dataclass(frozen=True)
 class Comparison:
     a: Run
     b: Run
     same_probe_set: bool
     overlap: Overlap
+    draws: int = BOOTSTRAP_DRAWS  # the paired bootstrap's resamples and seed
+    seed: int = 0
 
     def as_dict(self) -> dict:
         """The JSON of `factprobe compare`: differences are B - A. A BELIEF-ICL run's accuracy is
@@ -92,29 +146,44 @@ class Comparison:
                     "probes_sha256": run.probes_sha256, "items": run.item_count,
                     "accuracy": number(pooled.aggregate.get("accuracy")) if pooled else None}
 
-        def row(x: float | None, y: float | None, **more) -> dict:
-            return {"a": x, "b": y, "difference": _diff(x, y), **more}
+        def row(x: float | None, y: float | None, pairs=None, **more) -> dict:
+            interval = _interval(paired_difference(pairs, draws=self.draws, seed=self.seed)) if pairs else None
+            return {"a": x, "b": y, "difference": _diff(x, y), **more,
+                    **({"difference_interval": interval} if interval else {})}
+
+        def pairs_of(setting: str, key: str | None = None, name: str | None = None) -> list[tuple[float, float]]:
+            if setting not in views_a or setting not in views_b:
+                return []
+            va, vb = _verdicts(views_a[setting]), _verdicts(views_b[setting])
+            return [(float(va[i]["correct"]), float(vb[i]["correct"])) for i in sorted(set(va) & set(vb), key=str)
+                    if key is None or _group(va[i], key) == name]
 
         def table(key: str, order) -> dict:
             out = {}
+            field = key.removeprefix("by_")
             for setting in dict.fromkeys([*views_a, *views_b]):
                 ta = breakdown(views_a[setting], key) if setting in views_a else {}
                 tb = breakdown(views_b[setting], key) if setting in views_b else {}
                 for name in sorted(set(ta) | set(tb), key=order):
                     out[f"{name} ({setting})" if setting else name] = row(
-                        entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name)),
+                        entry_accuracy(ta.get(name)), entry_accuracy(tb.get(name)), pairs_of(setting, field, name),
                         total_a=(ta.get(name) or {}).get("total"), total_b=(tb.get(name) or {}).get("total"))
             return out
 
         a, b = side(self.a, views_a), side(self.b, views_b)
         by_setting = {setting: row(number(views_a[setting].aggregate.get("accuracy")) if setting in views_a else None,
-                                   number(views_b[setting].aggregate.get("accuracy")) if setting in views_b else None)
+                                   number(views_b[setting].aggregate.get("accuracy")) if setting in views_b else None,
+                                   pairs_of(setting))
                       for setting in dict.fromkeys([*views_a, *views_b]) if setting}
+        o = self.overlap
         return {"a": a, "b": b, "same_probe_set": self.same_probe_set,
                 "same_method": self.a.method == self.b.method,
-                "accuracy": row(a["accuracy"], b["accuracy"]), "accuracy_by_setting": by_setting,
+                "accuracy": row(a["accuracy"], b["accuracy"], pairs_of("") if "" in views_a else None),
+                "accuracy_by_setting": by_setting,
                 "by_relation": table("by_relation", natural_key), "by_bucket": table("by_bucket", bucket_key),
-                "overlap": self.overlap.as_dict(), "known_rule": self.overlap.describe()}
+                "correlations": {"relations": o.relations, "pearson": fisher_interval(o.pearson, o.relations),
+                                 "kendall_tau": fisher_interval(o.kendall, o.relations, kendall=True)},
+                "overlap": o.as_dict(), "known_rule": o.describe()}
 
 
 def _views(run: Run) -> dict[str, Run]:
@@ -125,8 +194,10 @@ def _views(run: Run) -> dict[str, Run]:
     return {"": run}
 
 
-def compare(a: Run, b: Run, definitions: Definitions = Definitions()) -> Comparison:
-    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions, across_methods(a, b)))
+def compare(a: Run, b: Run, definitions: Definitions = Definitions(), *, draws: int = BOOTSTRAP_DRAWS,
+            seed: int = 0) -> Comparison:
+    return Comparison(a, b, same_probe_set(a, b), overlap(a.items, b.items, definitions, across_methods(a, b)),
+                      draws, seed)
 
 
 @dataclass(frozen=True)

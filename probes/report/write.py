@@ -104,14 +104,20 @@ def comparison_text(result: Mapping) -> str:
     lines = [f"A: {a['folder']}  {a['model']} / {a['method']}  probes {a['probes']}  ({a['items']} items)",
              f"B: {b['folder']}  {b['model']} / {b['method']}  probes {b['probes']}  ({b['items']} items)", ""]
     overall = result["accuracy"]
-    rows = ([("accuracy", fmt(overall["a"]), fmt(overall["b"]), fmt_signed(overall["difference"]))]
+    rows = ([("accuracy", fmt(overall["a"]), fmt(overall["b"]), _difference(overall))]
             if overall["a"] is not None or overall["b"] is not None else [])
-    rows += [(f"accuracy ({setting})", fmt(v["a"]), fmt(v["b"]), fmt_signed(v["difference"]))
+    rows += [(f"accuracy ({setting})", fmt(v["a"]), fmt(v["b"]), _difference(v))
              for setting, v in result.get("accuracy_by_setting", {}).items()]
     for key, prefix in (("by_relation", "relation"), ("by_bucket", "bucket")):
-        rows += [(f"{prefix} {name}", fmt(v["a"]), fmt(v["b"]), fmt_signed(v["difference"]))
+        rows += [(f"{prefix} {name}", fmt(v["a"]), fmt(v["b"]), _difference(v))
                  for name, v in result[key].items()]
-    lines += _aligned(("", "A", "B", "B - A"), rows)
+    drawn = next((v["difference_interval"] for v in [overall, *result.get("accuracy_by_setting", {}).values(),
+                                                      *result["by_relation"].values(), *result["by_bucket"].values()]
+                  if v.get("difference_interval")), None)
+    lines += _aligned(("", "A", "B", "B - A [95%]"), rows)
+    if drawn:
+        lines.append(f"[95%]: a paired bootstrap over the items both runs scored ({drawn['resamples']} resamples, "
+                     f"seed {drawn['seed']})")
     definitions = o["definitions"]
     sharing = o["sharing"]  # BELIEF's asymmetric rates are one per run
     sharing = (f"of A's {fmt(sharing['a'])}  of B's {fmt(sharing['b'])}" if isinstance(sharing, dict)
@@ -124,10 +130,30 @@ def comparison_text(result: Mapping) -> str:
                  " (no evidence of a difference)"),
               f"subsumption A->B {fmt(o['subsumption_a_to_b'])}  B->A {fmt(o['subsumption_b_to_a'])}  "
               f"sharing ({definitions['sharing']}) {sharing}",
-              f"per-relation accuracy over {o['relations']} relations: Pearson {fmt(o['pearson'])}  "
-              f"Kendall tau-b {fmt(o['kendall_tau'])}",
+              _correlations(result.get("correlations") or {}, o),
               result["known_rule"].replace("`", "")]
     return "\n".join(lines)
+
+
+def _difference(row: Mapping) -> str:
+    """B - A and, where drawn, its interval: "+0.1667 [-0.3333, +0.6667]"."""
+    interval = row.get("difference_interval")
+    text = fmt_signed(row.get("difference"))
+    return f"{text} [{fmt_signed(interval['low'])}, {fmt_signed(interval['high'])}]" if interval else text
+
+
+def _correlations(correlations: Mapping, o: Mapping) -> str:
+    """Pearson's and Kendall's correlation of per-relation accuracies with n and a 95% interval, or n/a."""
+    def one(entry) -> str:
+        if not isinstance(entry, Mapping):
+            return "n/a"
+        if entry.get("value") is None:
+            return entry.get("note") or "n/a"
+        return f"{fmt(entry['value'])} [{fmt(entry['low'])}, {fmt(entry['high'])}]"
+
+    return (f"per-relation accuracy over n = {correlations.get('relations', o['relations'])} relations "
+            f"(95% interval by Fisher's z): Pearson {one(correlations.get('pearson'))}  "
+            f"Kendall tau-b {one(correlations.get('kendall_tau'))}")
 
 
 def _aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
