@@ -59,7 +59,12 @@ def method_help() -> str:
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Method option, e.g. examples=10, separator='\": \"', fixed_examples=true (each method's "
                    "below). Repeatable.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N test items (smoke runs).")
+@click.option("--limit", type=click.IntRange(min=1),
+              help="Only N test items (smoke runs): a sample seeded by --seed and stratified as --stratify says.")
+@click.option("--stratify", type=click.Choice(["relation", "bucket", "none"]),
+              default=Declared("factprobe.probes.evaluation.sample", "DEFAULT_STRATIFY"), show_default=True,
+              help="How --limit samples: each relation's share of the set (at least one item each while N "
+                   "allows), each frequency bucket's, or none: the first N in file order (the only way before issue 48).")
 @click.option("--batch", type=click.IntRange(min=1), default=Declared("factprobe.probes.evaluation.runner", "BATCH"),
               show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time.")
@@ -78,7 +83,7 @@ def method_help() -> str:
               help="Start the --out folder over (its run.json, items.jsonl and aggregate.json go) instead of resuming.")
 @overwrite_option
 @json_option
-def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, shard, merge_wait, device, dtype, quiet,
+def eval_command(spec, method, probes, out_dir, options, limit, stratify, batch, seed, shard, merge_wait, device, dtype, quiet,
                  restart, overwrite, as_json):
     """Evaluate a model on a probe set with a probing method. Before the model loads, the model
     spec, the probe set's kind against the method, the options and the --out folder's run (the
@@ -98,7 +103,7 @@ def eval_command(spec, method, probes, out_dir, options, limit, batch, seed, sha
 
     parsed = method_options(options)
     setup = shard_setup(shard, out_dir, device)  # --shard, or RANK / WORLD_SIZE under torchrun
-    evaluation = Evaluation(spec, method, probes, setup.out, options=parsed, limit=limit, batch=batch, seed=seed,
+    evaluation = Evaluation(spec, method, probes, setup.out, options=parsed, limit=limit, stratify=stratify, batch=batch, seed=seed,
                             shard=setup.shard, restart=restart, overwrite=overwrite, device=setup.device,
                             dtype=dtype)
     console = Console(quiet=quiet or as_json, say=(lambda _: None) if as_json else echo,

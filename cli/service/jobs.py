@@ -28,6 +28,7 @@ from ...probes.kinds import registered as registered_kinds
 from ...kg.jsonl import read_jsonl
 from ...probes.methods import registered
 from ...probes.evaluation.runner import BATCH, SEED
+from ...probes.evaluation.sample import DEFAULT_STRATIFY, STRATIFY
 from ...probes.scoring.model_cache import ModelCache
 from ..build_options import merged_options
 from .checks import VALUE_CHECKS
@@ -123,6 +124,9 @@ class EvalRequest(BaseModel):
     probeset_job: str = Field(pattern=JOB_ID)
     model: str = Field(max_length=100)
     limit: int | None = Field(None, ge=1, le=10_000)
+    stratify: Literal[STRATIFY] = Field(  # type: ignore[valid-type]
+        DEFAULT_STRATIFY, description="How `limit` samples (probes/evaluation/sample.py): each relation's share, "
+                                      "each frequency bucket's, or none: the first `limit` in file order")
     batch: int = Field(BATCH, ge=1, le=64)
     seed: int = Field(SEED, ge=0, le=2**31 - 1)
     options: dict[str, OptionValue] = Field(
@@ -246,7 +250,8 @@ def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callabl
 
     def work(job: Job) -> dict:
         evaluation = Evaluation(request.model, request.method, probes, job.run_dir, options=dict(request.options),
-                                limit=request.limit, batch=request.batch, seed=request.seed)
+                                limit=request.limit, stratify=request.stratify, batch=request.batch,
+                                seed=request.seed)
         summary = eval_step(evaluation, models, SILENT)
         aggregate = summary.aggregate
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}

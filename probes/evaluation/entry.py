@@ -24,6 +24,7 @@ from .runner import BATCH, SEED, EvalPlan, EvalSummary, claim_run_folder, evalua
 from ..scoring.model_cache import ModelCache
 from ..scoring.scorer import ScoringError
 from ..scoring.specs import check_spec, parse_spec
+from .sample import DEFAULT_STRATIFY
 from .shard import Shard
 
 
@@ -42,7 +43,8 @@ class Evaluation:
     model: a model spec (probes/scoring/specs.py: "smollm2-135m-instruct", "hf:PATH", ...).
     method: a registered method (probes.methods.registered()); options: its options by name.
     probes: the probe set's JSONL; out: the results folder (run.json, items.jsonl,
-    aggregate.json; a rerun continues there). limit: only the first `limit` test items;
+    aggregate.json; a rerun continues there). limit: only `limit` test items, a seeded sample
+    stratified by `stratify` ("relation", "bucket", or "none": the first `limit`; sample.py);
     batch: items per scorer call (and per checkpoint); seed: of every draw the method makes.
     shard: only this part of the run (probes/evaluation/shard.py), whole batches of `batch`.
     restart: start `out` over; overwrite: take an `out` holding files no run wrote (its own
@@ -55,6 +57,7 @@ class Evaluation:
     out: Path
     options: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
+    stratify: str = DEFAULT_STRATIFY
     batch: int = BATCH
     seed: int = SEED
     shard: Shard | None = None
@@ -108,7 +111,7 @@ def _checked(evaluation: Evaluation) -> EvalPlan:
         check_spec(parse_spec(evaluation.model))
         return plan_eval(evaluation.method, evaluation.probes, evaluation.out, options=dict(evaluation.options),
                          limit=evaluation.limit, seed=evaluation.seed, restart=restart, shard=evaluation.shard,
-                         batch=evaluation.batch)
+                         batch=evaluation.batch, stratify=evaluation.stratify)
     except OutputError:
         raise  # typed already: the output refused
     except (ValueError, OSError, ScoringError) as error:  # ScoringError: an API judge a method option names
