@@ -79,20 +79,23 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
 # -- evaluation -----------------------------------------------------------------------------------
 
 
-def eval_step(evaluation, models=None, console: Console = Console()):
+def eval_step(evaluation, models=None, console: Console = Console(), watch=None):
     """`factprobe eval`: the Evaluation (probes/evaluation/entry.py) run by
     probes.evaluation.entry.run_evaluation, the one entry every caller goes through, with a progress
     bar once the model has loaded; prints warnings, rejected records and the summary line.
     `models`: the ModelCache the model loads through (a new one on the evaluation's device and
-    dtype by default). Returns the EvalSummary; raises as run_evaluation does (OutputError,
-    EvalInputError before any model loads)."""
+    dtype by default). `watch`: a cli/progress.RunProgress kept up to date (the service's job
+    status reads it). A model load is announced on stderr with its time, unless quiet.
+    Returns the EvalSummary; raises as run_evaluation does (OutputError, EvalInputError
+    before any model loads)."""
     from ..kg.output_lock import hold_output
     from ..probes.evaluation.entry import run_evaluation
 
     bar = _ProgressBar(console.quiet)
     try:
         with hold_output(evaluation.out, folder=True):  # two runs into one folder would write every item twice
-            summary = run_evaluation(evaluation, models=models, progress=bar)
+            summary = run_evaluation(evaluation, models=models, progress=_both(bar, watch and watch.items),
+                                     stage=_both(None if console.quiet else console.note, watch and watch.note))
     finally:
         bar.close()
     for line in summary.warnings:
@@ -112,6 +115,14 @@ def eval_headline(method: str, aggregate: dict, probes: Path | None) -> str:
     from ..probes.methods import Method, registered
 
     return registered().get(method, Method).headline(aggregate, probes)
+
+
+def _both(*callbacks):
+    """One callback calling each given one in turn; None when none is given."""
+    kept = [c for c in callbacks if c]
+    if not kept:
+        return None
+    return lambda *args: [c(*args) for c in kept] and None
 
 
 class _ProgressBar:

@@ -242,17 +242,37 @@ def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], d
     return work
 
 
+# The progress of each evaluation job running in this process, by job id: GET /jobs/{id} reads it
+# while the job runs (it is not a record: a restarted server starts its jobs' progress over).
+_RUNNING: dict[str, Any] = {}
+
+
+def job_progress(job_id: str) -> dict | None:
+    """A running evaluation job's stage, items done of the total, elapsed and eta seconds
+    (cli/progress.RunProgress); None when the job is not an evaluation running here."""
+    found = _RUNNING.get(job_id)
+    return None if found is None else found.view()
+
+
 def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
     """The work of an evaluation job: `eval_step` (the command's) on the request's Evaluation, the
-    served model loaded from the server's cache, silently."""
+    served model loaded from the server's cache, silently, its progress kept for GET /jobs/{id}."""
     from ...probes.evaluation.entry import Evaluation
+    from ..progress import RunProgress
     from ..steps import SILENT, eval_step
 
     def work(job: Job) -> dict:
+        _RUNNING[job.id] = watch = RunProgress()
+        try:
+            return _evaluate(job, watch)
+        finally:
+            _RUNNING.pop(job.id, None)
+
+    def _evaluate(job: Job, watch) -> dict:
         evaluation = Evaluation(request.model, request.method, probes, job.run_dir, options=dict(request.options),
                                 limit=request.limit, stratify=request.stratify, batch=request.batch,
                                 seed=request.seed)
-        summary = eval_step(evaluation, models, SILENT)
+        summary = eval_step(evaluation, models, SILENT, watch=watch)
         aggregate = summary.aggregate
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
 

@@ -14,6 +14,7 @@ public for a caller holding a scorer that no spec names (the tests' scripted one
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -73,7 +74,8 @@ class Evaluation:
 
 
 def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> EvalSummary:
+                   progress: Callable[[int, int], None] | None = None,
+                   stage: Callable[[str], None] | None = None) -> EvalSummary:
     """Run `evaluation`: check its input, load its model, evaluate the items the folder does not
     hold yet, write aggregate.json.
 
@@ -82,7 +84,10 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
         models: The ModelCache the model loads through (the pipeline's and the service's keep
             one for all their evaluations); None: a new one on the evaluation's device and dtype.
         progress: Called with (items done, items in the run) once the model has loaded, then
-            after each batch.
+            after each piece the method scores (an item or a batch: Method.run_each).
+        stage: Called with a line at each stage that takes time before the first item: "loading
+            model SPEC ..." before a load (not when `models` holds it), then "model SPEC loaded
+            in 12.3 s".
 
     Returns:
         The EvalSummary (probes/evaluation/runner.py): the folder's item count, those this call computed,
@@ -97,7 +102,13 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
     """
     models = _cache(evaluation, models)
     plan = _checked(evaluation)
+    loading = stage is not None and not models.holds(evaluation.model)
+    if loading:
+        stage(f"loading model {evaluation.model} ...")
+    started = time.perf_counter()
     scorer = _load(models, evaluation.model)
+    if loading:  # a load is silent for 10-70 s otherwise: the line says what the wait was
+        stage(f"model {evaluation.model} loaded in {time.perf_counter() - started:.1f} s")
     return evaluate(scorer, plan.method, plan.probes, plan.out, batch=evaluation.batch, progress=progress, plan=plan)
 
 

@@ -159,7 +159,9 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             read only when `plan` is None (a plan carries its own).
         batch: Items the method scores together (also the unit of a checkpoint: items.jsonl
             grows by one batch at a time, so a killed run loses at most one).
-        progress: Called with (items done, items in the run) before the first batch and after each.
+        progress: Called with (items done, items in the run) before the first batch and after each
+            piece the method yields (Method.run_each: a batch, or an item where the method scores
+            item by item, as the distractor measure does).
         plan: The plan `plan_eval` made, so that its checks ran before the model loaded.
 
     Returns:
@@ -187,12 +189,14 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
         progress(len(done), len(done) + len(todo))
     with open_append(items_path) as sink:  # never into a link: a symbolic one, or a hard one (kg/outputs.py)
         for start in range(0, len(todo), max(1, batch)):
-            records = runner.run(scorer, todo[start:start + batch])
+            records: list[dict] = []
+            for piece in runner.run_each(scorer, todo[start:start + batch]):  # the method's pieces: items or a batch
+                records += piece
+                if progress:
+                    progress(len(done) + new + len(records), len(done) + len(todo))
             sink.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             sink.flush()
             new += len(records)
-            if progress:
-                progress(len(done) + new, len(done) + len(todo))
     records = list(read_jsonl(items_path))
     summary = aggregate(plan.method, records, runner.options)  # options name some measures' definitions
     summary["rejected_records"] = len(plan.rejected)
