@@ -25,6 +25,7 @@ from .runner import BATCH, SEED, EvalPlan, EvalSummary, claim_run_folder, evalua
 from ..scoring.model_cache import ModelCache
 from ..scoring.scorer import ScoringError
 from ..scoring.specs import check_spec, parse_spec
+from .cost import CALIBRATE, EvalCost, estimate_cost
 from .sample import DEFAULT_STRATIFY
 from .shard import Shard
 
@@ -102,14 +103,30 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
     """
     models = _cache(evaluation, models)
     plan = _checked(evaluation)
-    loading = stage is not None and not models.holds(evaluation.model)
-    if loading:
-        stage(f"loading model {evaluation.model} ...")
-    started = time.perf_counter()
-    scorer = _load(models, evaluation.model)
-    if loading:  # a load is silent for 10-70 s otherwise: the line says what the wait was
-        stage(f"model {evaluation.model} loaded in {time.perf_counter() - started:.1f} s")
+    scorer = _announced_load(models, evaluation.model, stage)
     return evaluate(scorer, plan.method, plan.probes, plan.out, batch=evaluation.batch, progress=progress, plan=plan)
+
+
+def estimate_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
+                        stage: Callable[[str], None] | None = None, calibrate: int = CALIBRATE) -> EvalCost:
+    """What `evaluation` will cost (probes/evaluation/cost.py): its input checked as
+    run_evaluation checks it, its model loaded, every request listed and `calibrate` items timed;
+    nothing is written. Raises as run_evaluation does before it scores."""
+    models = _cache(evaluation, models)
+    plan = _checked(evaluation)
+    scorer = _announced_load(models, evaluation.model, stage)
+    return estimate_cost(scorer, plan, batch=evaluation.batch, calibrate=calibrate)
+
+
+def _announced_load(models: ModelCache, spec: str, stage: Callable[[str], None] | None):
+    loading = stage is not None and not models.holds(spec)
+    if loading:
+        stage(f"loading model {spec} ...")
+    started = time.perf_counter()
+    scorer = _load(models, spec)
+    if loading:  # a load is silent for 10-70 s otherwise: the line says what the wait was
+        stage(f"model {spec} loaded in {time.perf_counter() - started:.1f} s")
+    return scorer
 
 
 def _checked(evaluation: Evaluation) -> EvalPlan:
