@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 import uuid
+from dataclasses import asdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
@@ -128,6 +129,8 @@ class EvalRequest(BaseModel):
         DEFAULT_STRATIFY, description="How `limit` samples (probes/evaluation/sample.py): each relation's share, "
                                       "each frequency bucket's, or none: the first `limit` in file order")
     batch: int = Field(BATCH, ge=1, le=64)
+    dry_run: bool = Field(False, description="Only the cost, as `eval --dry-run`: items per relation, example "
+                                             "prompts, tokens and a time from a few items scored; no run written")
     seed: int = Field(SEED, ge=0, le=2**31 - 1)
     options: dict[str, OptionValue] = Field(
         default_factory=dict, max_length=32,
@@ -259,7 +262,7 @@ def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callabl
     served model loaded from the server's cache, silently, its progress kept for GET /jobs/{id}."""
     from ...probes.evaluation.entry import Evaluation
     from ..progress import RunProgress
-    from ..steps import SILENT, eval_step
+    from ..steps import SILENT, dry_run_step, eval_step
 
     def work(job: Job) -> dict:
         _RUNNING[job.id] = watch = RunProgress()
@@ -272,6 +275,8 @@ def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callabl
         evaluation = Evaluation(request.model, request.method, probes, job.run_dir, options=dict(request.options),
                                 limit=request.limit, stratify=request.stratify, batch=request.batch,
                                 seed=request.seed)
+        if request.dry_run:  # the job's summary is the cost; its folder holds no run
+            return asdict(dry_run_step(evaluation, models, SILENT))
         summary = eval_step(evaluation, models, SILENT, watch=watch)
         aggregate = summary.aggregate
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
