@@ -14,8 +14,8 @@ from .outputs import overwrite_option
 from .terminal import echo
 
 
-class BatchSize(click.ParamType):
-    """--batch: a whole number of items, at least 1, or `auto`."""
+class BatchSize(click.types.IntParamType):
+    """--batch: a whole number of items, at least 1, or `auto` (a number all the same: auto picks one)."""
     name = "N|auto"
 
     def convert(self, value, param, ctx):
@@ -82,11 +82,11 @@ def method_help() -> str:
               default=Declared("factprobe.probes.evaluation.sample", "DEFAULT_STRATIFY"), show_default=True,
               help="How --limit samples: each relation's share of the set (at least one item each while N "
                    "allows), each frequency bucket's, or none: the first N in file order (the only way before issue 48).")
-@click.option("--batch", "--batch-size", "batch", type=BatchSize(),
+@click.option("--batch", type=BatchSize(),
               default=Declared("factprobe.probes.evaluation.runner", "BATCH"), show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time. auto: "
-                   "time a few items on the model first and take a batch of about 10 s (said on stderr). "
-                   "--batch-size is the same option (the name `model` commands use).")
+                   "time a few items on the model first and take a batch of about 10 s (said on stderr). Not "
+                   "`model --batch-size`, which is continuations per forward pass inside one call.")
 @click.option("--dry-run", is_flag=True,
               help="Check everything, load the model, then print the items per relation, example prompts as the "
                    "model is asked them, the prompt and continuation tokens and an estimated time from a few items "

@@ -26,10 +26,8 @@ model_options = with_options([
                  help="cpu, cuda, cuda:1, ... (auto: CUDA when present)."),
     click.option("--dtype", default="auto", show_default=True, envvar="FACTPROBE_DTYPE",
                  help="float32, bfloat16, float16 (auto: bf16 on CUDA, fp32 on CPU)."),
-    click.option("--batch", "--batch-size", "batch_size", type=click.IntRange(min=1), default=LoadOptions.batch_size,
-                 show_default=True,
-                 help="Most continuations per forward pass; halves by itself on out-of-memory (--batch-size: "
-                      "its older name, as `eval --batch`)."),
+    click.option("--batch-size", type=click.IntRange(min=1), default=LoadOptions.batch_size, show_default=True,
+                 help="Most continuations per forward pass; halves by itself on out-of-memory."),
     click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
                  help="SQLite result cache: answers found there are not recomputed."),
     overwrite_option,
