@@ -64,3 +64,18 @@ def test_run_progress_view():
     watch.items(6, 10)
     assert watch.view()["eta_seconds"] == pytest.approx(12.0, abs=0.1)
     assert set(watch.view()) == {"stage", "done", "total", "elapsed_seconds", "eta_seconds"}
+
+
+def test_appropt_reports_searches_done_per_chunk():
+    from factprobe.probes.scoring.appropt import ApprOptQuery, TrieCache, appropt_many
+    from scoring_models import real_scorer
+
+    scorer = real_scorer("smollm2-135m-instruct")
+    trie = TrieCache(on_disk=False).get(scorer, "few", {"Q90": ["Paris"], "Q64": ["Berlin"], "Q220": ["Rome"]})
+    queries = [ApprOptQuery(f"The capital of {c} is", trie, 1) for c in ("France", "Germany", "Italy", "Japan", "Peru")]
+    calls = []
+    appropt_many(scorer, queries, batch_size=2, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(2, 5), (4, 5), (5, 5)]  # after each chunk of two searches, then the last one
+    calls.clear()
+    appropt_many(scorer, queries, batch_size=2, cached=False, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]  # one by one without the shared passes
