@@ -5,6 +5,8 @@ order every caller needs: everything that needs no model first (the folder claim
 spec, then the probe set, its kind, the options and the folder's run: probes/runner.plan_eval),
 so that bad input costs no load; then the model through a ModelCache (kept for the next
 evaluation of the same spec); then the items into the folder, and the EvalSummary.
+`estimate_evaluation` goes the same way up to the model, then says what the run would cost
+(probes/evaluation/cost.py) and writes nothing: `eval --dry-run`, `--batch auto`.
 
 `factprobe eval`, the pipeline's evaluations and the service's eval jobs each build an
 Evaluation and run it (through cli/steps.eval_step, which adds the progress bar and the
