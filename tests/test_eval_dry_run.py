@@ -115,3 +115,35 @@ def test_service_eval_job_dry_run_and_progress(tmp_path):
     running = [s["progress"] for s in seen if s["status"] == "running" and s["progress"]]
     assert running and set(running[-1]) == {"stage", "done", "total", "elapsed_seconds", "eta_seconds"}
     assert all(p["total"] in (None, 20) and 0 <= p["done"] <= 20 for p in running)
+
+
+def test_a_pipeline_evaluation_takes_dry_run_and_stratify(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from factprobe.cli.main import main
+    from test_eval import capital_graph
+    from wikidata_builder import write_dump
+
+    write_dump(tmp_path / "capitals.json", capital_graph())
+    (tmp_path / "p.yaml").write_text("""
+name: dry
+out: out
+graph:
+  sources:
+    - {format: wikidata, path: capitals.json}
+probesets:
+  mc: {kind: icl-mc, relations: [P36], choices: 5, demo_fraction: 0.34, trex_mc_filter: report}
+models: [smollm2-135m-instruct]
+evaluations:
+  - {method: ic-lke, probeset: mc, options: {examples: 2}, limit: 6, stratify: none, dry_run: true}
+report: false
+""")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["run", "p.yaml", "--quiet"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert "dry run: ic-lke on 6 items (6 to do)" in result.stdout
+    assert "--limit 6 --stratify none --dry-run" in result.stdout  # the command a user could type
+    assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").iterdir())
+    (tmp_path / "bad.yaml").write_text((tmp_path / "p.yaml").read_text().replace("dry_run: true", "dry_run: 1"))
+    bad = CliRunner().invoke(main, ["run", "bad.yaml", "--quiet"])
+    assert bad.exit_code != 0 and "evaluations[0].dry_run: true or false" in bad.output
