@@ -73,7 +73,7 @@ class Recorder:
         return [Generation(("",) * r.n, ("length",) * r.n) for r in requests]
 
     def fill_mask(self, requests):
-        self.asked += [(getattr(r, "text", str(r)), []) for r in requests]
+        self.asked += [(r.text, []) for r in requests]
         if not self.dry:
             return self.scorer.fill_mask(requests)
         return [[] for _ in requests]
