@@ -187,7 +187,7 @@ class Runner:
                 printed = command_line(eval_command, {"spec": model, "method": ev["method"], "probes": probes,
                                                       "out_dir": folder, "seed": p.seed,
                                                       "options": option_pairs(options), "limit": ev.get("limit"),
-                                                      "stratify": ev.get("stratify", DEFAULT_STRATIFY),
+                                                      "stratify": ev.get("stratify"),  # named only when the file names it
                                                       "dry_run": bool(ev.get("dry_run"))})
                 evaluation = Evaluation(model, ev["method"], probes, folder,
                                         options={k: option_value(v) for k, v in options.items()},
