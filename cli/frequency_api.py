@@ -81,17 +81,22 @@ def api_count(terms: list[str], backend: Backend, store, languages: tuple[str, .
             index.close()
     except ApiError as error:
         api_errors(error)
+    from ..index.corpus_jobs import store_labels
+
     where = backend.describe()
-    names = {"entity": terms[0]} if len(terms) == 1 else {"head": terms[0], "tail": terms[1]}
+    labels = store_labels(store, terms)
+    names = {"entity": terms[0], "label": labels[terms[0]]} if len(terms) == 1 else \
+        {"head": terms[0], "head_label": labels[terms[0]], "tail": terms[1], "tail_label": labels[terms[1]]}
     inexact = "; ".join(f"{k}: {v}" if not v.startswith(k) else v for k, v in sorted(reasons.items()))
     if as_json:
         record = {**names, key: count, "semantics": semantics, "documents": None,
                   "counted_by": "infini-gram-api", "index": where, "approximate": sorted(reasons),
                   "approximate_because": inexact or None}
-        echo(json.dumps(record))
+        echo(json.dumps(record, ensure_ascii=False))
         return
     label = terms[0] if len(terms) == 1 else f"{terms[0]} + {terms[1]}"
     unit = "occurrences" if len(terms) == 1 else "window co-occurrences"
-    echo(f"{label}: {count:,} {unit}  ({semantics}; by infini-gram-api {where})")
+    named = " + ".join(labels[t] or t for t in terms) if any(labels.values()) else ""
+    echo(f"{label}: {count:,} {unit}  ({semantics}; by infini-gram-api {where})" + (f"  {named}" if named else ""))
     if inexact:
         echo(f"  approximate: {inexact}")

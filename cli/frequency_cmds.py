@@ -233,6 +233,13 @@ scan_options = [
 ]
 
 
+def _named(labels: dict) -> str:
+    """The labels of the ids counted, after the count ("  Germany + Berlin"); empty when the store names none."""
+    if not any(labels.values()):
+        return ""
+    return "  " + " + ".join(label or term for term, label in labels.items())
+
+
 def _count(terms, where, corpus_files, corpus_from_store, languages, store) -> tuple[int, str]:
     """QIDs only: from the index. Any raw string: a scan of the corpus (see count_documents)."""
     from ..index.corpus_jobs import count_documents, is_qid
@@ -255,15 +262,18 @@ def frequency_entity(entity, backend, index_path, es_url, es_index, model, api_i
     """Documents that mention ENTITY: a QID (any of its names, from the index) or a raw string
     (read from --documents / --from-store)."""
     from ..index.corpus import bucket_of
+    from ..index.corpus_jobs import store_labels
 
     where = _backend(backend, index_path, es_url, es_index, model, api_index, api_url)
     if backend == "infini-gram-api":  # occurrences, said as such: no documents, no KDF bucket
         return api_count([entity], where, store, _languages(languages), as_json)
     count, how = _count([entity], where, corpus_files, corpus_from_store, languages, store)
+    labels = store_labels(store, [entity])
     if as_json:
-        echo(json.dumps({"entity": entity, "documents": count, "bucket": bucket_of(count), "counted_by": how}))
+        echo(json.dumps({"entity": entity, "label": labels[entity], "documents": count, "bucket": bucket_of(count),
+                         "counted_by": how}, ensure_ascii=False))
     else:
-        echo(f"{entity}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
+        echo(f"{entity}: {count:,} documents  (bucket {bucket_of(count)}, by {how}){_named(labels)}")
 
 
 @frequency_group.command("pair")
@@ -277,16 +287,18 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, api
                    corpus_from_store, languages, store, as_json):
     """Documents that mention both HEAD and TAIL (QIDs from the index; raw strings by reading a corpus)."""
     from ..index.corpus import bucket_of
+    from ..index.corpus_jobs import store_labels
 
     where = _backend(backend, index_path, es_url, es_index, model, api_index, api_url)
     if backend == "infini-gram-api":  # window co-occurrence, said as such: no documents, no KDF bucket
         return api_count([head, tail], where, store, _languages(languages), as_json)
     count, how = _count([head, tail], where, corpus_files, corpus_from_store, languages, store)
+    labels = store_labels(store, [head, tail])
     if as_json:
-        echo(json.dumps({"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count),
-                               "counted_by": how}))
+        echo(json.dumps({"head": head, "head_label": labels[head], "tail": tail, "tail_label": labels[tail],
+                         "documents": count, "bucket": bucket_of(count), "counted_by": how}, ensure_ascii=False))
     else:
-        echo(f"{head} + {tail}: {count:,} documents  (bucket {bucket_of(count)}, by {how})")
+        echo(f"{head} + {tail}: {count:,} documents  (bucket {bucket_of(count)}, by {how}){_named(labels)}")
 
 
 @frequency_group.command("annotate")
@@ -310,7 +322,8 @@ def frequency_pair(head, tail, backend, index_path, es_url, es_index, model, api
 def frequency_annotate(relations, out_path, to_store, corpus_name, buckets, store, backend, index_path, es_url,
                        es_index, model, api_index, api_url, quiet, overwrite, as_json):
     """Count every fact of the chosen relations (documents that mention both head and tail) and
-    write one JSONL line per fact (fact id, subject, relation, object, documents, bucket) to
+    write one JSONL line per fact (fact id, subject, relation, object, each with its label from
+    the store, documents, bucket) to
     --out, and/or the counts into the store with --to-store.
 
     \b

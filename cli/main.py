@@ -74,6 +74,7 @@ def main() -> None:
       factprobe probeset build --kind icl-mc --relation P36 --store wd.sqlite --out mc.jsonl
       factprobe eval --model gemma3-270m --method ic-lke --probes mc.jsonl --out runs/gemma-iclke
       factprobe report runs/* --out report/
+      factprobe results runs/* --format parquet --out results.parquet
       FACTPROBE_TOKEN=secret factprobe serve --store wd.sqlite     # HTTP service, docs at /docs
     """
 
@@ -129,6 +130,7 @@ from .eval_cmds import eval_command  # noqa: E402
 from .merge_cmd import merge_command  # noqa: E402
 from .run_cmd import run_command  # noqa: E402
 from .report_cmds import compare_command, report_command  # noqa: E402
+from .results_cmd import results_command  # noqa: E402
 from .serve_cmd import serve_command  # noqa: E402
 from .export_cmd import export_group  # noqa: E402
 from .assess_cmd import assess_command  # noqa: E402
@@ -148,6 +150,7 @@ main.add_command(merge_command)
 main.add_command(run_command)
 main.add_command(report_command)
 main.add_command(compare_command)
+main.add_command(results_command)
 main.add_command(serve_command)
 main.add_command(export_group)
 main.add_command(assess_command)

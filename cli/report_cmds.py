@@ -52,7 +52,8 @@ def _definitions(known: str, sharing: str, icl_setting: str = _ICL_SETTINGS[0]):
 @click.option("--probes", "probes", multiple=True, type=click.Path(exists=True), metavar="PATH",
               help="A probe set (or a folder of them) the runs read, for the item view's prompts and choices, "
                    "when it is not beside the runs (the run folder, its parent, or ../probesets/ as `factprobe "
-                   "run` lays them out); matched by its SHA-256. Repeatable.")
+                   "run` lays them out); matched by its SHA-256. Repeatable. A run whose probe set is "
+                   "found nowhere is warned of, in the terminal and at the top of the page.")
 @click.option("--items-rows", type=click.IntRange(1), default=5000, show_default=True,
               help="Rows items.html holds; past them it holds a seeded sample of items, and says so.")
 @click.option("--seed", "items_seed", type=int, default=0, show_default=True, help="The seed of that sample.")
@@ -64,9 +65,10 @@ def report_command(folders, out_dir, title, probes, items_rows, items_seed, know
     \b
     Writes REPORT_DIR/report.md, report.html (self-contained; images next to it), items.html (every
     item with filters, its prompt, choices, scores and the other runs' answers; self-contained) and PNGs:
-      accuracy_by_bucket.png  accuracy per frequency bucket, one bar per run
+      accuracy_by_bucket.png  accuracy per frequency bucket: a panel per method with its chance
+                              line, a colour per model, 95% intervals (distractors: Min@n)
       reliability.png         confidence against accuracy (runs with reliability bins)
-      relation_heatmap.png    accuracy per relation and run
+      relation_heatmap.png    accuracy per relation and run, each cell with its 95% interval
       overlap.png             subsumption and sharing between runs of one method (or a BELIEF and a
                               BELIEF-ICL run) over one probe set
 

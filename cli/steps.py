@@ -228,5 +228,7 @@ def report_step(folders: Sequence[str | Path], out: str | Path, title: str, defi
         claim_report_folder(out, overwrite=overwrite, inputs=folders)
         runs = load_runs(folders)
         files = write_report(runs, Path(out), title, definitions or Definitions(), items or ItemViewOptions())
+    for line in files.warnings:  # also at the top of report.html
+        console.note(f"warning: {line}")
     console.say(f"{len(runs)} run(s) -> {files.markdown}, {files.html}, {files.items}, {len(files.images)} plot(s)")
     return files

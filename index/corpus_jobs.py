@@ -300,6 +300,39 @@ def tokenizer_name(tokenizer) -> str | None:
     return str(tokenizer)
 
 
+def entity_labels(kg) -> Callable[[str | None], str | None]:
+    """id -> its label in the store (None for an id it lacks, or none), each id looked up once."""
+    cache: dict[str, str | None] = {}
+
+    def label(entity_id: str | None) -> str | None:
+        if entity_id is None:
+            return None
+        if entity_id not in cache:
+            entity = kg.entity(entity_id)
+            cache[entity_id] = entity.label if entity is not None else None
+        return cache[entity_id]
+    return label
+
+
+def store_labels(store: str | Path | None, ids: Sequence[str]) -> dict[str, str | None]:
+    """The labels the store gives `ids` (QIDs or PIDs; None for a raw string, an id it lacks, or
+    no store): what a count names beside each id."""
+    from ..kg.graph import KnowledgeGraph
+
+    if store is None or not Path(store).is_file() or not any(is_qid(i) or i[:1] == "P" for i in ids):
+        return {i: None for i in ids}
+    import sqlite3
+
+    from ..kg.store import StoreError
+
+    try:
+        with KnowledgeGraph(store) as kg:
+            label = entity_labels(kg)
+            return {i: label(i) for i in ids}
+    except (StoreError, sqlite3.Error, OSError, ValueError):  # no store there: the count stands alone
+        return {i: None for i in ids}
+
+
 def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
              progress: Callable[[str, int], None] | None = None) -> AnnotateResult:
     """Count every entity-valued fact of `options.relations` (documents that mention both head
@@ -328,6 +361,7 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
             annotator = annotator_record(backend, index, stored)
             field_name = getattr(index, "count_field", "documents")  # what a count is, in its key
             with KnowledgeGraph(store) as kg:
+                label = entity_labels(kg)
                 for relation in options.relations:
                     done = 0
                     if progress:
@@ -337,10 +371,12 @@ def annotate(backend: Backend, store: str | Path, options: AnnotateOptions, *,
                     for chunk in counted_facts(index, kg, relation, edges):
                         for fact, count, bucket in chunk:
                             per_bucket[(relation, bucket)] += 1
-                            if out:
-                                out.write(json.dumps({"fact": fact.id, "subject": fact.subject, "relation": relation,
-                                                      "object": fact.object, field_name: count,
-                                                      "bucket": bucket}) + "\n")
+                            if out:  # each id with its label, so the file reads without the store
+                                out.write(json.dumps({"fact": fact.id, "subject": fact.subject,
+                                                      "subject_label": label(fact.subject), "relation": relation,
+                                                      "relation_label": label(relation), "object": fact.object,
+                                                      "object_label": label(fact.object), field_name: count,
+                                                      "bucket": bucket}, ensure_ascii=False) + "\n")
                         if writer:
                             writer.write_fact_frequencies(corpus_name, edges, [(f.id, n, b) for f, n, b in chunk])
                         facts += len(chunk)

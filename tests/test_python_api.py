@@ -87,6 +87,10 @@ def test_the_commands_write_the_same_files(ran, tiny, tmp_path):
     for args in commands:
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
-    for name in ("capitals-mc.jsonl", "capitals-mc.meta.json", "iclke/run.json", "iclke/items.jsonl",
-                 "iclke/aggregate.json"):
+    for name in ("capitals-mc.jsonl", "capitals-mc.meta.json", "iclke/items.jsonl", "iclke/aggregate.json"):
         assert (tmp_path / name).read_bytes() == (work / name).read_bytes(), name
+    # run.json: the same settings; where and when each sitting ran (run_files.VOLATILE) is its own
+    from factprobe.probes.evaluation.run_files import settings
+
+    made, documented = (json.loads((folder / "iclke" / "run.json").read_text()) for folder in (tmp_path, work))
+    assert settings(made) == settings(documented) and made["environment"] == documented["environment"]

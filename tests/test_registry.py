@@ -158,8 +158,9 @@ def test_the_pipeline_headline_and_the_report_show_what_the_method_declares(toy,
     evaluate(_StubScorer(), "toy", probes, tmp_path / "two", options={"top_k": 2})
     # the stub answers "paris" with 0.5 everywhere: toy:1 right, toy:2 and toy:3 wrong
     assert headline_lines([(tmp_path / "one", probes), (tmp_path / "missing", probes)]) == [
+        # buckets by lower edge, 0 first (issue 48.5), not as aggregate.json's keys sort as text
         "one (3 items): accuracy 0.333 [0.061, 0.792, 3 items: too few to read] | by bucket "
-        "[1,10) 1.00 [0.21, 1.00, 1 items: too few to read], 0 0.00 [0.00, 0.66, 2 items: too few to read] "
+        "0 0.00 [0.00, 0.66, 2 items: too few to read], [1,10) 1.00 [0.21, 1.00, 1 items: too few to read] "
         "| mean confidence 0.500 (top_k 1)"]
     markdown = to_markdown(build_document(load_runs([tmp_path / "one", tmp_path / "two"]), "t"))
     assert ("## Method measures\n\n### Toy: mean confidence\n\n| Run | Mean confidence | top_k |\n|---|---|---|\n"

@@ -151,14 +151,15 @@ def test_method_tables_and_unknown_keys(report):
         # BELIEF's fluctuation, the range of the draws: 0.6 - 0.4 (issue 45.7)
         ("R3", "model-c / belief", "hf:model-c", f"cloze.jsonl ({'cd' * 6})", "2", "Acc@1 0.5000 ± 0.1000 (range 0.2000)"),
     ]
-    # no choices in these records: no chance level (issue 45.8)
-    assert [r[8] for r in runs_rows] == ["–", "–", "–"]
+    # no choices in these records: no chance level (issue 45.8), and no column of "–" (issue 48.3)
+    assert "| Chance |" not in next(line for line in markdown.splitlines() if line.startswith("| Run | Label |"))
     # aggregates written before intervals existed have none; options set away from the defaults are named
-    assert all(r[9] for r in runs_rows)
+    assert all(r[8] for r in runs_rows)
     assert table_rows(markdown, "| Run | Acc@1") == [["R3", "0.5000 ± 0.1000 (range 0.2000)", "0.2500", "0.1250", "1.0000",
                                                     "0.5000 / 0.7500 / 1.0000"]]
-    assert ["R1", "0.5", "0.7500", "–", "4"] in table_rows(markdown, "| Run | K |")
-    assert ["R1", "0.9", "n/a", "–", "0"] in table_rows(markdown, "| Run | K |")
+    # no entry has an interval: that column is left out (issue 48.3)
+    assert ["R1", "0.5", "0.7500", "4"] in table_rows(markdown, "| Run | K |")
+    assert ["R1", "0.9", "n/a", "0"] in table_rows(markdown, "| Run | K |")
     assert table_rows(markdown, "| Run | Setting |") == [["R3", "zero-shot", "0.5000", "2", "0.5000"]]
 
 

@@ -160,6 +160,7 @@ def test_frequency(server):
     assert status == 200 and paris["documents"] == 3 and paris["bucket"] == "[1,10)"
     status, pair = client.get("/frequency/pair", head="Q142", tail="Q90")
     assert status == 200 and pair["documents"] == 2
+    assert (paris["label"], pair["head_label"], pair["tail_label"]) == ("Paris", "France", "Paris")  # beside the ids
     status, none = client.get("/frequency/pair", head="Q17", tail="Q1490")
     assert status == 200 and none["documents"] == 0 and none["bucket"] == "0"
     assert client.get("/frequency/entity/Q999999")[0] == 404

@@ -114,8 +114,19 @@ def ws(tmp_path_factory):
     return ws
 
 
+# Where and when a sitting ran (run.json's environment and times) differ between any two runs.
+VOLATILE = ("environment", "started_at", "ended_at", "runtime_s")
+
+
 def _files(folder: Path) -> dict[str, bytes]:
-    return {name: (folder / name).read_bytes() for name in FILES}
+    """The run's files byte for byte, run.json without its sitting fields (its bytes otherwise)."""
+    files = {name: (folder / name).read_bytes() for name in FILES}
+    if "run.json" in files:
+        held = json.loads(files["run.json"])
+        assert all(k in held for k in VOLATILE), f"{folder}/run.json lacks a sitting field"
+        files["run.json"] = json.dumps({k: v for k, v in held.items() if k not in VOLATILE}, indent=1,
+                                       sort_keys=True).encode() + b"\n"
+    return files
 
 
 def _ids(folder: Path) -> list[str]:

@@ -122,23 +122,28 @@ def relations(state: State) -> dict:
 @frequency_router.get("/frequency/entity/{entity_id}")
 def frequency_entity(entity_id: Annotated[str, PathParam(pattern=ITEM_ID)], state: State) -> dict:
     from ...index.corpus import bucket_of
+    from ...index.corpus_jobs import entity_labels
 
     index = state.res.frequency()
     known(state.res.kg(), entity_id)
     count = index.entity_frequency(entity_id)
-    return {"entity": entity_id, "documents": count, "bucket": bucket_of(count)}
+    label = entity_labels(state.res.kg())  # as `factprobe frequency entity --json` names it
+    return {"entity": entity_id, "label": label(entity_id), "documents": count, "bucket": bucket_of(count)}
 
 
 @frequency_router.get("/frequency/pair")
 def frequency_pair(head: Annotated[str, Query(pattern=ITEM_ID)], tail: Annotated[str, Query(pattern=ITEM_ID)],
                    state: State) -> dict:
     from ...index.corpus import bucket_of
+    from ...index.corpus_jobs import entity_labels
 
     index = state.res.frequency()
     for entity_id in (head, tail):
         known(state.res.kg(), entity_id)
     count = index.pair_frequency(head, tail)
-    return {"head": head, "tail": tail, "documents": count, "bucket": bucket_of(count)}
+    label = entity_labels(state.res.kg())
+    return {"head": head, "head_label": label(head), "tail": tail, "tail_label": label(tail), "documents": count,
+            "bucket": bucket_of(count)}
 
 
 # -- distractors ----------------------------------------------------------------------------------

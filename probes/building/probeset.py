@@ -92,11 +92,32 @@ def _write_parquet(path: Path, rows: list[dict]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # Nested fields vary by kind and item (choices, demonstrations): stored as JSON text so every
-    # row has one schema and the Parquet file reads back without guessing.
-    flat = [{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
-            for r in rows]
-    pq.write_table(pa.Table.from_pylist(flat), path)
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    columns = [_parquet_column(pa, [r.get(k) for r in rows]) for k in names]
+    pq.write_table(pa.Table.from_arrays(columns, names=names), path)
+
+
+def _parquet_column(pa, values: list):
+    """A column as pyarrow types it: lists and objects stay lists and structs (gold, distractors,
+    choices, demonstrations read in pandas or DuckDB as what they are, no JSON to decode), a
+    missing key null. Only a column no one type holds (a field that is a number in one item and
+    a text in another, or an empty object, which Parquet cannot store) falls back to JSON text."""
+    try:
+        column = pa.array(values)
+        if not _has_empty_struct(pa, column.type):
+            return column
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        pass
+    return pa.array([json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else
+                     (None if v is None else str(v)) for v in values], type=pa.string())
+
+
+def _has_empty_struct(pa, kind) -> bool:
+    if pa.types.is_struct(kind):
+        return kind.num_fields == 0 or any(_has_empty_struct(pa, kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _has_empty_struct(pa, kind.value_type)
+    return False
 
 
 def read_meta(path: str | Path) -> ProbeSetMeta:

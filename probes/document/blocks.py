@@ -41,8 +41,18 @@ class Link:
 Block = Union[Heading, Text, Table, Image, Link]
 
 
+# What a cell holds when it has no figure: a row or column of nothing else is left out.
+EMPTY_CELLS = frozenset({"", "–"})
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
-    return Table(tuple(headers), tuple(tuple(r) for r in rows))
+    """A table without empty rows (every cell after the first empty) or empty columns (every
+    cell empty, the first column kept): a reader scans neither for nothing."""
+    rows = [tuple(r) for r in rows]
+    rows = [r for r in rows if len(r) < 2 or any(c not in EMPTY_CELLS for c in r[1:])]
+    keep = [k for k in range(len(headers)) if k == 0 or not rows or any(
+        k < len(r) and r[k] not in EMPTY_CELLS for r in rows)]
+    return Table(tuple(headers[k] for k in keep), tuple(tuple(r[k] for k in keep if k < len(r)) for r in rows))
 
 
 class ReportRun(Protocol):

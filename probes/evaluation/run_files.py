@@ -7,6 +7,10 @@ traceback deep in a table or a plot, nor a number silently shown as n/a.
 Only what the readers use is checked, by type; a field the readers do not know is left alone (a
 method's own measures). In aggregate.json the names below are checked wherever they stand (the
 run's `accuracy`, a breakdown entry's, a strategy's): every method writes them with one meaning.
+
+Also here: run.json's sitting fields (`VOLATILE`: the environment, started_at, ended_at,
+runtime_s), what `environment()` records in them, and `settings()`, run.json without them: what
+a resume and a shard merge compare.
 """
 
 from __future__ import annotations
@@ -28,7 +32,16 @@ LIST: Check = ("a list", lambda v: isinstance(v, list))
 RUN_JSON: dict[str, tuple[Check, bool]] = {
     "model": (TEXT, True), "method": (TEXT, True), "options": (OBJECT, False), "probes": (TEXT, False),
     "probes_sha256": (TEXT, False), "seed": (WHOLE, False), "limit": (COUNT, False), "kind": (TEXT, False),
-    "shard": (OBJECT, False), "frequency_annotator": (OBJECT, False)}
+    "shard": (OBJECT, False), "frequency_annotator": (OBJECT, False), "environment": (OBJECT, False),
+    "started_at": (TEXT, False), "ended_at": (TEXT, False), "runtime_s": (NUMBER, False)}
+# What run.json says of the sittings that wrote the run, not of the run: where and with what it
+# ran, and when. A resume, a shard or a merge compares everything else (probes/evaluation/runner.py,
+# shard_merge.py); these it rewrites.
+VOLATILE = ("environment", "started_at", "ended_at", "runtime_s")
+# Libraries whose versions run.json records where installed, read from their distributions'
+# metadata, so none is imported for it.
+LIBRARIES = ("torch", "transformers", "tokenizers", "accelerate", "gguf", "llama-cpp-python", "numpy", "scipy",
+             "scikit-learn", "simplemma", "rouge-score", "bert-score", "openai", "infini-gram")
 AGGREGATE_JSON: dict[str, tuple[Check, bool]] = {
     "method": (TEXT, False), "items": (COUNT, True), "reliability": (LIST, False)}
 # aggregate.json's names wherever they stand; None is allowed (nothing to average)
@@ -37,6 +50,43 @@ MEASURES: dict[str, Check] = {
                                  "confidence", "min_at_n", "avg_at_n", "consistency")},
     **{name: COUNT for name in ("n", "items", "total", "count", "scored")},
     "few": FLAG}
+
+
+def settings(run: dict) -> dict:
+    """run.json without its `VOLATILE` fields: what identifies the run."""
+    return {k: v for k, v in run.items() if k not in VOLATILE}
+
+
+def environment(scorer=None) -> dict:
+    """Where and with what a sitting ran: factprobe's and Python's versions, the installed
+    `LIBRARIES`' versions and the scorer's device (a CUDA device by its card's name)."""
+    import platform
+    import sys
+    from importlib import metadata
+
+    from ... import __version__
+
+    libraries = {}
+    for name in LIBRARIES:
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return {"factprobe": __version__, "python": platform.python_version(), "libraries": libraries,
+            "device": _device(scorer, sys.modules.get("torch"))}
+
+
+def _device(scorer, torch) -> str:
+    device = getattr(scorer, "device", None)
+    if device is None:
+        return "api" if getattr(scorer, "base_url", None) else "cpu"
+    text = str(device)
+    if text.startswith("cuda") and torch is not None:  # loaded already: the scorer runs on it
+        try:
+            return f"{text} ({torch.cuda.get_device_name(device)})"
+        except (RuntimeError, AssertionError, ValueError):
+            return text
+    return text
 
 
 def check_run_json(value: Any, path: str | Path) -> dict:

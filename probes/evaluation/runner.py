@@ -1,5 +1,6 @@
 """The evaluation runner: a method over a probe set with one model, to a results folder
-(run.json: what ran, the probe set's SHA-256 hashed from the bytes read, and --limit;
+(run.json: what ran, the probe set's SHA-256 hashed from the bytes read, and --limit, then
+where and when each sitting ran, never compared on a resume: run_files.VOLATILE;
 items.jsonl: one record per test item; aggregate.json: the measures, recomputed from
 items.jsonl). `plan_eval` reads and checks everything that needs no model first. A rerun with
 the same configuration and bytes resumes after the items written (a larger --limit continues);
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Callable, Iterable, Iterator
 from ...kg.jsonl import json_value, jsonl_lines, read_json_file, read_jsonl
 from ...kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
 from .aggregate import aggregate
+from .run_files import VOLATILE, environment, settings
 from .sample import DEFAULT_STRATIFY, Sample, ranked, sample_items
 from ..methods import Method, MethodContext, get_method
 from ..methods.base import check_option_types
@@ -182,6 +185,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     if plan.restart:
         for stale in (items_path, out / "aggregate.json", out / "run.json"):
             stale.unlink(missing_ok=True)
+    started, clock = _utc_now(), time.monotonic()
     _record_config(out, {"model": getattr(scorer, "identity", str(scorer)), **plan.config})
     todo = runner.order([i for i in plan.test if i["id"] not in done])
     new = 0
@@ -197,6 +201,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             sink.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             sink.flush()
             new += len(records)
+    _record_sitting(out, environment(scorer), started, time.monotonic() - clock)
     records = list(read_jsonl(items_path))
     summary = aggregate(plan.method, records, runner.options)  # options name some measures' definitions
     summary["rejected_records"] = len(plan.rejected)
@@ -309,6 +314,7 @@ def _check_same_run(out: Path, held: dict, config: dict) -> None:
                          f"{config['probes_sha256']}: "
                          "the probe set changed since. Use another --out, or --restart to start over")
     # A run begun before run.json named the frequency annotator continues: the same bytes, the same counts.
+    held, config = settings(held), settings(config)  # where and when it ran is no setting
     changed = sorted(k for k in set(held) | set(config)
                      if k not in ("limit", "stratify") and (k != "model" or "model" in config)
                      and (k != "frequency_annotator" or k in held) and held.get(k) != config.get(k))
@@ -341,7 +347,25 @@ def _record_config(out: Path, config: dict) -> None:
         _check_same_run(out, held, config)
         if held.get("limit", ...) == config["limit"] and held.get("stratify") == config.get("stratify"):
             return
+        config = {**config, **{k: held[k] for k in VOLATILE if k in held}}  # the sittings before this one
     replace_file(path, json.dumps(config, indent=1, sort_keys=True) + "\n")
+
+
+def _record_sitting(out: Path, env: dict, started: str, seconds: float) -> None:
+    """run.json's sitting fields once the items are written: this sitting's environment, the
+    first sitting's `started_at`, this one's `ended_at`, and `runtime_s` summed over the
+    sittings (a resumed run's cost is all of them)."""
+    path = out / "run.json"
+    held = _held_config(path) or {}
+    runtime = held.get("runtime_s") if isinstance(held.get("runtime_s"), (int, float)) else 0.0
+    held.update({"environment": env, "started_at": held.get("started_at") or started, "ended_at": _utc_now(),
+                 "runtime_s": round(runtime + seconds, 3)})
+    replace_file(path, json.dumps(held, indent=1, sort_keys=True) + "\n")
+
+
+def _utc_now() -> str:
+    """The time now in UTC, ISO 8601 to the second ("2026-12-05T07:30:00Z")."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _done_ids(path: Path) -> set[str]:

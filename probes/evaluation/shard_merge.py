@@ -5,7 +5,8 @@ from all records at once (so measures over facts or pairs that straddle shards c
 one run), with the run-level entries the runner adds (`rejected_records`, equal in every shard).
 
 Before writing, the merge checks that the folders are the N shards of one run: the same run.json
-apart from `shard` (model, method, options, seed, probe set and its hash, kind), the same N and
+apart from `shard` and where and when each shard ran (run_files.VOLATILE: the merged run.json
+holds the first shard's environment, the earliest start, the latest end, the summed runtime) (model, method, options, seed, probe set and its hash, kind), the same N and
 --batch, each K once, all there, each finished. It refuses with one line naming what differs or
 is missing. A shard's own aggregate.json covers its records only.
 """
@@ -20,7 +21,7 @@ from typing import Callable, Sequence
 
 from ...kg.outputs import replace_file
 from .aggregate import aggregate
-from .run_files import check_run_json
+from .run_files import VOLATILE, check_run_json, settings
 from .runner import check_results_folder
 
 RUN, ITEMS, AGGREGATE = "run.json", "items.jsonl", "aggregate.json"
@@ -164,9 +165,9 @@ def wait_for_shards(out: str | Path, count: int, timeout: float, *, poll: float 
 
 def _common_config(folders: list[Path], runs: list[dict]) -> dict:
     first = runs[0]
-    base = {k: v for k, v in first.items() if k != "shard"}
+    base = {k: v for k, v in settings(first).items() if k != "shard"}
     for folder, run in zip(folders[1:], runs[1:]):
-        other = {k: v for k, v in run.items() if k != "shard"}
+        other = {k: v for k, v in settings(run).items() if k != "shard"}
         changed = sorted(k for k in set(base) | set(other) if base.get(k) != other.get(k))
         changed += [f"shard {k}" for k in ("count", "batch") if first["shard"].get(k) != run["shard"].get(k)]
         if changed:
@@ -175,7 +176,27 @@ def _common_config(folders: list[Path], runs: list[dict]) -> dict:
                     else (base.get(key), other.get(key)))
             raise MergeError(f"{folders[0]} and {folder} are not shards of one run: they differ in "
                              f"{', '.join(changed)} ({key}: {_short(a)} vs {_short(b)})")
-    return base
+    return {**base, **_sittings(runs)}
+
+
+def _sittings(runs: list[dict]) -> dict:
+    """The merged run's sitting fields (run_files.VOLATILE): the first shard's environment (each
+    shard's own stays in its folder), the earliest start, the latest end, the runtimes summed
+    (the compute the run cost)."""
+    out: dict = {}
+    if isinstance(runs[0].get("environment"), dict):
+        out["environment"] = runs[0]["environment"]
+    starts = [r["started_at"] for r in runs if isinstance(r.get("started_at"), str)]
+    ends = [r["ended_at"] for r in runs if isinstance(r.get("ended_at"), str)]
+    times = [r["runtime_s"] for r in runs if isinstance(r.get("runtime_s"), (int, float))
+             and not isinstance(r.get("runtime_s"), bool)]
+    if starts:
+        out["started_at"] = min(starts)
+    if ends:
+        out["ended_at"] = max(ends)
+    if times:
+        out["runtime_s"] = round(sum(times), 3)
+    return out
 
 
 def _run_entries(summary: dict, folders: list[Path]) -> dict:
@@ -202,9 +223,9 @@ def _write(out: Path, config: dict, lines: bytes, summary: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(config, indent=1, sort_keys=True) + "\n"  # as the runner writes run.json
     if (out / RUN).is_file():
-        held = read_run(out)
-        if held != config:
-            changed = sorted(k for k in set(held) | set(config) if held.get(k) != config.get(k))
+        held = settings(read_run(out))
+        if held != settings(config):
+            changed = sorted(k for k in set(held) | set(config) if k not in VOLATILE and held.get(k) != config.get(k))
             raise MergeError(f"{out} holds a run with other settings ({', '.join(changed)}): "
                              "use another --out, or delete it to start over")
     _replace(out / RUN, text.encode("utf-8"))

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 from ...kg.jsonl import jsonl_lines
 from ..declare import as_dict, check_value, option_specs
-from ..document import Section
+from ..document import Section, bucket_key
 from ..measures import answer_key  # noqa: F401  (re-exported: the methods compare answers with it)
 
 
@@ -96,7 +96,9 @@ class Method:
         text = f"accuracy {headline_number(aggregate.get('accuracy'))}"
         text += headline_interval(aggregate.get("accuracy_interval"))
         text += f" (chance {chance:.3f})" if chance is not None else ""
-        buckets = {b: v for b, v in (aggregate.get("by_bucket") or {}).items() if b != "none"}
+        # by lower edge (0, [1,10), [10,100), ...): aggregate.json's keys are sorted as text
+        buckets = {b: (aggregate.get("by_bucket") or {})[b]
+                   for b in sorted(aggregate.get("by_bucket") or {}, key=bucket_key) if b != "none"}
         if buckets:
             text += " | by bucket " + ", ".join(
                 f"{b} {headline_number(v.get('accuracy'), 2)}{headline_interval(v.get('interval'), 2)}"

@@ -4,9 +4,12 @@ deterministic: runs are sorted, keys are sorted, numbers have 4 decimals.
 
 Modules, each depending only on those before it: loading (run folders), comparison (pairs of
 runs side by side; the overlap measures are probes/measures/overlap.py), sections (the report's sections, each method's own from the method registry),
-render (Markdown, HTML), plots (PNGs), the item view (items_shape: every method's records in one
+labels (relation and entity names from the probe sets and records), render (Markdown,
+HTML), plots (PNGs), the item view (items_shape: every method's records in one
 shape; items_filter: what its filters mean; items_data: the rows with their probe items;
-items_script and items_page: items.html), write (the report on disk, `factprobe compare`'s text).
+items_script and items_page: items.html), write (the report on disk, `factprobe compare`'s text),
+tidy (every run's measures as one table's rows: `factprobe results`, factprobe.results) and
+tidy_files (that table as CSV, JSON lines, Parquet).
 The blocks and number formats are probes/document's. The public names are re-exported here, so
 `from factprobe.probes.report import ...` keeps working.
 """

@@ -10,7 +10,7 @@ disagree on.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -20,6 +20,7 @@ from ...kg.readers import without_bom
 from ..document import bucket_key, natural_key
 from .items_filter import FACETS, disagreeing, sample_ids
 from .items_shape import OUTCOMES, REBUILT_PROMPTS, ItemRow, PromptFn, rows_of
+from .labels import Names, gather
 from .loading import Run
 
 # Rows a page holds before it takes a seeded sample of items: the sample job has 1,162 (about
@@ -180,9 +181,53 @@ def facet_values(rows: Iterable[dict], runs: Sequence[str]) -> dict[str, list[st
             for facet, values in seen.items()}
 
 
-def items_payload(runs: Sequence[Run], probes: Sequence[Path] = (), limit: int = PAGE_ROWS, seed: int = 0) -> dict:
+def probe_sets_found(runs: Sequence[Run], given: Sequence[Path] = ()) -> list[ProbeSetFound]:
+    """Where each run's probe set is, in run order (`locate_probe_set`)."""
+    return [locate_probe_set(run.folder, run.probes, run.probes_sha256, given) for run in runs]
+
+
+def missing_probe_sets(runs: Sequence[Run], found: Sequence[ProbeSetFound]) -> list[str]:
+    """One line per run whose probe set was not found: what the report and the item view lack
+    then, and how to give it (`report --probes`)."""
+    return [f"{run.rid} ({run.folder}): probe set {run.probes} not found"
+            + (f" ({f.note})" if f.note else " beside the run, in its parent or ../probesets/")
+            + "; the item view shows what items.jsonl holds (no prompts or choices it leaves out; "
+              "entities named from the runs' own records); give it with --probes PATH"
+            for run, f in zip(runs, found) if f.path is None]
+
+
+def report_names(runs: Sequence[Run], found: Sequence[ProbeSetFound]) -> Names:
+    """The relation and entity names of the probe sets found, then of the runs' records."""
+    names = Names()
+    for path in dict.fromkeys(f.path for f in found if f.path is not None):
+        try:
+            probe = read_probe_items(path)
+        except (OSError, ValueError):
+            continue  # unreadable now: the item view says so for its run
+        gather(names, [*probe.items.values(), *(d for demos in probe.demonstrations.values() for d in demos)])
+    for run in runs:
+        gather(names, run.items)
+    return names
+
+
+def with_names(row: ItemRow, names: Names) -> ItemRow:
+    """A row made without its probe set, its bare entity ids (a distractor run's picks and
+    choices) named where the report knows the entity; the choice named as the gold marked so."""
+    texts = [names.entity(c.text) or c.text for c in row.choices]
+    marked = any(c.gold for c in row.choices)
+    choices = tuple(replace(c, text=t, gold=c.gold or (not marked and row.gold is not None and t == row.gold))
+                    for c, t in zip(row.choices, texts))
+    if choices == row.choices and names.entity(row.pick) == row.pick:
+        return row
+    return replace(row, pick=names.entity(row.pick), choices=choices,
+                   notes=(*row.notes, "entities named from the runs' own records (the probe set was not found)"))
+
+
+def items_payload(runs: Sequence[Run], probes: Sequence[Path] = (), limit: int = PAGE_ROWS, seed: int = 0,
+                  names: Names | None = None) -> dict:
     """Every row of every run (or the seeded sample), with the runs, the facets and the sample's
-    notice: the JSON that items.html embeds."""
+    notice: the JSON that items.html embeds. `names`: what a run whose probe set is missing names
+    its bare entity ids by (`report_names`)."""
     brief = [(run, row) for run in runs for record in run.items for row in rows_of(run.method, record)]
     disagree = disagreeing(((run.probes_sha256 or run.probes, row.key), row.outcome) for run, row in brief)
     sample = sample_ids([row.id for _, row in brief], limit, seed)
@@ -194,6 +239,8 @@ def items_payload(runs: Sequence[Run], probes: Sequence[Path] = (), limit: int =
             made = mapped(run, kept, found.path)
         except ProbeSetChanged as changed:  # edited between the search and the read
             found, made = ProbeSetFound(None, str(changed)), mapped(run, kept, None)
+        if found.path is None and names is not None:
+            made = [with_names(row, names) for row in made]
         entries.append(run_entry(run, found.path, found.note))
         rows += [row.as_dict(run.rid, run.method, (run.probes_sha256 or run.probes, row.key) in disagree)
                  for row in made]

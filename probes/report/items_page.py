@@ -27,15 +27,22 @@ _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 110em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin: 0.6em 0 0.3em; }
 table { border-collapse: collapse; font-size: 0.88em; max-width: 100%; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; overflow-wrap: anywhere;
+/* words never part inside (issue 48.3: "Scor ed"): a cell wraps at spaces, a long word widens its column */
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; overflow-wrap: break-word;
   min-width: 2em; }
 th { background: #f2f2f2; }
 #item-filters { display: flex; flex-wrap: wrap; gap: 0.4em 1em; margin: 0.5em 0; }
 #item-filters label { display: flex; flex-direction: column; font-size: 0.85em; }
 #item-filters select { max-width: 22em; }
 #items-layout { display: grid; grid-template-columns: minmax(0, 1fr); gap: 1em; }
-@media (min-width: 1100px) { #items-layout { grid-template-columns: minmax(0, 11fr) minmax(0, 9fr); } }
-#item-list { table-layout: fixed; width: 100%; }
+/* the list a quarter of the width beside the item (issue 48.5), scrolled sideways when its words need more,
+   its right edge dragged to widen it */
+@media (min-width: 1100px) { #items-layout { grid-template-columns: auto minmax(0, 1fr); }
+  #item-list-pane { width: 30vw; min-width: 14em; max-width: 75vw; resize: horizontal; overflow: auto; }
+  /* method, relation and bucket are the filters' and the open item's: the narrow list leaves them out */
+  #item-list th:nth-child(2), #item-list td:nth-child(2), #item-list th:nth-child(3), #item-list td:nth-child(3),
+  #item-list th:nth-child(4), #item-list td:nth-child(4) { display: none; } }
+#item-list { width: 100%; }
 #item-list tbody tr { cursor: pointer; }
 #item-list tbody tr:hover, #item-list tbody tr:focus, tr[data-current="true"] { background: #eef4ff; }
 #item-list tbody tr[aria-selected="true"] { outline: 2px solid #4a7bd0; }
@@ -103,10 +110,8 @@ __FILTERS__
 </form>
 <p><span id="item-count" data-testid="item-count"></span> <span id="items-status" data-testid="items-status"></span></p>
 <div id="items-layout">
-<div>
-<table id="item-list" data-testid="item-list"><colgroup><col style="width:14%"><col style="width:8%">
-<col style="width:10%"><col style="width:8%"><col style="width:10%"><col style="width:14%"><col style="width:13%">
-<col style="width:13%"><col style="width:10%"></colgroup><thead><tr><th>Run</th><th>Method</th><th>Relation</th><th>Bucket</th>
+<div id="item-list-pane" data-testid="item-list-pane">
+<table id="item-list" data-testid="item-list"><thead><tr><th>Run</th><th>Method</th><th>Relation</th><th>Bucket</th>
 <th>Strategy / setting</th><th>Subject</th><th>Pick</th><th>Gold</th><th>Outcome</th></tr></thead>
 <tbody id="item-rows"></tbody></table>
 <p><button type="button" id="page-prev" data-testid="page-prev">Previous</button>

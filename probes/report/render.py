@@ -75,13 +75,30 @@ _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-/* long model ids, folders and option lists wrap anywhere, so a wide table fits the page (issue 39.3) */
-th, td { overflow-wrap: anywhere; min-width: 2em; }
+/* long model ids, folders and option lists wrap after their / - _ = , (<wbr>), so a wide table fits the
+   page (issue 39.3), and never inside a word ("Ru n", "Scor ed": issue 48.3) */
+th, td { overflow-wrap: break-word; min-width: 2em; }
 th { background: #f2f2f2; }
+/* a table whose whole words need more than the page (the overlap table's 17 columns) scrolls in its own box */
+.table-box { overflow-x: auto; max-width: 100%; }
 tr:nth-child(even) td { background: #fafafa; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5em 0 1em; }
 code { background: #f2f2f2; padding: 0 0.2em; }
 """.strip()
+
+
+# Where a long id or path may break in a table cell: after a slash, a run of dashes, an underscore,
+# an equals sign, a comma, a colon or a dot before a letter ("smollm2-135m-instruct--kdf--kdf/").
+_BREAK_AFTER = re.compile(r"(/|-+|_|=|,|:|\.(?=[A-Za-z]))")
+
+
+def _cell(text: str) -> str:
+    """A table cell's text, escaped, with <wbr> where a long token (over 16 characters: a model id,
+    a folder) may wrap; its words stay whole, and a short token is left as it is."""
+    return "".join(html.escape(token) if len(token) <= 16 else
+                   "".join(html.escape(part) + ("<wbr>" if k % 2 else "")
+                           for k, part in enumerate(_BREAK_AFTER.split(token)) if part)
+                   for token in re.split(r"(\s+)", text))
 
 
 def _html_text(text: str) -> str:
@@ -110,10 +127,11 @@ def to_html(blocks: Sequence[Block], title: str, images: Path | None = None) -> 
         elif isinstance(block, Link):
             body.append(f'<p><a href="{html.escape(block.file)}">{html.escape(block.text)}</a></p>')
         else:
-            head = "".join(f"<th>{html.escape(h)}</th>" for h in block.headers)
-            rows = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            head = "".join(f"<th>{_cell(h)}</th>" for h in block.headers)
+            rows = "\n".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>"
                              for row in block.rows)
-            body.append(f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>")
+            body.append(f"<div class=\"table-box\"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n"
+                        "</tbody>\n</table></div>")
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + GENERATOR + "\n"
             f"<title>{html.escape(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")

@@ -17,7 +17,9 @@ from ..measures.uncertainty import wilson
 from .comparison import Definitions, PairRow, comparable_pairs, position_curve
 from .frequency import frequency_section, frequency_series, popularity_section
 from .loading import Run
-from .views import accuracy_note, accuracy_runs, accuracy_views, bootstrap_note, chance_text, run_option
+from .labels import Names
+from .views import (accuracy_note, accuracy_runs, accuracy_views, bootstrap_note, chance_text, figure_runs,
+                    run_option)
 
 # The breakdowns every aggregate has; their own sections (buckets, relations) show them.
 SHARED_BREAKDOWNS = ("by_relation", "by_bucket")
@@ -141,21 +143,33 @@ def _extra_breakdown(runs: Sequence[Run], key: str) -> list[Block]:
             table(("Run", label.capitalize(), "Accuracy [95%]", "Items", *(h for h, _ in columns)), rows)]
 
 
-def _breakdown_table(runs: Sequence[Run], key: str, order, first: str) -> Table:
-    runs = [r for r in runs if breakdown(r, key)]  # a run without one (distractors: per strategy) has no column
+def figure_cell(entry) -> str:
+    """A table cell of a bucket or relation: accuracy as `fmt_cell` writes it, a distractor
+    strategy's "Min@n 0.8421 [0.73–0.91]; Avg@n 0.9298 [0.88–0.97] (57)"."""
+    if isinstance(entry, dict) and "min_at_n" in entry:
+        return (f"Min@n {with_interval(entry.get('min_at_n'), entry.get('min_at_n_interval'))}; "
+                f"Avg@n {with_interval(entry.get('avg_at_n'), entry.get('avg_at_n_interval'))} "
+                f"({fmt_count(entry.get('total'))})")
+    return fmt_cell(entry)
+
+
+def _breakdown_table(runs: Sequence[Run], key: str, order, first: str, label=str) -> Table:
+    runs = [r for r in runs if breakdown(r, key)]  # a run without one has no column
     names = sorted({name for r in runs for name in breakdown(r, key)}, key=order)
     return table((first, *(r.rid for r in runs)),
-                 [(name, *(fmt_cell(breakdown(r, key).get(name)) for r in runs)) for name in names])
+                 [(label(name), *(figure_cell(breakdown(r, key).get(name)) for r in runs)) for name in names])
 
 
 def _bucket_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
-    shown = accuracy_runs(runs)
+    shown = figure_runs(runs)
     note = accuracy_note(runs)
     blocks: list[Block] = [Heading("Accuracy by frequency bucket"),
                            Text("Buckets of the subject-object co-occurrence count in the corpus, by lower edge; "
                                 "\"none\": items without a frequency annotation. Cells: accuracy (correct/total) "
                                 "[95% interval: Wilson's for right/wrong items, the bootstrap for shares; \"few\": "
-                                "under 30 items, too few to read]."
+                                "under 30 items, too few to read]. Distractor runs: a column per strategy, "
+                                "Min@n and Avg@n [95% interval] (facts). The plot: a panel per method with its "
+                                "chance line, a colour per model."
                                 + (" " + note if note else ""))]
     if "accuracy_by_bucket.png" in images:
         blocks.append(Image("accuracy_by_bucket.png", "Accuracy by frequency bucket"))
@@ -230,15 +244,15 @@ def _finite(interval: dict) -> dict | None:
     return interval if interval.get("low") == interval.get("low") else None  # NaN: one item, no interval
 
 
-def _relation_section(runs: Sequence[Run], images: set[str]) -> list[Block]:
+def _relation_section(runs: Sequence[Run], images: set[str], names: Names = Names()) -> list[Block]:
     note = accuracy_note(runs)
     blocks: list[Block] = [Heading("Accuracy by relation"),
                            Text("Cells: accuracy (correct/total) [95% interval: Wilson's for right/wrong items, the bootstrap "
-                                "for shares; \"few\": under 30 items]."
+                                "for shares; \"few\": under 30 items]; distractor runs: Min@n and Avg@n per strategy."
                                 + (" " + note if note else ""))]
     if "relation_heatmap.png" in images:
         blocks.append(Image("relation_heatmap.png", "Accuracy by relation and run"))
-    return [*blocks, _breakdown_table(accuracy_runs(runs), "by_relation", natural_key, "Relation")]
+    return [*blocks, _breakdown_table(figure_runs(runs), "by_relation", natural_key, "Relation", names.relation)]
 
 
 def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
@@ -279,16 +293,19 @@ DISTRACTOR_UNITS = (" Distractor runs (DistFact defines no sharing between runs;
 
 
 def build_document(runs: Sequence[Run], title: str, images: set[str] | None = None,
-                   definitions: Definitions = Definitions(), items_page: str | None = None) -> list[Block]:
+                   definitions: Definitions = Definitions(), items_page: str | None = None,
+                   warnings: Sequence[str] = (), names: Names | None = None) -> list[Block]:
     """The whole report as blocks; `images` names the PNG files that were drawn, `items_page`
-    the item view beside the report (items.html)."""
+    the item view beside the report (items.html); `warnings` stand at the top (probe sets not
+    found); `names` label the relations."""
     images = images or set()
     pairs = comparable_pairs(runs, definitions)
     counted = [r for r in runs if any(map(frequency_series, accuracy_views(r)))]  # runs the frequency table shows
     return [Heading(title, 1),
             Text(f"{len(runs)} run(s). Generated by factprobe report from run.json, items.jsonl and aggregate.json."),
+            *(Text(f"Warning: {line}.") for line in warnings),
             *_runs_section(runs), *_items_section(items_page), *_method_sections(runs), *_bucket_section(runs, images),
             *frequency_section(accuracy_runs(runs), images, accuracy_note(counted)),
             *popularity_section(accuracy_runs(runs), images),
-            *_reliability_section(runs, images), *_positions_section(runs, images), *_relation_section(runs, images),
+            *_reliability_section(runs, images), *_positions_section(runs, images), *_relation_section(runs, images, names or Names()),
             *_overlap_section(pairs, images)]

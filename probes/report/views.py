@@ -1,5 +1,6 @@
 """What the report's accuracy tables and plots (by frequency bucket, by frequency, by relation)
-show of each run, and the notes that qualify its figures: a uniform guess's accuracy (`chance_level`)
+show of each run (`accuracy_views`; `figure_views` adds a distractor run per strategy by its
+Min@n, for the bucket and relation tables and plots), and the notes that qualify its figures: a uniform guess's accuracy (`chance_level`)
 and how each bootstrap interval was drawn (`bootstrap_note`).
 
 A run's `accuracy` is the mean of its records' `correct`, which is a paper's measure for most
@@ -149,3 +150,36 @@ def bootstrap_note(runs: Sequence[Run]) -> str:
              for (resamples, seed), names in sorted(found.items(), key=lambda kv: (kv[0][0] is None, -(kv[0][0] or 0)))]
     return ("Bootstrap intervals (scipy.stats.bootstrap, percentile, the facts resampled with replacement from "
             "numpy's generator seeded as said): " + "; ".join(parts) + ".")
+
+
+def min_at_n_entry(entry: dict) -> dict:
+    """A distractor strategy's Min@n entry (one bucket's or relation's) in the shape the accuracy
+    tables and plots read: `accuracy` is Min@n there, `measure` says so; Avg@n kept beside it."""
+    return {"accuracy": entry.get("min_at_n"), "interval": entry.get("min_at_n_interval"), "total": entry.get("items"),
+            "min_at_n": entry.get("min_at_n"), "min_at_n_interval": entry.get("min_at_n_interval"),
+            "avg_at_n": entry.get("avg_at_n"), "avg_at_n_interval": entry.get("avg_at_n_interval")}
+
+
+def figure_views(run: Run) -> list[Run]:
+    """The run as the bucket and relation tables and plots read it: `accuracy_views`, and a
+    distractor run once per strategy, its Min@n by bucket and relation (the measure's own
+    breakdowns, under `by_strategy`) where the others have accuracy; its aggregate's `measure`
+    is "Min@n" then."""
+    strategies = {name: entry for name, entry in breakdown(run, "by_strategy").items()
+                  if isinstance(entry, dict) and "min_at_n" in entry}
+    if not strategies:
+        return accuracy_views(run)
+    return [replace(run, rid=f"{run.rid} {name}",
+                    aggregate={**run.aggregate, "measure": "Min@n",
+                               **{key: {k: min_at_n_entry(e) for k, e in (entry.get(key) or {}).items()
+                                        if isinstance(e, dict)} for key in ("by_bucket", "by_relation")}})
+            for name, entry in strategies.items()]
+
+
+def figure_runs(runs: Sequence[Run]) -> list[Run]:
+    return [view for run in runs for view in figure_views(run)]
+
+
+def measure_name(run: Run) -> str:
+    """What a view's `accuracy` is: "Min@n" for a distractor strategy, else "accuracy"."""
+    return str(run.aggregate.get("measure") or "accuracy")

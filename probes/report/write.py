@@ -13,14 +13,15 @@ from typing import Mapping, Sequence
 from ...kg.outputs import replace_file
 from ..document import fmt, fmt_signed
 from .comparison import Definitions, comparable_pairs
-from .items_data import ItemViewOptions, items_payload
+from .items_data import ItemViewOptions, items_payload, missing_probe_sets, probe_sets_found, report_names
 from .items_page import items_html
 from .loading import Run
 from .frequency import CSV, POPULARITY_CSV, POPULARITY_PLOT, all_series, frequency_csv
-from .plots import plot_buckets, plot_frequency, plot_overlap, plot_positions, plot_relations, plot_reliability
+from .plots import (model_colors, plot_buckets, plot_frequency, plot_overlap, plot_positions, plot_relations,
+                    plot_reliability)
 from .render import GENERATOR, to_html, to_markdown
 from .sections import build_document
-from .views import accuracy_runs
+from .views import accuracy_runs, figure_runs
 
 
 # Every file a report writes into its folder (`report --out` checks each is no link first).
@@ -52,6 +53,7 @@ class ReportFiles:
     html: Path
     images: list[Path] = field(default_factory=list)
     items: Path | None = None  # items.html, the item view
+    warnings: list[str] = field(default_factory=list)  # what the report lacks (probe sets not found)
 
 
 def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe report",
@@ -61,17 +63,22 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
     if not is_report_folder(out):  # before any other byte: whatever a kill leaves is known as ours
         replace_file(out / "report.html", UNFINISHED)
     shown = accuracy_runs(runs)  # BELIEF-ICL per setting, baselines by their verdict (views.py)
-    plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(shown, p),
-             "accuracy_by_frequency.png": lambda p: plot_frequency(shown, p),
-             POPULARITY_PLOT: lambda p: plot_frequency(shown, p, "popularity"),
-             "reliability.png": lambda p: plot_reliability(runs, p),
-             "positions.png": lambda p: plot_positions(runs, p),
-             "relation_heatmap.png": lambda p: plot_relations(shown, p),
+    figures = figure_runs(runs)  # and distractor runs per strategy, by Min@n
+    found = probe_sets_found(runs, items.probes)
+    names = report_names(runs, found)
+    warnings = missing_probe_sets(runs, found)
+    colors = model_colors(runs)  # a model's colour, the same in every figure
+    plots = {"accuracy_by_bucket.png": lambda p: plot_buckets(figures, p, colors),
+             "accuracy_by_frequency.png": lambda p: plot_frequency(shown, p, colors=colors),
+             POPULARITY_PLOT: lambda p: plot_frequency(shown, p, "popularity", colors),
+             "reliability.png": lambda p: plot_reliability(runs, p, colors),
+             "positions.png": lambda p: plot_positions(runs, p, colors),
+             "relation_heatmap.png": lambda p: plot_relations(figures, p, names),
              "overlap.png": lambda p: plot_overlap(comparable_pairs(runs, definitions), p)}
     drawn = []
     for name, draw in plots.items():
         target = out / name
-        if draw(target):
+        if draw(target) not in (None, False):
             drawn.append(target)
         elif target.exists():
             target.unlink()  # left from an earlier report over other runs: it would mislead
@@ -81,9 +88,10 @@ def write_report(runs: Sequence[Run], out: str | Path, title: str = "factprobe r
             replace_file(out / name, frequency_csv(series))
         elif (out / name).exists():
             (out / name).unlink()
-    payload = items_payload(runs, items.probes, items.rows, items.seed)
-    blocks = build_document(runs, title, {p.name for p in drawn}, definitions, items_page="items.html")
-    files = ReportFiles(out / "report.md", out / "report.html", drawn, out / "items.html")
+    payload = items_payload(runs, items.probes, items.rows, items.seed, names)
+    blocks = build_document(runs, title, {p.name for p in drawn}, definitions, items_page="items.html",
+                            warnings=warnings, names=names)
+    files = ReportFiles(out / "report.md", out / "report.html", drawn, out / "items.html", warnings)
     replace_file(files.markdown, to_markdown(blocks))
     replace_file(files.html, to_html(blocks, title, out))
     replace_file(files.items, items_html(payload, f"{title}: item by item"))
