@@ -171,9 +171,10 @@ class Runner:
 
     def evaluations(self, built: dict[str, Path]) -> list[tuple[Path, Path]]:
         from ..probes.evaluation.entry import Evaluation
+        from ..probes.evaluation.sample import DEFAULT_STRATIFY
         from .eval_cmds import eval_command
         from .options import option_pairs
-        from .steps import eval_step, option_value
+        from .steps import dry_run_step, eval_step, option_value
 
         p, runs = self.p, []
         for model in p.models:
@@ -185,11 +186,18 @@ class Runner:
                 probes = built[ev["probeset"]]
                 printed = command_line(eval_command, {"spec": model, "method": ev["method"], "probes": probes,
                                                       "out_dir": folder, "seed": p.seed,
-                                                      "options": option_pairs(options), "limit": ev.get("limit")})
+                                                      "options": option_pairs(options), "limit": ev.get("limit"),
+                                                      "stratify": ev.get("stratify"),  # named only when the file names it
+                                                      "dry_run": bool(ev.get("dry_run"))})
                 evaluation = Evaluation(model, ev["method"], probes, folder,
                                         options={k: option_value(v) for k, v in options.items()},
                                         limit=int(ev["limit"]) if ev.get("limit") else None, seed=p.seed,
+                                        stratify=ev.get("stratify", DEFAULT_STRATIFY),
                                         overwrite=self.overwrite)
+                if ev.get("dry_run"):  # the cost alone: no run folder, so nothing for the report
+                    self.step(f"eval {model}: {ev['method']} on {ev['probeset']} (dry run)", printed,
+                              partial(dry_run_step, evaluation, self.models, self.console))
+                    continue
                 self.step(f"eval {model}: {ev['method']} on {ev['probeset']}", printed,
                           partial(eval_step, evaluation, self.models, self.console))
                 runs.append((folder, probes))

@@ -69,6 +69,7 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
     from ..probes.building.build import build_request
     from ..probes.kinds import registered as registered_kinds
     from ..probes.methods import registered
+    from ..probes.evaluation.sample import STRATIFY
     from ..probes.methods.base import read_options
 
     methods, kinds = registered(), registered_kinds()  # the built-in methods and those FACTPROBE_PLUGINS registers
@@ -134,16 +135,20 @@ def load_pipeline(path: str | Path, out: str | None = None) -> Pipeline:
         limit = ev.get("limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConfigError(f"{path}: evaluations[{k}].limit: a positive whole number of items")
+        if ev.get("stratify", "relation") not in STRATIFY:
+            raise ConfigError(f"{path}: evaluations[{k}].stratify: one of {', '.join(STRATIFY)} (how `limit` samples)")
+        if not isinstance(ev.get("dry_run", False), bool):
+            raise ConfigError(f"{path}: evaluations[{k}].dry_run: true or false (true: only say what it would cost)")
         if not isinstance(ev.get("options") or {}, dict):
             raise ConfigError(f"{path}: evaluations[{k}].options: a mapping of method options")
         try:  # the method's declared options, as `eval --option` checks them: named now, not after the builds
             read_options(method, ev.get("options") or {})
         except ValueError as error:
             raise ConfigError(f"{path}: evaluations[{k}].options: {error}") from None
-        unknown = set(ev) - {"method", "probeset", "options", "limit", "name", "models"}
+        unknown = set(ev) - {"method", "probeset", "options", "limit", "stratify", "dry_run", "name", "models"}
         if unknown:
             raise ConfigError(f"{path}: evaluations[{k}]: unknown keys {', '.join(sorted(unknown))} "
-                              "(allowed: method, probeset, options, limit, name, models)")
+                              "(allowed: method, probeset, options, limit, stratify, dry_run, name, models)")
         chosen = ev.get("models")
         if chosen is not None and (not isinstance(chosen, list) or not chosen
                                    or any(str(m) not in [str(x) for x in models] for m in chosen)):

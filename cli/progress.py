@@ -1,4 +1,5 @@
-"""Progress bars for long runs: bytes of an input consumed, documents indexed, facts counted."""
+"""Progress for long runs: bars for bytes of an input consumed, documents indexed, facts counted;
+RunProgress, an evaluation's stage, items done and time left, for the service to answer with."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
@@ -78,3 +80,36 @@ def fact_progress(*, disable: bool = False) -> Iterator[Callable[[str, int], Non
     finally:
         for bar in bars.values():
             bar.close()
+
+
+@dataclass
+class RunProgress:
+    """Where a running evaluation is, for whoever asks while it runs (the service's GET
+    /jobs/{id}): its stage ("checking", "loading model", "scoring"), items done of the total,
+    seconds since it began and the estimated seconds left, from the rate of the items this run
+    scored (resumed items cost nothing, so they are left out of the rate)."""
+    stage: str = "checking"
+    done: int = 0
+    total: int | None = None
+    started: float = field(default_factory=time.monotonic)
+    scoring_since: float | None = None
+    resumed: int = 0  # items the folder held when scoring began
+
+    def note(self, line: str) -> None:
+        """A stage line from run_evaluation ("loading model X ...", "model X loaded in ...")."""
+        self.stage = "loading model" if line.startswith("loading model") else "model loaded"
+
+    def items(self, done: int, total: int) -> None:
+        """The runner's progress callback: (items done, items in the run)."""
+        if self.scoring_since is None:
+            self.scoring_since, self.resumed = time.monotonic(), done
+        self.stage, self.done, self.total = "scoring", done, total
+
+    def view(self) -> dict:
+        now = time.monotonic()
+        scored = self.done - self.resumed
+        eta = None
+        if self.scoring_since is not None and scored > 0 and self.total is not None:
+            eta = round((now - self.scoring_since) / scored * (self.total - self.done), 1)
+        return {"stage": self.stage, "done": self.done, "total": self.total,
+                "elapsed_seconds": round(now - self.started, 1), "eta_seconds": eta}

@@ -79,20 +79,23 @@ def build_step(store: str | Path, out: str | Path, request, console: Console = C
 # -- evaluation -----------------------------------------------------------------------------------
 
 
-def eval_step(evaluation, models=None, console: Console = Console()):
+def eval_step(evaluation, models=None, console: Console = Console(), watch=None):
     """`factprobe eval`: the Evaluation (probes/evaluation/entry.py) run by
     probes.evaluation.entry.run_evaluation, the one entry every caller goes through, with a progress
     bar once the model has loaded; prints warnings, rejected records and the summary line.
     `models`: the ModelCache the model loads through (a new one on the evaluation's device and
-    dtype by default). Returns the EvalSummary; raises as run_evaluation does (OutputError,
-    EvalInputError before any model loads)."""
+    dtype by default). `watch`: a cli/progress.RunProgress kept up to date (the service's job
+    status reads it). A model load is announced on stderr with its time, unless quiet.
+    Returns the EvalSummary; raises as run_evaluation does (OutputError, EvalInputError
+    before any model loads)."""
     from ..kg.output_lock import hold_output
     from ..probes.evaluation.entry import run_evaluation
 
     bar = _ProgressBar(console.quiet)
     try:
         with hold_output(evaluation.out, folder=True):  # two runs into one folder would write every item twice
-            summary = run_evaluation(evaluation, models=models, progress=bar)
+            summary = run_evaluation(evaluation, models=models, progress=_both(bar, watch and watch.items),
+                                     stage=_both(None if console.quiet else console.note, watch and watch.note))
     finally:
         bar.close()
     for line in summary.warnings:
@@ -105,6 +108,56 @@ def eval_step(evaluation, models=None, console: Console = Console()):
     return summary
 
 
+def dry_run_step(evaluation, models=None, console: Console = Console()):
+    """`factprobe eval --dry-run`: the evaluation's cost (probes/evaluation/cost.py) before it runs:
+    items per relation, example prompts, tokens, a calibrated time; nothing written. Returns the
+    EvalCost; raises as eval_step does before it scores."""
+    from ..probes.evaluation.entry import estimate_evaluation
+
+    cost = estimate_evaluation(evaluation, models=models, stage=None if console.quiet else console.note)
+    for line in cost_lines(cost):
+        console.say(line)
+    for line in cost.notes:
+        console.note(f"note: {line}")
+    return cost
+
+
+def cost_lines(cost) -> list[str]:
+    """An EvalCost as `eval --dry-run` prints it."""
+    relations = ", ".join(f"{r} {n:,}" for r, n in sorted(cost.by_relation.items()))
+    lines = [f"dry run: {cost.method} on {cost.items:,} items ({cost.todo:,} to do) with {cost.model}",
+             f"items per relation: {relations}"]
+    lines += [f"example prompt {k}: {text}" for k, text in enumerate(cost.examples, start=1)]
+    lines.append(f"tokens: {cost.tokens:,} prompt and continuation tokens in {cost.requests:,} requests"
+                 if cost.tokens is not None else "tokens: unknown")
+    if cost.seconds_per_item is not None:
+        lines.append(f"calibration: {cost.calibrated} items, {cost.seconds_per_item:.2f} s an item: about "
+                     f"{_duration(cost.estimate_seconds)} for the {cost.todo:,} items to do at --batch {cost.batch}")
+    lines.append("nothing written (--dry-run)")
+    return lines
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {rest:02d}s" if minutes else f"{rest}s"
+
+
+def auto_batch_step(evaluation, models, console: Console = Console()):
+    """`eval --batch auto`: the evaluation with the batch a calibration picks (cost.auto_batch),
+    said on stderr. `models`: the ModelCache the run then uses, so the model loads once."""
+    from dataclasses import replace
+
+    from ..probes.evaluation.cost import auto_batch
+    from ..probes.evaluation.entry import estimate_evaluation
+
+    cost = estimate_evaluation(evaluation, models=models, stage=None if console.quiet else console.note)
+    batch = auto_batch(cost.seconds_per_item)
+    timed = f"{cost.seconds_per_item:.2f} s an item over {cost.calibrated}" if cost.seconds_per_item else "nothing to time"
+    console.note(f"--batch auto: {batch} ({timed})")
+    return replace(evaluation, batch=batch)
+
+
 def eval_headline(method: str, aggregate: dict, probes: Path | None) -> str:
     """The run's figures as its method states them (Method.headline: Min@n and Avg@n for a
     distractor run, where one accuracy would be n/a), the ones `factprobe run` ends with;
@@ -112,6 +165,14 @@ def eval_headline(method: str, aggregate: dict, probes: Path | None) -> str:
     from ..probes.methods import Method, registered
 
     return registered().get(method, Method).headline(aggregate, probes)
+
+
+def _both(*callbacks):
+    """One callback calling each given one in turn; None when none is given."""
+    kept = [c for c in callbacks if c]
+    if not kept:
+        return None
+    return lambda *args: [c(*args) for c in kept] and None
 
 
 class _ProgressBar:

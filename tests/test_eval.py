@@ -95,17 +95,18 @@ def test_ic_lke_is_clearly_above_chance_on_both_real_models(probes, tmp_path, sp
 def test_eval_resumes_without_recomputing_and_refuses_to_mix(probes, tmp_path):
     spec, mc = "smollm2-135m-instruct", str(probes["icl-mc"])
     clean = tmp_path / "clean"
+    # the first N in file order (--stratify none): the resumed run writes its items in the clean run's order
     _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(clean), "--option", "examples=4",
-          "--limit", "10")
+          "--limit", "10", "--stratify", "none")
     part = tmp_path / "part"
     first = _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part), "--option", "examples=4",
-                  "--limit", "7", "--batch", "3")
+                  "--limit", "7", "--batch", "3", "--stratify", "none")
     assert first["new"] == 7
     # a kill mid-write leaves a torn last line: it is cut off and that item redone
     text = (part / "items.jsonl").read_text()
     (part / "items.jsonl").write_text(text[: len(text) - 25])
     second = _eval("--model", spec, "--method", "ic-lke", "--probes", mc, "--out", str(part), "--option", "examples=4",
-                   "--limit", "10")
+                   "--limit", "10", "--stratify", "none")
     assert second["resumed_after"] == 6 and second["new"] == 4
     held = json.loads((part / "run.json").read_text())
     assert held["limit"] == 10 and held["probes_sha256"] == hashlib.sha256(probes["icl-mc"].read_bytes()).hexdigest()

@@ -125,6 +125,8 @@ MEANINGS = {
     "--retries": ("number", "retries per request"),
     "--runs": ("path", "a run folder, or a folder of them, for the item view"),
     "--seed": ("number", "the seed of random draws"),
+    "--stratify": ("text", "which field a --limit sample keeps the shares of"),
+    "--dry-run": ("flag", "say what a run would cost, run nothing long and write nothing"),
     "--semantic": ("path", "the semantic index folder"),
     "--shard": ("text", "the part K/N of a run this process evaluates"),
     "--sharing": ("text", "how sharing between runs is measured"),

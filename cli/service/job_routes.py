@@ -12,7 +12,8 @@ from fastapi import APIRouter, Depends, HTTPException, Path as PathParam, Query
 
 from .admission import admit_eval, admit_probeset
 from .guard import require_token
-from .jobs import JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, probeset_work, read_json, read_page
+from .jobs import (JOB_ID, EvalRequest, Job, ProbesetRequest, eval_work, job_progress, probeset_work, read_json,
+                   read_page)
 from .state import ServiceState, State
 
 JobId = Annotated[str, PathParam(pattern=JOB_ID, description="A job id as POST /jobs/... returned it.")]
@@ -62,7 +63,10 @@ def list_jobs(state: State, status: Literal["queued", "running", "done", "failed
 
 @jobs_router.get("/jobs/{job_id}")
 def job_status(job_id: JobId, state: State) -> dict:
-    return job_of(state, job_id).view()
+    """The job's record, and while an evaluation runs its `progress`: stage, items done of the
+    total, elapsed and estimated seconds left (null otherwise)."""
+    job = job_of(state, job_id)
+    return {**job.view(), "progress": job_progress(job.id) if job.status == "running" else None}
 
 
 @jobs_router.get("/jobs/{job_id}/result")

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 import uuid
+from dataclasses import asdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
@@ -28,6 +29,7 @@ from ...probes.kinds import registered as registered_kinds
 from ...kg.jsonl import read_jsonl
 from ...probes.methods import registered
 from ...probes.evaluation.runner import BATCH, SEED
+from ...probes.evaluation.sample import DEFAULT_STRATIFY, STRATIFY
 from ...probes.scoring.model_cache import ModelCache
 from ..build_options import merged_options
 from .checks import VALUE_CHECKS
@@ -123,7 +125,12 @@ class EvalRequest(BaseModel):
     probeset_job: str = Field(pattern=JOB_ID)
     model: str = Field(max_length=100)
     limit: int | None = Field(None, ge=1, le=10_000)
+    stratify: Literal[STRATIFY] = Field(  # type: ignore[valid-type]
+        DEFAULT_STRATIFY, description="How `limit` samples (probes/evaluation/sample.py): each relation's share, "
+                                      "each frequency bucket's, or none: the first `limit` in file order")
     batch: int = Field(BATCH, ge=1, le=64)
+    dry_run: bool = Field(False, description="Only the cost, as `eval --dry-run`: items per relation, example "
+                                             "prompts, tokens and a time from a few items scored; no run written")
     seed: int = Field(SEED, ge=0, le=2**31 - 1)
     options: dict[str, OptionValue] = Field(
         default_factory=dict, max_length=32,
@@ -238,16 +245,39 @@ def probeset_work(store: Path, request, models: ModelCache) -> Callable[[Job], d
     return work
 
 
+# The progress of each evaluation job running in this process, by job id: GET /jobs/{id} reads it
+# while the job runs (it is not a record: a restarted server starts its jobs' progress over).
+_RUNNING: dict[str, Any] = {}
+
+
+def job_progress(job_id: str) -> dict | None:
+    """A running evaluation job's stage, items done of the total, elapsed and eta seconds
+    (cli/progress.RunProgress); None when the job is not an evaluation running here."""
+    found = _RUNNING.get(job_id)
+    return None if found is None else found.view()
+
+
 def eval_work(models: ModelCache, probes: Path, request: EvalRequest) -> Callable[[Job], dict]:
     """The work of an evaluation job: `eval_step` (the command's) on the request's Evaluation, the
-    served model loaded from the server's cache, silently."""
+    served model loaded from the server's cache, silently, its progress kept for GET /jobs/{id}."""
     from ...probes.evaluation.entry import Evaluation
-    from ..steps import SILENT, eval_step
+    from ..progress import RunProgress
+    from ..steps import SILENT, dry_run_step, eval_step
 
     def work(job: Job) -> dict:
+        _RUNNING[job.id] = watch = RunProgress()
+        try:
+            return _evaluate(job, watch)
+        finally:
+            _RUNNING.pop(job.id, None)
+
+    def _evaluate(job: Job, watch) -> dict:
         evaluation = Evaluation(request.model, request.method, probes, job.run_dir, options=dict(request.options),
-                                limit=request.limit, batch=request.batch, seed=request.seed)
-        summary = eval_step(evaluation, models, SILENT)
+                                limit=request.limit, stratify=request.stratify, batch=request.batch,
+                                seed=request.seed)
+        if request.dry_run:  # the job's summary is the cost; its folder holds no run
+            return asdict(dry_run_step(evaluation, models, SILENT))
+        summary = eval_step(evaluation, models, SILENT, watch=watch)
         aggregate = summary.aggregate
         return {"items": summary.items, "rejected": len(summary.rejected), "accuracy": aggregate.get("accuracy")}
 

@@ -5,6 +5,8 @@ order every caller needs: everything that needs no model first (the folder claim
 spec, then the probe set, its kind, the options and the folder's run: probes/runner.plan_eval),
 so that bad input costs no load; then the model through a ModelCache (kept for the next
 evaluation of the same spec); then the items into the folder, and the EvalSummary.
+`estimate_evaluation` goes the same way up to the model, then says what the run would cost
+(probes/evaluation/cost.py) and writes nothing: `eval --dry-run`, `--batch auto`.
 
 `factprobe eval`, the pipeline's evaluations and the service's eval jobs each build an
 Evaluation and run it (through cli/steps.eval_step, which adds the progress bar and the
@@ -14,6 +16,7 @@ public for a caller holding a scorer that no spec names (the tests' scripted one
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -24,6 +27,8 @@ from .runner import BATCH, SEED, EvalPlan, EvalSummary, claim_run_folder, evalua
 from ..scoring.model_cache import ModelCache
 from ..scoring.scorer import ScoringError
 from ..scoring.specs import check_spec, parse_spec
+from .cost import CALIBRATE, EvalCost, estimate_cost
+from .sample import DEFAULT_STRATIFY
 from .shard import Shard
 
 
@@ -42,7 +47,8 @@ class Evaluation:
     model: a model spec (probes/scoring/specs.py: "smollm2-135m-instruct", "hf:PATH", ...).
     method: a registered method (probes.methods.registered()); options: its options by name.
     probes: the probe set's JSONL; out: the results folder (run.json, items.jsonl,
-    aggregate.json; a rerun continues there). limit: only the first `limit` test items;
+    aggregate.json; a rerun continues there). limit: only `limit` test items, a seeded sample
+    stratified by `stratify` ("relation", "bucket", or "none": the first `limit`; sample.py);
     batch: items per scorer call (and per checkpoint); seed: of every draw the method makes.
     shard: only this part of the run (probes/evaluation/shard.py), whole batches of `batch`.
     restart: start `out` over; overwrite: take an `out` holding files no run wrote (its own
@@ -55,6 +61,7 @@ class Evaluation:
     out: Path
     options: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
+    stratify: str = DEFAULT_STRATIFY
     batch: int = BATCH
     seed: int = SEED
     shard: Shard | None = None
@@ -70,7 +77,8 @@ class Evaluation:
 
 
 def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> EvalSummary:
+                   progress: Callable[[int, int], None] | None = None,
+                   stage: Callable[[str], None] | None = None) -> EvalSummary:
     """Run `evaluation`: check its input, load its model, evaluate the items the folder does not
     hold yet, write aggregate.json.
 
@@ -79,7 +87,10 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
         models: The ModelCache the model loads through (the pipeline's and the service's keep
             one for all their evaluations); None: a new one on the evaluation's device and dtype.
         progress: Called with (items done, items in the run) once the model has loaded, then
-            after each batch.
+            after each piece the method scores (an item or a batch: Method.run_each).
+        stage: Called with a line at each stage that takes time before the first item: "loading
+            model SPEC ..." before a load (not when `models` holds it), then "model SPEC loaded
+            in 12.3 s".
 
     Returns:
         The EvalSummary (probes/evaluation/runner.py): the folder's item count, those this call computed,
@@ -94,8 +105,30 @@ def run_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
     """
     models = _cache(evaluation, models)
     plan = _checked(evaluation)
-    scorer = _load(models, evaluation.model)
+    scorer = _announced_load(models, evaluation.model, stage)
     return evaluate(scorer, plan.method, plan.probes, plan.out, batch=evaluation.batch, progress=progress, plan=plan)
+
+
+def estimate_evaluation(evaluation: Evaluation, *, models: ModelCache | None = None,
+                        stage: Callable[[str], None] | None = None, calibrate: int = CALIBRATE) -> EvalCost:
+    """What `evaluation` will cost (probes/evaluation/cost.py): its input checked as
+    run_evaluation checks it, its model loaded, every request listed and `calibrate` items timed;
+    nothing is written. Raises as run_evaluation does before it scores."""
+    models = _cache(evaluation, models)
+    plan = _checked(evaluation)
+    scorer = _announced_load(models, evaluation.model, stage)
+    return estimate_cost(scorer, plan, batch=evaluation.batch, calibrate=calibrate)
+
+
+def _announced_load(models: ModelCache, spec: str, stage: Callable[[str], None] | None):
+    loading = stage is not None and not models.holds(spec)
+    if loading:
+        stage(f"loading model {spec} ...")
+    started = time.perf_counter()
+    scorer = _load(models, spec)
+    if loading:  # a load is silent for 10-70 s otherwise: the line says what the wait was
+        stage(f"model {spec} loaded in {time.perf_counter() - started:.1f} s")
+    return scorer
 
 
 def _checked(evaluation: Evaluation) -> EvalPlan:
@@ -108,7 +141,7 @@ def _checked(evaluation: Evaluation) -> EvalPlan:
         check_spec(parse_spec(evaluation.model))
         return plan_eval(evaluation.method, evaluation.probes, evaluation.out, options=dict(evaluation.options),
                          limit=evaluation.limit, seed=evaluation.seed, restart=restart, shard=evaluation.shard,
-                         batch=evaluation.batch)
+                         batch=evaluation.batch, stratify=evaluation.stratify)
     except OutputError:
         raise  # typed already: the output refused
     except (ValueError, OSError, ScoringError) as error:  # ScoringError: an API judge a method option names

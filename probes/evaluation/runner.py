@@ -24,6 +24,7 @@ from ...kg.jsonl import json_value, jsonl_lines, read_json_file, read_jsonl
 from ...kg.outputs import Claim, claim_folder, open_append, replace_file, truncate
 from .aggregate import aggregate
 from .run_files import VOLATILE, environment, settings
+from .sample import DEFAULT_STRATIFY, Sample, ranked, sample_items
 from ..methods import Method, MethodContext, get_method
 from ..methods.base import check_option_types
 from ..building.probeset import read_meta, sidecar_path
@@ -66,7 +67,7 @@ class EvalPlan:
 
 def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
               limit: int | None = None, seed: int = SEED, restart: bool = False, shard=None,
-              batch: int = BATCH) -> EvalPlan:
+              batch: int = BATCH, stratify: str = DEFAULT_STRATIFY) -> EvalPlan:
     """Everything an evaluation checks that needs no model, so that a mistake is named before one
     loads: the method reads the set's kind; the probe set's bytes (hashed once, as they are read);
     the method's options; and, unless `restart`, that the folder holds this same run (the same
@@ -79,7 +80,10 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
         out: The run folder (run.json, items.jsonl, aggregate.json).
         options: The method's options by name ({"separator": ": ", "examples": 10}); values of
             the type of the method's default.
-        limit: Evaluate only the first `limit` test items; None: all.
+        limit: Evaluate only `limit` test items, a sample `stratify` says; None: all.
+        stratify: How `limit` samples (probes/evaluation/sample.py): "relation" (a seeded sample
+            keeping each relation's share), "bucket" (each frequency bucket's), "none" (the
+            first `limit` in file order).
         seed: The seed of every draw the method makes (demonstrations, samples).
         restart: Start `out` over rather than continue the run it holds.
         shard: Only this part of the run (probes.evaluation.shard: K of N, whole batches of `batch`).
@@ -119,11 +123,14 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
     tests = defaultdict(list)
     for item in test:  # all of them, before --limit: EIC-LKE chains test items into prompts
         tests[item.get("relation")].append(item)
-    selected = test if limit is None else test[:limit]
+    sample = Sample(limit, stratify, seed)
+    selected = sample_items(test, sample)
     check_option_types(cls, options or {})
     runner = cls(MethodContext(options or {}, seed, dict(demos), dict(tests)))
     config = {"method": method, "options": runner.options, "seed": seed, "probes": probes.name,
               "probes_sha256": digest.hexdigest(), "kind": kind, "limit": limit}
+    if limit is not None:  # which items a limit takes; a run without one takes all of them
+        config["stratify"] = stratify
     annotator = _frequency_annotator(probes)
     if annotator is not None:  # who counted the items' `frequency`: the report's frequency axis names it
         config["frequency_annotator"] = annotator
@@ -136,14 +143,14 @@ def plan_eval(method: str, probes: str | Path, out: str | Path, *, options: dict
         if held is not None:
             _check_same_run(out, held, config)
         done = _done_ids(out / "items.jsonl")
-        _check_limit(out, done, test, limit)
+        _check_limit(out, done, test, sample)
     return EvalPlan(method, probes, out, runner, selected, config, done, rejected, warnings, restart)
 
 
 def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, options: dict | None = None,
              limit: int | None = None, batch: int = BATCH, seed: int = SEED,
              progress: Callable[[int, int], None] | None = None, plan: EvalPlan | None = None,
-             restart: bool = False, shard=None) -> EvalSummary:
+             restart: bool = False, shard=None, stratify: str = DEFAULT_STRATIFY) -> EvalSummary:
     """`method` with `scorer` over the probe set into `out`, after the items already there.
     `plan`: the one `plan_eval` made before the model loaded (made here otherwise); `restart`:
     start the folder over rather than continue it.
@@ -151,11 +158,13 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     Args:
         scorer: The loaded model (a probes.scoring Scorer: ModelCache().get(spec) or
             probes.scoring.loader.load_scorer(spec)).
-        method, probes, out, options, limit, seed, restart, shard: As `plan_eval` takes them;
+        method, probes, out, options, limit, seed, restart, shard, stratify: As `plan_eval` takes them;
             read only when `plan` is None (a plan carries its own).
         batch: Items the method scores together (also the unit of a checkpoint: items.jsonl
             grows by one batch at a time, so a killed run loses at most one).
-        progress: Called with (items done, items in the run) before the first batch and after each.
+        progress: Called with (items done, items in the run) before the first batch and after each
+            piece the method yields (Method.run_each: a batch, or an item where the method scores
+            item by item, as the distractor measure does).
         plan: The plan `plan_eval` made, so that its checks ran before the model loaded.
 
     Returns:
@@ -169,7 +178,7 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     """
     if plan is None:
         plan = plan_eval(method, probes, out, options=options, limit=limit, seed=seed, restart=restart, shard=shard,
-                         batch=batch)
+                         batch=batch, stratify=stratify)
     out, runner, done = plan.out, plan.runner, plan.done
     out.mkdir(parents=True, exist_ok=True)
     items_path = out / "items.jsonl"
@@ -184,12 +193,14 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
         progress(len(done), len(done) + len(todo))
     with open_append(items_path) as sink:  # never into a link: a symbolic one, or a hard one (kg/outputs.py)
         for start in range(0, len(todo), max(1, batch)):
-            records = runner.run(scorer, todo[start:start + batch])
+            records: list[dict] = []
+            for piece in runner.run_each(scorer, todo[start:start + batch]):  # the method's pieces: items or a batch
+                records += piece
+                if progress:
+                    progress(len(done) + new + len(records), len(done) + len(todo))
             sink.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             sink.flush()
             new += len(records)
-            if progress:
-                progress(len(done) + new, len(done) + len(todo))
     _record_sitting(out, environment(scorer), started, time.monotonic() - clock)
     records = list(read_jsonl(items_path))
     summary = aggregate(plan.method, records, runner.options)  # options name some measures' definitions
@@ -305,22 +316,23 @@ def _check_same_run(out: Path, held: dict, config: dict) -> None:
     # A run begun before run.json named the frequency annotator continues: the same bytes, the same counts.
     held, config = settings(held), settings(config)  # where and when it ran is no setting
     changed = sorted(k for k in set(held) | set(config)
-                     if k != "limit" and (k != "model" or "model" in config)
+                     if k not in ("limit", "stratify") and (k != "model" or "model" in config)
                      and (k != "frequency_annotator" or k in held) and held.get(k) != config.get(k))
     if changed:
         raise ValueError(f"{out} holds a run with other settings ({', '.join(changed)}): "
                          "use another --out, or --restart to start over")
 
 
-def _check_limit(out: Path, done: set[str], test: list[dict], limit: int | None) -> None:
+def _check_limit(out: Path, done: set[str], test: list[dict], sample: Sample) -> None:
     """A folder's items.jsonl and aggregate.json describe one set of items: a --limit that selects
     fewer than the folder already holds is refused (its aggregate would no longer cover them); a
-    larger one, or none, continues."""
-    selected = {i["id"] for i in (test if limit is None else test[:limit])}
+    larger one, or none, continues (a sample of N is inside the sample of N + k: sample.py)."""
+    limit = sample.limit
+    selected = {i["id"] for i in sample_items(test, sample)}
     beyond = done - selected
     if not beyond:
         return
-    position = {item["id"]: k for k, item in enumerate(test, start=1)}
+    position = {test[p]["id"]: k for k, p in enumerate(ranked(test, sample.stratify, sample.seed), start=1)}
     needed = max((position.get(i, 0) for i in done), default=0) if beyond <= set(position) else None
     rerun = f"rerun with --limit {needed} or more, " if needed else ""
     raise ValueError(f"{out} holds {len(done)} items, {len(beyond)} of them beyond --limit {limit}: "
@@ -333,7 +345,7 @@ def _record_config(out: Path, config: dict) -> None:
     held = _held_config(path)
     if held is not None:
         _check_same_run(out, held, config)
-        if held.get("limit", ...) == config["limit"]:
+        if held.get("limit", ...) == config["limit"] and held.get("stratify") == config.get("stratify"):
             return
         config = {**config, **{k: held[k] for k in VOLATILE if k in held}}  # the sittings before this one
     replace_file(path, json.dumps(config, indent=1, sort_keys=True) + "\n")

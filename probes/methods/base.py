@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 from ...kg.jsonl import jsonl_lines
 from ..declare import as_dict, check_value, option_specs
@@ -118,6 +118,14 @@ class Method:
 
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         raise NotImplementedError
+
+    def run_each(self, scorer, items: Sequence[dict]) -> Iterator[list[dict]]:
+        """The records of `items` in pieces as they are scored; the runner reports progress after
+        each piece and writes the batch once all are in. By default one piece, the whole batch
+        in the method's own calls (`--batch` is items per scorer call: the backend shares work
+        across them, and the items finish together). A method whose backend answers request by
+        request anyway yields item by item, so its bar moves per item (DistractorMeasure)."""
+        yield self.run(scorer, items)
 
 
 def base_record(item: dict, **fields) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .. import measures
 from ..declare import option
@@ -118,6 +118,13 @@ class DistractorMeasure(Method):
         answers = iter(scorer.label_paths([request for clozes in asked for _, request, _ in clozes]))
         return [self._record(item, [(cloze, owners, next(answers)) for cloze, _, owners in clozes], source)
                 for item, clozes, source in zip(items, asked, sources)]
+
+    def run_each(self, scorer, items: Sequence[dict]) -> Iterator[list[dict]]:
+        """Item by item: a causal backend answers label paths one request at a time (each a pass
+        over all its names), so a batch shares nothing, and an item can take half a minute at the
+        defaults; per item the bar moves as items finish, not once per batch of 16."""
+        for item in items:
+            yield self.run(scorer, [item])
 
     def _record(self, item: dict, scored: list[tuple[str, list[str], list[LabelPathScore]]], source: str) -> dict:
         """`scored`: per cloze, the cloze, the entity of each name asked and the scores."""

@@ -9,7 +9,7 @@ search itself is in trie_search.py. Design notes: docs/design/scoring.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import torch
 
@@ -80,20 +80,29 @@ def _job(scorer, query: ApprOptQuery) -> SearchJob:
 
 @torch.inference_mode()
 def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True, exact: bool = False,
-                 batch_size: int = SEARCHES_PER_PASS) -> list[ApprOptResult]:
+                 batch_size: int = SEARCHES_PER_PASS,
+                 progress: Callable[[int, int], None] | None = None) -> list[ApprOptResult]:
     """ApprOpt for many prompts. Cached, `batch_size` searches share each forward pass; the
     results are those of searching one prompt at a time (up to float rounding).
 
     exact=False is ApprOpt as published: a beam of width n, approximate. exact=True widens the
     beam (2n, 4n, ...) of every search whose answer is not certified, until it is: the answer is
-    then the exact top n of an exhaustive scoring. `stats.certified` tells either way."""
+    then the exact top n of an exhaustive scoring. `stats.certified` tells either way.
+    `progress`: called with (searches done, searches) after each `batch_size` of them (a widened
+    search counts again: the total grows by it)."""
     scorer = local_model(scorer)
     jobs = [_job(scorer, q) for q in queries]
     results: list[ApprOptResult | None] = [None] * len(jobs)
     todo = list(range(len(jobs)))
     spent: dict[int, tuple[int, int, int, frozenset[int]]] = {}  # passes, tokens, steps, visited so far
+    finished, total = 0, len(jobs)
     while todo:
-        outcomes = _run_all(scorer, [jobs[k] for k in todo], cached, batch_size)
+        def done_so_far(searched: int) -> None:
+            if progress:
+                progress(finished + searched, total)
+
+        outcomes = _run_all(scorer, [jobs[k] for k in todo], cached, batch_size, done_so_far)
+        finished += len(todo)
         again = []
         for key, outcome in zip(todo, outcomes):
             job = jobs[key]
@@ -109,12 +118,17 @@ def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True
             stats = SearchStats(steps, passes, tokens, outcome.completed, visited, outcome.certified, job.width)
             results[key] = ApprOptResult(outcome.hits, stats)
         todo = again
+        total += len(again)
     return results
 
 
-def _run_all(scorer, jobs: list[SearchJob], cached: bool, batch_size: int) -> list[SearchOutcome]:
+def _run_all(scorer, jobs: list[SearchJob], cached: bool, batch_size: int,
+             searched: Callable[[int], None]) -> list[SearchOutcome]:
     if not cached:
-        outcomes = [run_uncached(scorer, job) for job in jobs]
+        outcomes = []
+        for job in jobs:
+            outcomes.append(run_uncached(scorer, job))
+            searched(len(outcomes))
         _record_work(scorer, sum(j.forward_passes for j in jobs), sum(j.tokens_forwarded for j in jobs))
         return outcomes
     outcomes = []
@@ -122,6 +136,7 @@ def _run_all(scorer, jobs: list[SearchJob], cached: bool, batch_size: int) -> li
         found, passes, tokens = run_cached(scorer, jobs[lo:lo + batch_size])
         _record_work(scorer, passes, tokens)
         outcomes += found
+        searched(len(outcomes))
     return outcomes
 
 
@@ -200,10 +215,11 @@ class ApprOptRanker:
     object with this `rank_many` does)."""
 
     def __init__(self, scorer, cache: TrieCache | None = None, *, exact: bool = False,
-                 batch_size: int = SEARCHES_PER_PASS) -> None:
+                 batch_size: int = SEARCHES_PER_PASS, progress: Callable[[int, int], None] | None = None) -> None:
         self.scorer = local_model(scorer)
         self.cache = cache or TrieCache()
         self.exact, self.batch_size = exact, batch_size
+        self.progress = progress  # (searches done, searches): a build of many facts is silent for a minute otherwise
 
     def rank(self, prompt: str, key: str, candidates: Sequence[tuple[str, Sequence[str]]], n: int,
              banned: frozenset[str]) -> list[ApprOptHit]:
@@ -220,7 +236,8 @@ class ApprOptRanker:
                 queries.append(ApprOptQuery(prompt, trie, n, frozenset(banned & set(named))))
                 where.append(k)
         out: list[list[ApprOptHit]] = [[] for _ in items]
-        found = appropt_many(self.scorer, queries, exact=self.exact, batch_size=self.batch_size)
+        found = appropt_many(self.scorer, queries, exact=self.exact, batch_size=self.batch_size,
+                             progress=self.progress)
         for k, result in zip(where, found):
             out[k] = list(result.hits)
         return out

@@ -67,6 +67,10 @@ class ModelCache:
                 self.spec = spec
             return self.scorer
 
+    def holds(self, spec: str) -> bool:
+        """`get(spec)` returns the kept model, without a load (a caller says "loading" otherwise)."""
+        return spec == self.spec and self.scorer is not None
+
     def _load(self, spec: str) -> Scorer:
         from .loader import load_scorer  # torch loads with the first model, not with the caller
 
