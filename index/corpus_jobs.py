@@ -14,6 +14,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -302,15 +303,11 @@ def tokenizer_name(tokenizer) -> str | None:
 
 def entity_labels(kg) -> Callable[[str | None], str | None]:
     """id -> its label in the store (None for an id it lacks, or none), each id looked up once."""
-    cache: dict[str, str | None] = {}
 
+    @lru_cache(maxsize=None)
     def label(entity_id: str | None) -> str | None:
-        if entity_id is None:
-            return None
-        if entity_id not in cache:
-            entity = kg.entity(entity_id)
-            cache[entity_id] = entity.label if entity is not None else None
-        return cache[entity_id]
+        entity = kg.entity(entity_id) if entity_id is not None else None
+        return entity.label if entity is not None else None
     return label
 
 
@@ -322,13 +319,11 @@ def store_labels(store: str | Path | None, ids: Sequence[str]) -> dict[str, str 
     if store is None or not Path(store).is_file() or not any(is_qid(i) or i[:1] == "P" for i in ids):
         return {i: None for i in ids}
     import sqlite3
-
     from ..kg.store import StoreError
 
     try:
         with KnowledgeGraph(store) as kg:
-            label = entity_labels(kg)
-            return {i: label(i) for i in ids}
+            return dict(zip(ids, map(entity_labels(kg), ids)))
     except (StoreError, sqlite3.Error, OSError, ValueError):  # no store there: the count stands alone
         return {i: None for i in ids}
 

@@ -234,7 +234,7 @@ def belief_icl_set(tmp_path_factory):
 
 def _eval(probes, out, limit: int) -> dict:
     proc = run_cli("eval", "--model", "smollm2-135m-instruct", "--method", "belief-icl", "--probes", str(probes),
-                   "--out", str(out), "--option", "samples=5", "--option", "sample_prompts=all", "--limit", str(limit),
+                   "--out", str(out), "--option", "samples=5", "--option", "sample_prompts=all", "--limit", str(limit), "--stratify", "none",
                    "--batch", "1", "--json", "--quiet")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)

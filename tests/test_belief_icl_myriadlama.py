@@ -198,7 +198,7 @@ def test_samples_go_to_one_prompt_of_each_drawn_pair(myriad, tmp_path):
     # the draw is the probe set's, not the batch's nor --limit's: of the first three items (Windows,
     # Linux, macOS) only macOS's prompt 1 was drawn
     limited = Lines()
-    evaluate(limited, "belief-icl", myriad, tmp_path / "three", limit=3, batch=1,
+    evaluate(limited, "belief-icl", myriad, tmp_path / "three", limit=3, batch=1, stratify="none",
              options={"sample_prompts": 3, "samples": 4, "settings": ["x-template"], "shots": 1})
     assert sorted(r.n for r in limited.requests) == [1] * 15 + [4]
     mac = json.loads((tmp_path / "three" / "items.jsonl").read_text().splitlines()[2])
@@ -273,7 +273,7 @@ def test_an_imported_myriadlama_set_runs_with_belief_and_belief_icl_as_the_readm
     assert masked.returncode == 0, masked.stderr
     assert json.loads(masked.stdout)["items"] == 5
     causal = run_cli("eval", "--model", "smollm2-135m-instruct", "--method", "belief-icl", "--probes", str(myriad),
-                     "--out", str(tmp_path / "belief-icl"), "--limit", "2", "--option", "samples=2",
+                     "--out", str(tmp_path / "belief-icl"), "--limit", "2", "--stratify", "none", "--option", "samples=2",
                      "--option", "settings=zero-shot,x-template", "--option", "max_tokens=8", "--json", "--quiet")
     assert causal.returncode == 0, causal.stderr
     result = json.loads(causal.stdout)

@@ -233,4 +233,4 @@ def test_assess_makes_table_4s_row_from_runs_over_the_imported_sets(tmp_path):
                        [_dist_value(corrected[f], agg, n) for f in order])
         assert row_["tau"] == (None if by_hand is None else pytest.approx(by_hand, abs=1e-12))
     report = (tmp_path / "out" / "assess.md").read_text()
-    assert f"| Probability | {probability:.4f} | 9 | 0.63 | 004:232 |  |" in report
+    assert f"| Probability | {probability:.4f} | 9 | 0.63 | 004:232 |" in report

@@ -499,7 +499,7 @@ def test_a_killed_eval_resumes_its_items_and_renames_its_summaries(request, ws, 
     elsewhere.mkdir()
     argv = ["eval", "--model", model, "--method", "kdf", "--probes", ws["kdf"], "--out", out, "--batch", "1",
             "--device", "cpu", "--quiet", "--json"]
-    code, stdout, err = cli(*argv, "--limit", "1")
+    code, stdout, err = cli(*argv, "--limit", "1", "--stratify", "none")
     assert code == 0 and json.loads(stdout)["new"] == 1, err
     first = (out / "items.jsonl").read_bytes()
     with open(out / "items.jsonl", "ab") as items:
