@@ -5,8 +5,8 @@ P37 does, and a name that could mean two relations is refused with both.
 
 A P-id passes as it is. Any other text is matched, case and spacing aside, against the labels the
 store holds for its properties (in every language it keeps): an exact label first, else the labels
-it begins. Where none of the store's match, the labels a caller passes (the shipped templates',
-from probes/) are tried the same way, for the relations the store holds no label of. One match is
+it begins. Where none of the store's match, the labels a caller passes (the templates shipped
+in probes/) are tried the same way, for the relations the store holds no label of. One match is
 the relation; none or several, a ValueError in one line.
 """
 
