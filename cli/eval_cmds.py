@@ -81,7 +81,7 @@ def method_help() -> str:
 @click.option("--stratify", type=click.Choice(["relation", "bucket", "none"]),
               default=Declared("factprobe.probes.evaluation.sample", "DEFAULT_STRATIFY"), show_default=True,
               help="How --limit samples: each relation's share of the set (at least one item each while N "
-                   "allows), each frequency bucket's, or none: the first N in file order (the only way before issue 48).")
+                   "allows), each frequency bucket's, or none: the first N in file order (what --limit did before --stratify existed).")
 @click.option("--batch", type=BatchSize(),
               default=Declared("factprobe.probes.evaluation.runner", "BATCH"), show_default=True,
               help="Items per scorer call; results are written, and a rerun resumes, a batch at a time. auto: "

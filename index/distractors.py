@@ -54,7 +54,7 @@ CLASS_CANDIDATES_HELP = ("exclude: an entity that is a class (it has a subclass-
 # stored without their statement count undated. "any-date": every stored type (before issue 45).
 TYPE_DATES = ("build-date", "any-date")
 TYPE_DATES_HELP = ("build-date: a type counts when its instance-of / subclass-of statement is true at the truth date "
-                   "(an ended one is no type); any-date: every type the store holds (factprobe's before issue 45).")
+                   "(an ended one is no type); any-date: every type the store holds (factprobe's earlier default).")
 
 
 @dataclass(frozen=True)

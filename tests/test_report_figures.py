@@ -231,7 +231,7 @@ def test_an_aggregate_without_resamples_says_they_are_not_recorded(tmp_path):
         for key in [k for k in entry if k.endswith("_interval") and isinstance(entry[k], dict)]:
             entry[key] = {k: v for k, v in entry[key].items() if k not in ("resamples", "seed")}
     (run / "aggregate.json").write_text(json.dumps(agg))
-    assert "resamples and seed not recorded (an aggregate.json from before issue 45): Acc@1" in \
+    assert "resamples and seed not recorded (an aggregate.json written before factprobe recorded them): Acc@1" in \
         bootstrap_note(load_runs([run]))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from conftest import run_cli
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BOLD = "<b>bold</b>"  # a relation label that must come out escaped in HTML
+TOO_FEW = "n/a (fewer than 5 relations)"
 
 # Six items of one probe set: (id, relation, bucket).
 ITEMS = [("i1", "P36", "0"), ("i2", "P36", "[1,10)"), ("i3", "P36", "[100,inf)"),
@@ -119,9 +121,30 @@ def test_overlap_of_the_two_runs_over_one_probe_set(report):
     # Per-relation accuracies A = (P17 1, P36 2/3, bold 0), B = (1, 2/3, 1/2): Pearson = 13/14 (by
     # hand: sxy = 39/162, sxx = 42/81, syy = 42/324), Kendall tau-b = 1 (all three pairs concordant).
     # McNemar: discordant 1 and 2 -> p = 2 * (C(3,0) + C(3,1)) / 2^3 = 1.
+    # Three relations are too few for a correlation to mean anything: the cells say so.
     assert rows == [["R1", "R2", "ic-lke", "capitals.jsonl", "6", "0.6667", "0.5000", "0.4000", "2", "1", "2", "1",
-                     "3", f"{13 / 14:.4f}", "1.0000", "1"]]
+                     "3", TOO_FEW, TOO_FEW, "1"]]
     assert "when that share is 1.0" in markdown
+
+
+def test_the_overlap_table_prints_a_correlation_with_its_fisher_interval(tmp_path):
+    """Seven relations of one item each: A knows P1-P4, B knows P1-P3 and P5. Both correlations of
+    two 0/1 vectors are the phi coefficient (n11 n00 - n10 n01) / sqrt(n1. n0. n.1 n.0) =
+    (3*2 - 1*1) / sqrt(4*3*4*3) = 5/12, and each carries its 95% interval by Fisher's z:
+    tanh(atanh(5/12) -+ 1.96 * SE), SE = 1/sqrt(7 - 3) for Pearson, sqrt(0.437 / (7 - 4)) for Kendall."""
+    items = [(f"i{k}", f"P{k}", "0") for k in range(1, 8)]
+    a = write_run(tmp_path / "a", model="hf:model-a", method="ic-lke", items=items,
+                  correct=[True, True, True, True, False, False, False])
+    b = write_run(tmp_path / "b", model="hf:model-b", method="ic-lke", items=items,
+                  correct=[True, True, True, False, True, False, False])
+    run_cli("report", str(a), str(b), "--out", str(tmp_path / "out"), check=True)
+    row = table_rows((tmp_path / "out" / "report.md").read_text(), "| A | B |")[0]
+    z, z95 = math.atanh(5 / 12), 1.959963984540054
+    pearson = [math.tanh(z - z95 / 2), math.tanh(z + z95 / 2)]
+    kendall = [math.tanh(z - z95 * math.sqrt(0.437 / 3)), math.tanh(z + z95 * math.sqrt(0.437 / 3))]
+    assert row[-4:-1] == ["7", f"0.4167 [{pearson[0]:.4f}, {pearson[1]:.4f}]",
+                          f"0.4167 [{kendall[0]:.4f}, {kendall[1]:.4f}]"]
+    assert row[-3] == "0.4167 [-0.4902, 0.8904]"  # the same, read off a calculator
 
 
 def test_overlap_under_the_default_definitions_shows_both_sharing_rates(runs, tmp_path):
@@ -136,7 +159,7 @@ def test_overlap_under_the_default_definitions_shows_both_sharing_rates(runs, tm
     # known and of B's 4.
     assert table_rows(markdown, "| A | B |") == [
         ["R1", "R2", "ic-lke", "capitals.jsonl", "6", "0.7500", "0.5000", "0.6667", "0.5000", "2", "1", "2", "1",
-         "3", f"{13 / 14:.4f}", "1.0000", "1"]]
+         "3", TOO_FEW, TOO_FEW, "1"]]
     assert "--sharing asymmetric, BELIEF's" in markdown
     assert (tmp_path / "overlap.png").read_bytes().startswith(PNG_MAGIC)
 

@@ -30,7 +30,7 @@ def exclude_objects_option():
     return option(EXCLUDE_OBJECTS[0], "ever-held: wrong options, choices and distractors never name an object the "
                                       "subject held for the relation at any date and any rank but deprecated "
                                       "(Temp+Sem's temporal distractors aside); true-at-date: only the objects true "
-                                      "at the truth date are kept out (factprobe's before issue 45).",
+                                      "at the truth date are kept out (factprobe's earlier default).",
                   choices=EXCLUDE_OBJECTS)
 
 

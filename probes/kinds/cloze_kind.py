@@ -25,7 +25,7 @@ def pair_facts_option():
     """The `pair_facts` field of a kind with subject-relation units: one declaration for each."""
     return option(PAIR_FACTS[0], "a subject-relation unit lists as its facts and objects every object true for the "
                                  "pair at the truth date, as its gold names them (every-true), or only the selected "
-                                 "facts (selected, factprobe's before issue 45).", choices=PAIR_FACTS)
+                                 "facts (selected, factprobe's earlier default).", choices=PAIR_FACTS)
 
 
 def pair_lists(group: Sequence[ProbeFact], true_statements: TrueStatements | None) -> dict[str, list[str]]:

@@ -32,7 +32,7 @@ class IclMcKindOptions(KindOptions):
     trex_mc_filter: str = option(
         "apply", f"T-REx-MC's relation filter (>= {PAPER_MIN_FACTS} facts and >= {PAPER_MIN_OBJECTS} distinct "
                  "objects in the store): apply leaves out the relations that fail (the paper's), report only "
-                 "says which fail (factprobe's before issue 38).", choices=RELATION_FILTERS)
+                 "says which fail (factprobe's earlier default).", choices=RELATION_FILTERS)
     exclude_objects: str = exclude_objects_option()
 
 

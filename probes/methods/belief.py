@@ -37,7 +37,7 @@ def ovconf_ties_option():
     return option("average", "Ovconf's prompts of equal confidence that a bin edge cuts apart: average (each "
                              "position holds the tied prompts' share of correct answers, so no file order "
                              "changes a bin) or file-order (tied prompts as the records list them, factprobe's "
-                             "before issue 45).", choices=TIE_RULES)
+                             "earlier default).", choices=TIE_RULES)
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,10 @@ class BeliefOptions:
                                                    "paper's) or the mean over them.", choices=COVERAGE_MAXIMUM)
     objects: str = option("single-token", "single-token: only facts with a gold name of one token of the model "
                                           "are asked, and only such names count (MyriadLAMA's, whose objects "
-                                          "are single BERT tokens); all: every fact (factprobe's before issue 38).",
+                                          "are single BERT tokens); all: every fact (factprobe's earlier default).",
                           choices=OBJECTS)
     ovconf_bins: str = option("descending", "Ovconf's bins cut from the prompts sorted by confidence, descending "
-                                            "(the paper's) or ascending (factprobe's before issue 38): with a "
+                                            "(the paper's) or ascending (factprobe's earlier default): with a "
                                             "remainder the first bins hold one prompt more.", choices=BIN_ORDERS)
     ovconf_ties: str = ovconf_ties_option()
 

@@ -69,7 +69,7 @@ class BeliefICLOptions:
                             http_limit=1_000_000)
     empty_answers: str = option(EMPTY_ANSWERS[0], "an answer without words, in Consist and in the sampled answers "
                                                   "behind confidence: disagree (no answer: it agrees with nothing) "
-                                                  "or agree (two such answers agree, factprobe's before issue 45).",
+                                                  "or agree (two such answers agree, factprobe's earlier default).",
                                 choices=EMPTY_ANSWERS)
     ovconf_ties: str = ovconf_ties_option()
 

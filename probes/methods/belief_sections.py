@@ -24,7 +24,7 @@ UNITS = {"pair": "subject-relation pair (BELIEF's)", "fact": "(s, r, o) fact, no
 BIAS = {"entropy": "1 - H/H_max of the content-free distribution over the candidate objects, averaged over the "
                    "prompts before normalizing (BELIEF's); single-prompt: the mean of each template's level",
         "entropy-rows": "1 - H/H_max of the mean of the content-free distributions, each renormalized over the "
-                        "candidates first (factprobe before issue 28), not BELIEF's",
+                        "candidates first (factprobe's earlier default), not BELIEF's",
         "top1": "share of answers equal to the content-free prompt's top-1 answer, not BELIEF's"}
 MAXIMUM = {"best-subject": "best subject expression per template (MyriadLAMA's)",
            "mean": "mean over a template's subject expressions, not MyriadLAMA's"}
@@ -77,7 +77,7 @@ def _sampling(d: dict) -> str:
 EMPTY = {"disagree": "an answer without words agrees with no answer, in Consist and in confidence (factprobe's "
                      "reading: BELIEF does not say)",
          "agree": "two answers without words agree, in Consist and in confidence (empty_answers=agree, factprobe's "
-                  "before issue 45)"}
+                  "earlier default)"}
 
 
 def _bins(d: dict) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from ..document import breakdown, bucket_key, natural_key, number
+from ..document import breakdown, bucket_key, fmt, natural_key, number
 from ..measures.overlap import Definitions, Overlap, overlap
 from ..measures.uncertainty import BOOTSTRAP_DRAWS, Z_95, Estimate, bootstrap, mean_estimate
 from .loading import Run
@@ -105,6 +105,16 @@ def fisher_interval(r: float | None, n: int, *, kendall: bool = False) -> dict:
     se = math.sqrt(0.437 / (n - 4)) if kendall else 1 / math.sqrt(n - 3)
     z = math.atanh(r)
     return {"value": r, "low": math.tanh(z - Z_95 * se), "high": math.tanh(z + Z_95 * se), "n": n}
+
+
+def correlation_text(entry: Mapping | None) -> str:
+    """A `fisher_interval` as compare and the report print it: "0.5000 [-0.4059, 0.9103]", or
+    the reason there is no value."""
+    if not isinstance(entry, Mapping):
+        return "n/a"
+    if entry.get("value") is None:
+        return entry.get("note") or "n/a"
+    return f"{fmt(entry['value'])} [{fmt(entry['low'])}, {fmt(entry['high'])}]"
 
 
 def _verdicts(run: Run) -> dict:

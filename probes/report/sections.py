@@ -14,7 +14,7 @@ from ..document import (Block, Heading, Image, Link, Section, Table, Text, break
                         with_interval)
 from ..methods import registered
 from ..measures.uncertainty import wilson
-from .comparison import Definitions, PairRow, comparable_pairs, position_curve
+from .comparison import Definitions, PairRow, comparable_pairs, correlation_text, fisher_interval, position_curve
 from .frequency import frequency_section, frequency_series, popularity_section
 from .loading import Run
 from .labels import Names
@@ -265,8 +265,8 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
         "SHA-256, or the same file name when a run has no digest), over the items both contain, matched by id. "
         + pairs[0].overlap.definitions.describe() + " " + across +
         "Subsumption A→B: share of the units A knows that B knows too. Pearson and Kendall tau-b correlate the "
-        "two runs' per-relation accuracies over the shared items (n/a with fewer than 2 relations or a constant "
-        "side). McNemar p: the exact test that both runs know as much, from the units only one of them knows "
+        "two runs' per-relation accuracies over the shared items, each with its 95% interval by Fisher's z "
+        "(n/a under 5 relations, where any few points correlate by chance, or with a constant side). McNemar p: the exact test that both runs know as much, from the units only one of them knows "
         "(n/a where the runs share no unit: there is nothing to test)." + DISTRACTOR_UNITS * any(
             p.a.method == "distractor" for p in pairs)))
     if "overlap.png" in images:
@@ -277,12 +277,19 @@ def _overlap_section(pairs: Sequence[PairRow], images: set[str]) -> list[Block]:
              str(o.shared), fmt(o.subsumption_ab), fmt(o.subsumption_ba),
              *((fmt(o.sharing_a), fmt(o.sharing_b)) if asymmetric else (fmt(o.sharing),)),
              str(o.both), str(o.only_a), str(o.only_b), str(o.neither), str(o.relations),
-             fmt(o.pearson), fmt(o.kendall), f"{o.p_value:.3g}" if o.shared else "n/a")
+             correlation_cell(o.pearson, o.relations), correlation_cell(o.kendall, o.relations, kendall=True),
+             f"{o.p_value:.3g}" if o.shared else "n/a")
             for p in pairs for o in (p.overlap,)]
     sharing = ("Sharing of A's", "Sharing of B's") if asymmetric else ("Sharing",)
     return [*blocks, table(("A", "B", "Method", "Probe set", "Shared units", "Subsumption A→B", "Subsumption B→A",
                             *sharing, "Both", "Only A", "Only B", "Neither", "Relations", "Pearson",
                             "Kendall tau-b", "McNemar p"), rows)]
+
+
+def correlation_cell(r: float | None, relations: int, *, kendall: bool = False) -> str:
+    """A correlation over `relations` points as `compare` gives it: the value with its Fisher
+    interval, or the reason it is not given."""
+    return correlation_text(fisher_interval(r, relations, kendall=kendall))
 
 
 # What a unit of a distractor run is (probes/measures/overlap.py `known_units`).

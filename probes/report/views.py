@@ -146,7 +146,7 @@ def bootstrap_note(runs: Sequence[Run]) -> str:
     if not found:
         return ""
     parts = [(f"{fmt_count(resamples)} resamples of the facts, seed {seed}" if resamples is not None else
-              "resamples and seed not recorded (an aggregate.json from before issue 45)") + ": " + ", ".join(names)
+              "resamples and seed not recorded (an aggregate.json written before factprobe recorded them)") + ": " + ", ".join(names)
              for (resamples, seed), names in sorted(found.items(), key=lambda kv: (kv[0][0] is None, -(kv[0][0] or 0)))]
     return ("Bootstrap intervals (scipy.stats.bootstrap, percentile, the facts resampled with replacement from "
             "numpy's generator seeded as said): " + "; ".join(parts) + ".")

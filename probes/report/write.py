@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from ...kg.outputs import replace_file
 from ..document import fmt, fmt_signed
-from .comparison import Definitions, comparable_pairs
+from .comparison import Definitions, comparable_pairs, correlation_text
 from .items_data import ItemViewOptions, items_payload, missing_probe_sets, probe_sets_found, report_names
 from .items_page import items_html
 from .loading import Run
@@ -144,16 +144,9 @@ def _difference(row: Mapping) -> str:
 
 def _correlations(correlations: Mapping, o: Mapping) -> str:
     """Pearson's and Kendall's correlation of per-relation accuracies with n and a 95% interval, or n/a."""
-    def one(entry) -> str:
-        if not isinstance(entry, Mapping):
-            return "n/a"
-        if entry.get("value") is None:
-            return entry.get("note") or "n/a"
-        return f"{fmt(entry['value'])} [{fmt(entry['low'])}, {fmt(entry['high'])}]"
-
     return (f"per-relation accuracy over n = {correlations.get('relations', o['relations'])} relations "
-            f"(95% interval by Fisher's z): Pearson {one(correlations.get('pearson'))}  "
-            f"Kendall tau-b {one(correlations.get('kendall_tau'))}")
+            f"(95% interval by Fisher's z): Pearson {correlation_text(correlations.get('pearson'))}  "
+            f"Kendall tau-b {correlation_text(correlations.get('kendall_tau'))}")
 
 
 def _aligned(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
