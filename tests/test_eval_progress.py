@@ -1,6 +1,7 @@
 """Progress and cost up front (issue 48 item 4): an evaluation reports each answered item where its
-method scores item by item (the distractor measure, ~28 s an item at its defaults), each batch
-where the backend shares work across a batch; a model load is announced with its time; a running
+method scores item by item (the distractor measure, ~28 s an item at its defaults); where the
+backend shares work across a batch, each batch's end and, inside it, the share of the scorer's
+call answered, in whole items (Scorer.call_progress); a model load is announced with its time; a running
 evaluation's stage, counts and eta are what the service's job status shows. Real models, a real
 probe set built from a real store."""
 
@@ -47,9 +48,46 @@ def test_a_batched_method_reports_its_batches_and_a_held_model_is_not_announced(
     again = Evaluation("smollm2-135m-instruct", "ic-lke", probes["icl-mc"], tmp_path / "again",
                        options={"examples": 2}, limit=7, batch=3)
     run_evaluation(again, models=models, progress=lambda d, t: calls.append((d, t)), stage=stages.append)
-    # IC-LKE hands the scorer a batch at once (items per scorer call): 3, 3, then 1
-    assert calls == [(0, 7), (3, 7), (6, 7), (7, 7)]
+    # IC-LKE hands the scorer a batch at once (items per scorer call): 3, 3, then 1. Each batch's
+    # end is reported; inside a batch the bar moves as the scorer answers its call, never to the
+    # batch's end before its records are in, never backwards.
+    done = [d for d, _ in calls]
+    assert calls[0] == (0, 7) and calls[-1] == (7, 7) and {t for _, t in calls} == {7}
+    assert done == sorted(set(done)) and {3, 6} <= set(done)
+    assert set(done) - {0, 3, 6, 7}, f"the bar moved only per batch: {calls}"
     assert stages == []
+
+
+def test_a_scorer_tells_the_share_of_its_call_answered():
+    from factprobe.probes.scoring.requests import GenerateRequest, LabelPathRequest, LoglikelihoodRequest
+    from factprobe.probes.scoring.scorer import reporting
+    from scoring_models import real_scorer
+
+    scorer, shares = real_scorer("smollm2-135m-instruct"), []
+    with reporting(scorer, shares.append):
+        # label paths: one unit per request
+        scorer.label_paths([LabelPathRequest(f"The capital of {c} is", ("Paris", "Rome")) for c in "ABC"])
+        assert shares == [1 / 3, 2 / 3, 1.0]
+        shares.clear()
+        # generate: a beam search is one unit, each sampled text one: 1 + 1 + 2 units
+        scorer.generate([GenerateRequest("The capital of France is", max_tokens=2, beams=2, n=2),
+                         GenerateRequest("The capital of Italy is", max_tokens=2, beams=2),
+                         GenerateRequest("The capital of Spain is", max_tokens=2, n=2, temperature=1.0)])
+        assert shares == [0.25, 0.5, 1.0]
+        shares.clear()
+        # loglikelihood: tokens fed of the distinct tokens of the call, pass by pass; a pass of at
+        # most 8 tokens cuts the call into several
+        before, scorer.pass_tokens = scorer.pass_tokens, 8
+        try:
+            scorer.loglikelihood([LoglikelihoodRequest(f"The capital of {c} is", (" Paris", " Rome"))
+                                  for c in ("France", "Italy", "Spain")])
+        finally:
+            scorer.pass_tokens = before
+        assert len(shares) >= 2 and shares == sorted(shares) and shares[-1] == 1.0 and 0 < shares[0] < 1
+    assert scorer.call_progress is None
+    shares.clear()
+    scorer.label_paths([LabelPathRequest("The capital of France is", ("Paris",))])
+    assert shares == []  # outside `reporting` nobody is told
 
 
 def test_run_progress_view():
@@ -79,3 +117,17 @@ def test_appropt_reports_searches_done_per_chunk():
     calls.clear()
     appropt_many(scorer, queries, batch_size=2, cached=False, progress=lambda d, t: calls.append((d, t)))
     assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]  # one by one without the shared passes
+
+
+def test_a_masked_lm_tells_the_share_of_its_call_per_batch(tmp_path):
+    from factprobe.probes.scoring.loader import load_scorer
+    from factprobe.probes.scoring.requests import FillMaskRequest
+    from factprobe.probes.scoring.scorer import reporting
+    from scoring_models import tiny_bert
+
+    scorer, shares = load_scorer(f"hf-mlm:{tiny_bert(tmp_path / 'bert')}", device="cpu"), []
+    scorer.batch_size = 2
+    with reporting(scorer, shares.append):
+        scorer.fill_mask([FillMaskRequest(f"the capital of {c} is {FillMaskRequest.PLACEHOLDER} .")
+                          for c in ("france", "italy", "germany")])
+    assert shares == [2 / 3, 1.0]  # two requests a pass: 2 of 3, then 3 of 3

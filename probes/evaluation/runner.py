@@ -16,6 +16,7 @@ import hashlib
 import json
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from .sample import DEFAULT_STRATIFY, Sample, ranked, sample_items
 from ..methods import Method, MethodContext, get_method
 from ..methods.base import check_option_types
 from ..building.probeset import read_meta, sidecar_path
+from ..scoring.scorer import reporting
 
 # An evaluation's defaults, declared here once: Evaluation, `eval --batch/--seed` and the
 # service's eval jobs read them.
@@ -162,9 +164,10 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
             read only when `plan` is None (a plan carries its own).
         batch: Items the method scores together (also the unit of a checkpoint: items.jsonl
             grows by one batch at a time, so a killed run loses at most one).
-        progress: Called with (items done, items in the run) before the first batch and after each
+        progress: Called with (items done, items in the run) before the first batch, after each
             piece the method yields (Method.run_each: a batch, or an item where the method scores
-            item by item, as the distractor measure does).
+            item by item, as the distractor measure does) and, inside a batch, as the scorer says
+            how much of its call is answered (Scorer.call_progress: an estimate in whole items).
         plan: The plan `plan_eval` made, so that its checks ran before the model loaded.
 
     Returns:
@@ -194,10 +197,14 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     with open_append(items_path) as sink:  # never into a link: a symbolic one, or a hard one (kg/outputs.py)
         for start in range(0, len(todo), max(1, batch)):
             records: list[dict] = []
-            for piece in runner.run_each(scorer, todo[start:start + batch]):  # the method's pieces: items or a batch
-                records += piece
-                if progress:
-                    progress(len(done) + new + len(records), len(done) + len(todo))
+            items, total = todo[start:start + batch], len(done) + len(todo)
+            within = (_within_batch(progress, len(done) + new, len(items), total)
+                      if progress and runner.progress_within_piece else None)
+            with reporting(scorer, within) if within else nullcontext():
+                for piece in runner.run_each(scorer, items):  # the method's pieces: items or a batch
+                    records += piece
+                    if progress:
+                        progress(len(done) + new + len(records), total)
             sink.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             sink.flush()
             new += len(records)
@@ -207,6 +214,22 @@ def evaluate(scorer, method: str, probes: str | Path, out: str | Path, *, option
     summary["rejected_records"] = len(plan.rejected)
     replace_file(out / "aggregate.json", json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
     return EvalSummary(str(out), plan.method, len(records), new, len(done), plan.rejected, summary, plan.warnings)
+
+
+def _within_batch(progress: Callable[[int, int], None], base: int, size: int, total: int) -> Callable[[float], None]:
+    """The scorer's share of its call answered, shown as items of a batch of `size` after `base`:
+    an estimate, so never the whole batch (its records arrive with the piece) and never backwards
+    (a method's second call over the batch starts its share again at 0)."""
+    shown = 0
+
+    def hook(share: float) -> None:
+        nonlocal shown
+        k = min(size - 1, int(share * size))
+        if k > shown:
+            shown = k
+            progress(base + k, total)
+
+    return hook
 
 
 RUN_FILES = ("run.json", "items.jsonl", "aggregate.json")  # what a run writes into its folder

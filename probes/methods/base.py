@@ -119,6 +119,11 @@ class Method:
     def run(self, scorer, items: Sequence[dict]) -> list[dict]:
         raise NotImplementedError
 
+    #: Whether the runner shows progress inside one piece of run_each, read off the scorer's share
+    #: of each call answered (Scorer.call_progress); a method whose pieces are items already says
+    #: exactly how many are done.
+    progress_within_piece: bool = True
+
     def run_each(self, scorer, items: Sequence[dict]) -> Iterator[list[dict]]:
         """The records of `items` in pieces as they are scored; the runner reports progress after
         each piece and writes the batch once all are in. By default one piece, the whole batch

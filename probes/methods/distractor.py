@@ -119,6 +119,8 @@ class DistractorMeasure(Method):
         return [self._record(item, [(cloze, owners, next(answers)) for cloze, _, owners in clozes], source)
                 for item, clozes, source in zip(items, asked, sources)]
 
+    progress_within_piece = False
+
     def run_each(self, scorer, items: Sequence[dict]) -> Iterator[list[dict]]:
         """Item by item: a causal backend answers label paths one request at a time (each a pass
         over all its names), so a batch shares nothing, and an item can take half a minute at the

@@ -32,6 +32,9 @@ _Layers = list[tuple[torch.Tensor, torch.Tensor]]  # per layer, (keys, values) o
 
 
 class HFCausalScorer(CausalGeneration, Scorer):
+    _planned = 0  # distinct tokens of the loglikelihood call under way (0: none), and those fed
+    _fed = 0
+
     def __init__(self, model, tokenizer, *, identity: str, device: torch.device,
                  batch_size: int = 64, memory_budget: int | None = None,
                  max_padding_share: float = 0.10, tail_mode: str = "auto", prefix_cache_bytes: int = 0) -> None:
@@ -148,11 +151,19 @@ class HFCausalScorer(CausalGeneration, Scorer):
             shared = min(slots[s][2].split for s in members)
             self.work.min_tokens += shared + sum(len(slots[s][2].ids) - shared for s in members)
         self._tally = [[0.0, True] for _ in slots]
-        if not self._isolated:
-            self._score_tree(slots, list(range(len(slots))), groups.values())
-        else:
-            for members in groups.values():
-                self._score_tree(slots, members, [members])
+        # The call's share done, told as tokens fed of the distinct ones its trees hold: the one
+        # measure of work that does not depend on how the passes are cut.
+        trees = [list(range(len(slots)))] if not self._isolated else list(groups.values())
+        self._planned = sum(distinct_prefixes([slots[s][2].ids[:-1] for s in tree]) for tree in trees)
+        self._fed = 0
+        try:
+            if not self._isolated:
+                self._score_tree(slots, trees[0], groups.values())
+            else:
+                for members in trees:
+                    self._score_tree(slots, members, [members])
+        finally:
+            self._planned = 0
         results: list[list[ContinuationScore | None]] = [[None] * len(r.continuations) for r in requests]
         for (i, j, split), (logprob, greedy) in zip(slots, self._tally):
             results[i][j] = ContinuationScore(logprob, greedy, len(split.ids) - split.split)
@@ -419,6 +430,9 @@ class HFCausalScorer(CausalGeneration, Scorer):
         self.work.forward_passes += 1
         self.work.tokens_forwarded += tokens
         self.work.padding_tokens += padding
+        if self._planned:  # inside loglikelihood
+            self._fed += tokens - padding
+            self.report_call(self._fed, self._planned)
 
     # -- label paths ---------------------------------------------------------------------------
 
@@ -441,6 +455,7 @@ class HFCausalScorer(CausalGeneration, Scorer):
                 scores.append(LabelPathScore(logprob, len(path), first.get(path)))
                 first.setdefault(path, k)
             answers.append(scores)
+            self.report_call(len(answers), len(requests))
             self.work.continuations += len(paths)
             self.work.min_tokens += len(ids) + sum(map(len, paths))
         self.work.requests += len(requests)

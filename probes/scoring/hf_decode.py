@@ -13,7 +13,7 @@ docs/design/scoring.md.
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from transformers import DynamicCache
@@ -34,9 +34,11 @@ _Row = tuple[int, int]  # (request index, sample index)
 _Group = list[tuple[tuple[int, ...], list[_Row]]]  # (prompt ids, its rows in this batch) per distinct prompt
 
 
-def decode_batched(scorer, requests: Sequence[GenerateRequest], eos: set[int]) -> list[Generation]:
+def decode_batched(scorer, requests: Sequence[GenerateRequest], eos: set[int],
+                   rows_done: Callable[[int], None] | None = None) -> list[Generation]:
     """Greedy and sampled requests (beams 1), answered batch by batch; each request's texts do
-    not depend on the others."""
+    not depend on the others. `rows_done` is told the rows (a request's samples) of each batch
+    once they are decoded."""
     prompts: dict[tuple[int, ...], list[_Row]] = {}
     for i, request in enumerate(requests):
         ids = tuple(scorer.encode(request.prompt) or [scorer.start_id])
@@ -57,6 +59,8 @@ def decode_batched(scorer, requests: Sequence[GenerateRequest], eos: set[int]) -
             continue
         for (i, k), (text, reason) in done.items():
             texts[i][k], reasons[i][k] = text, reason
+        if rows_done is not None:
+            rows_done(len(done))
     scorer.work.requests += len(requests)
     return [Generation(tuple(t), tuple(r)) for t, r in zip(texts, reasons)]
 

@@ -27,14 +27,23 @@ class CausalGeneration:
     @torch.inference_mode()
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
         answers: list[Generation | None] = [None] * len(requests)
+        # The call's share done counts a beam search as one unit and each sampled text as one.
+        units, done = sum(r.n if r.beams == 1 else 1 for r in requests), 0
+
+        def rows_done(rows: int) -> None:
+            nonlocal done
+            done += rows
+            self.report_call(done, units)
+
         # Beam search stays one request at a time: its beams already fill a batch.
         for k, request in enumerate(requests):
             if request.beams > 1:
                 answers[k] = self._beam_one(request)
+                rows_done(1)
         plain = [k for k, r in enumerate(requests) if r.beams == 1]
         if plain:
             eos = set(eos_ids(self.tokenizer, self.model))
-            for k, answer in zip(plain, decode_batched(self, [requests[k] for k in plain], eos)):
+            for k, answer in zip(plain, decode_batched(self, [requests[k] for k in plain], eos, rows_done)):
                 answers[k] = answer
         return answers  # type: ignore[return-value]
 

@@ -37,6 +37,7 @@ class HFMaskedScorer(Scorer):
                 self.batch_size = max(1, len(batch) // 2)
                 continue
             start += len(batch)
+            self.report_call(start, len(requests))
         self.work.requests += len(requests)
         return answers
 

@@ -9,8 +9,9 @@ cannot answer one raises `Unsupported` with a sentence naming the model and what
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 from .requests import (
     ContinuationScore,
@@ -58,6 +59,9 @@ class Scorer:
 
     #: Stable name of the model's weights and numerics (dtype), the key of the result cache.
     identity: str = "unknown"
+    #: Told the share (0 to 1) of the current call answered so far, as the backend learns it, so
+    #: that a bar moves inside one call of many items (set for a while by `reporting`).
+    call_progress: Callable[[float], None] | None = None
 
     def __init__(self) -> None:
         self.work = Work()
@@ -75,6 +79,11 @@ class Scorer:
     def fill_mask(self, requests: Sequence[FillMaskRequest]) -> list[list[MaskCandidate]]:
         raise Unsupported(f"{self.identity} has no mask token; fill_mask needs a masked LM (hf-mlm:...)")
 
+    def report_call(self, done: float, total: float) -> None:
+        """A backend's note that `done` of the `total` units of the current call are answered."""
+        if self.call_progress is not None and total > 0:
+            self.call_progress(min(1.0, done / total))
+
     def close(self) -> None:
         """Release the model and any connection."""
 
@@ -83,3 +92,13 @@ class Scorer:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@contextmanager
+def reporting(scorer: Scorer, hook: Callable[[float], None] | None) -> Iterator[Scorer]:
+    """`scorer` telling `hook` the share of each call answered, until the block ends."""
+    before, scorer.call_progress = getattr(scorer, "call_progress", None), hook
+    try:
+        yield scorer
+    finally:
+        scorer.call_progress = before
