@@ -104,6 +104,21 @@ def test_run_progress_view():
     assert set(watch.view()) == {"stage", "done", "total", "elapsed_seconds", "eta_seconds"}
 
 
+def test_appropt_reports_each_search_as_it_ends_inside_a_chunk():
+    """Searches of one chunk step in lockstep, but one for a longer name runs more steps: Paris
+    is found in 1 step, "Rio de Janeiro de la Nueva Granada" in 10, so the chunk reports twice."""
+    from factprobe.probes.scoring.appropt import ApprOptQuery, TrieCache, appropt_many
+    from scoring_models import real_scorer
+
+    scorer = real_scorer("smollm2-135m-instruct")
+    trie = TrieCache(on_disk=False).get(scorer, "apart", {"Q90": ["Paris"], "Q1": ["Rio de Janeiro de la Nueva Granada"]})
+    calls = []
+    found = appropt_many(scorer, [ApprOptQuery(f"The capital of {c} is", trie, 1) for c in ("France", "Brazil")],
+                         batch_size=2, progress=lambda d, t: calls.append((d, t)))
+    assert [(r.hits[0].name, r.stats.steps) for r in found] == [("Paris", 1), ("Rio de Janeiro de la Nueva Granada", 10)]
+    assert calls == [(1, 2), (2, 2)]
+
+
 def test_appropt_reports_searches_done_per_chunk():
     from factprobe.probes.scoring.appropt import ApprOptQuery, TrieCache, appropt_many
     from scoring_models import real_scorer
@@ -113,7 +128,7 @@ def test_appropt_reports_searches_done_per_chunk():
     queries = [ApprOptQuery(f"The capital of {c} is", trie, 1) for c in ("France", "Germany", "Italy", "Japan", "Peru")]
     calls = []
     appropt_many(scorer, queries, batch_size=2, progress=lambda d, t: calls.append((d, t)))
-    assert calls == [(2, 5), (4, 5), (5, 5)]  # after each chunk of two searches, then the last one
+    assert calls == [(2, 5), (4, 5), (5, 5)]  # one-token names: a chunk's two searches end together
     calls.clear()
     appropt_many(scorer, queries, batch_size=2, cached=False, progress=lambda d, t: calls.append((d, t)))
     assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]  # one by one without the shared passes

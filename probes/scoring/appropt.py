@@ -88,8 +88,8 @@ def appropt_many(scorer, queries: Sequence[ApprOptQuery], *, cached: bool = True
     exact=False is ApprOpt as published: a beam of width n, approximate. exact=True widens the
     beam (2n, 4n, ...) of every search whose answer is not certified, until it is: the answer is
     then the exact top n of an exhaustive scoring. `stats.certified` tells either way.
-    `progress`: called with (searches done, searches) after each `batch_size` of them (a widened
-    search counts again: the total grows by it)."""
+    `progress`: called with (searches done, searches) as searches finish, inside a batch too (a
+    widened search counts again: the total grows by it)."""
     scorer = local_model(scorer)
     jobs = [_job(scorer, q) for q in queries]
     results: list[ApprOptResult | None] = [None] * len(jobs)
@@ -133,10 +133,9 @@ def _run_all(scorer, jobs: list[SearchJob], cached: bool, batch_size: int,
         return outcomes
     outcomes = []
     for lo in range(0, len(jobs), max(1, batch_size)):
-        found, passes, tokens = run_cached(scorer, jobs[lo:lo + batch_size])
+        found, passes, tokens = run_cached(scorer, jobs[lo:lo + batch_size], lambda k: searched(lo + k))
         _record_work(scorer, passes, tokens)
         outcomes += found
-        searched(len(outcomes))
     return outcomes
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -258,8 +258,11 @@ class _FullPasses:
         return log_softmax_row(out.logits[:, -1])
 
 
-def run_cached(scorer, jobs: list[SearchJob]) -> tuple[list[SearchOutcome], int, int]:
-    """Every job's search, in lockstep over one batch; and the passes and tokens of the batch."""
+def run_cached(scorer, jobs: list[SearchJob],
+               finished: Callable[[int], None] | None = None) -> tuple[list[SearchOutcome], int, int]:
+    """Every job's search, in lockstep over one batch; and the passes and tokens of the batch.
+    `finished` is told how many of the batch's searches are done each time that number grows
+    (searches of longer names run more steps, so they end apart)."""
     outcomes: dict[int, SearchOutcome] = {}
     searches = {}
     for key, job in enumerate(jobs):
@@ -270,17 +273,21 @@ def run_cached(scorer, jobs: list[SearchJob]) -> tuple[list[SearchOutcome], int,
         except StopIteration as done:
             outcomes[key] = done.value
     if not searches:
+        if finished is not None and outcomes:
+            finished(len(outcomes))
         return [outcomes[k] for k in range(len(jobs))], 0, 0
     batch = _CachedBatch(scorer, {key: jobs[key] for key in searches})
     rows = batch.start()
     while searches:
-        requests = {}
+        requests, before = {}, len(outcomes)
         for key, search in list(searches.items()):
             try:
                 requests[key] = search.send(rows[key])
             except StopIteration as done:
                 outcomes[key] = done.value
                 del searches[key]
+        if finished is not None and len(outcomes) > before:
+            finished(len(outcomes))
         if requests:
             rows = batch.advance(requests)
     return [outcomes[k] for k in range(len(jobs))], batch.forward_passes, batch.tokens_forwarded
