@@ -92,7 +92,8 @@ def test_load_gives_a_typed_frame_over_a_folder_of_runs(sample):
     import factprobe.results
 
     frame = factprobe.results.load(sample / "runs")
-    assert frame.shape == (107, 16)
+    # 103 rows: BELIEF-ICL's pooled accuracy and its P30, P36 and "none" breakdowns give none
+    assert frame.shape == (103, 16)
     assert list(frame.columns) == [*COLUMNS, "setting", "strategy", "k"]
     assert {c: str(t) for c, t in frame.dtypes.items()} == {
         **{c: "string" for c in (*COLUMNS, "setting", "strategy", "k")}, "value": "float64", "low": "float64",
@@ -134,3 +135,35 @@ def test_every_shape_an_aggregate_holds_has_its_rows(tmp_path):
                     row("bias_level", 0.125, relation="P36"),
                     row("accuracy_at_k", 0.75, n=3, breakdown=(("k", "0.5"),)),
                     row("one_word_ratio", 0.25)]
+
+
+def write_aggregate(folder: Path, method: str, aggregate: dict, options: dict | None = None) -> Path:
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"model": "hf:m", "method": method, "probes": "p.jsonl",
+                                                 "options": options or {}}))
+    (folder / "items.jsonl").write_text('{"id": "a"}\n')
+    (folder / "aggregate.json").write_text(json.dumps({"method": method, **aggregate}))
+    return folder
+
+
+def test_a_belief_icl_run_gives_its_settings_never_their_pool(tmp_path):
+    # The pooled 0.5 (zero-shot 0.25 and x-template 0.75 averaged) is no paper's number: no row.
+    folder = write_aggregate(tmp_path / "icl", "belief-icl", {
+        "items": 4, "accuracy": 0.5, "by_relation": {"P36": {"accuracy": 0.5, "total": 4}},
+        "by_bucket": {"0": {"accuracy": 0.5, "total": 4}},
+        "by_setting": {"zero-shot": {"items": 4, "accuracy": 0.25, "acc_at_1": {"mean": 0.25},
+                                     "by_relation": {"P36": {"accuracy": 0.25, "total": 4}}},
+                       "x-template": {"items": 4, "accuracy": 0.75, "acc_at_1": {"mean": 0.5}}}})
+    rows = [(r.measure, r.value, r.relation, dict(r.breakdown)) for r in results_table([load_run(folder)])]
+    assert rows == [("accuracy", 0.25, None, {"setting": "zero-shot"}), ("acc_at_1", 0.25, None, {"setting": "zero-shot"}),
+                    ("accuracy", 0.25, "P36", {"setting": "zero-shot"}),
+                    ("accuracy", 0.75, None, {"setting": "x-template"}), ("acc_at_1", 0.5, None, {"setting": "x-template"})]
+
+
+def test_a_baselines_runs_accuracy_is_named_for_its_threshold(tmp_path):
+    folder = write_aggregate(tmp_path / "base", "baselines", {
+        "items": 4, "accuracy": 0.5, "by_relation": {"P36": {"accuracy": 0.25, "total": 4}},
+        "baselines": {"probability": 0.375}}, options={"threshold": 0.3})
+    rows = [(r.measure, r.value, r.relation) for r in results_table([load_run(folder)])]
+    assert rows == [("accuracy (Probability > 0.3)", 0.5, None), ("accuracy (Probability > 0.3)", 0.25, "P36"),
+                    ("probability", 0.375, None)]

@@ -11,7 +11,9 @@ summary of draws ({"mean", "sd", ...}: BELIEF's Acc@1) is its mean; an object na
 method (the baselines' measures) holds measures under their own names, any other object
 (BELIEF's coverage) measures named "object.name". Counts (items, total, correct, ...) are the
 rows' n, not rows; lists (reliability bins), `definitions` and a measure the run could not
-compute (null) give no row.
+compute (null) give no row. Two methods' `accuracy` is no paper's: a BELIEF-ICL run's pools
+its ICL settings, so only its per-setting rows are given (column `setting`); a baselines run's is
+factprobe's verdict "Probability above the threshold", named so ("accuracy (Probability > 0.5)").
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ...kg.readers import without_bom
 from ..templates import shipped_labels
 from .items_data import find_probe_set
 from .loading import Run, load_runs
+from .views import setting_entries, verdict_name
 
 # The table's columns, in order; breakdowns other than relation and bucket follow them.
 COLUMNS = ("run", "model", "method", "probe_set", "relation", "relation_label", "bucket",
@@ -83,7 +86,14 @@ def results_table(runs: Sequence[Run], relation_labels: Mapping[str, str] | None
     for run, name in zip(runs, names):
         # two folders of one name (a/run, b/run): the paths as given tell them apart
         shown = run.folder if names.count(name) > 1 else name
-        for measure, value, interval, n, where in _measures(run.aggregate, run.method):
+        # A BELIEF-ICL run's own accuracy pools its settings: only its settings' rows are given.
+        # A baselines run's accuracy is factprobe's thresholded verdict: named as the report names it.
+        pooled = {"accuracy", "by_relation", "by_bucket"} if setting_entries(run) else set()
+        aggregate = {k: v for k, v in run.aggregate.items() if k not in pooled}
+        verdict = verdict_name(run)
+        for measure, value, interval, n, where in _measures(aggregate, run.method):
+            if verdict and measure == "accuracy":
+                measure = f"accuracy ({verdict})"
             relation = where.pop("relation", None)
             bucket = where.pop("bucket", None)
             low, high, how = (interval.get("low"), interval.get("high"), interval.get("method")) if interval \

@@ -43,13 +43,22 @@ def verdict_name(run: Run) -> str | None:
     return f"Probability > {threshold(run):g}" if isinstance(threshold(run), (int, float)) else "Probability > ?"
 
 
+def setting_entries(run: Run) -> dict:
+    """A BELIEF-ICL run's measures per ICL setting (aggregate.json's `by_setting`); empty for any
+    other run. Where there are some, the run's own accuracy and its breakdowns pool the
+    settings, a number no paper defines: read the settings instead."""
+    if run.method != "belief-icl":
+        return {}
+    return {name: entry for name, entry in breakdown(run, "by_setting").items()
+            if isinstance(entry, dict) and "acc_at_1" in entry}
+
+
 def accuracy_views(run: Run) -> list[Run]:
     """The run as the accuracy tables and plots read it: BELIEF-ICL per ICL setting (the setting's
     breakdowns, each record's verdict in that setting), a baselines run under the name of its
     verdict, any other run as it is."""
-    settings = {name: entry for name, entry in breakdown(run, "by_setting").items()
-                if isinstance(entry, dict) and "acc_at_1" in entry}
-    if run.method == "belief-icl" and settings:
+    settings = setting_entries(run)
+    if settings:
         return [replace(run, rid=f"{run.rid} {name}", items=tuple(in_setting(run.items, name)),
                         aggregate={**run.aggregate, "accuracy": entry.get("accuracy"),
                                    "accuracy_interval": entry.get("accuracy_interval"),
