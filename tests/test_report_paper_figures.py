@@ -199,3 +199,24 @@ def test_no_table_word_breaks_across_lines(browser, sample_report, width):
                                  " / document.getElementById('items-layout').getBoundingClientRect().width")
             assert 0.2 <= share <= 0.32
         assert tab.errors == []
+
+
+def test_the_served_item_view_names_the_picks_as_the_report_does(tmp_path):
+    """GET /items over the same run: the picks and choices the report names, named alike."""
+    from fastapi.testclient import TestClient
+
+    from factprobe.cli.service import ServiceConfig, create_app
+
+    run = distractor_run(tmp_path / "runs" / "d", probes="gone.jsonl")
+    runs = load_runs([run])
+    report = {r["id"]: r for r in items_payload(runs, names=report_names(runs, probe_sets_found(runs)))["rows"]}
+    with TestClient(create_app(ServiceConfig(tmp_path / "none.sqlite", tmp_path / "data",
+                                             runs=(tmp_path / "runs",)))) as client:
+        answer = client.get("/items", params={"limit": 500})
+    assert answer.status_code == 200, answer.text
+    served = {r["id"]: r for r in answer.json()["rows"]}
+    assert served["d1"]["pick"] == "Zagreb" and served["d2"]["pick"] == "Q3"
+    for key in ("d1", "d2"):
+        assert [(c["text"], c["gold"]) for c in served[key]["choices"]] == \
+            [(c["text"], c["gold"]) for c in report[key]["choices"]]
+        assert served[key]["notes"] == report[key]["notes"]

@@ -23,7 +23,8 @@ from typing import Callable, Sequence
 import orjson
 
 from ...probes.report.items_data import (ProbeItems, ProbeSetChanged, changed_line, facet_values, locate_probe_set,
-                                         needs_tests, prompt_maker, read_probe_items)
+                                         names_of, needs_tests, prompt_maker, read_probe_items, with_names)
+from ...probes.report.labels import Names
 from ...probes.report.items_filter import ItemQuery, disagreeing
 from ...probes.report.items_page import finite_json
 from ...probes.report.items_shape import rows_of
@@ -196,6 +197,7 @@ class RunView:
     probe: ProbeIndex | None = None
     probe_note: str | None = None  # why a file of the probe set's name is not used
     watched: tuple = ()  # (path, stamp) of the probe set joined, or of the one refused
+    names: Names | None = None  # where the probe set is not joined: what names its bare entity ids
 
     def probe_changed(self) -> bool:
         """Has the probe set this view joins (or refused) changed since?"""
@@ -216,9 +218,10 @@ class RunView:
         """The row at `position`, read from its record's offset, its probe item and prompt joined."""
         record = self.index.record(position)
         item = self.probe.item(str(record["id"])) if self.probe is not None else None
-        rows = rows_of(self.run.method, record, item, self.prompt)
-        return finite_json(rows[self.index.parts[position]].as_dict(self.known.name, self.run.method,
-                                                                    bool(self.codes[position] & 1)))
+        row = rows_of(self.run.method, record, item, self.prompt)[self.index.parts[position]]
+        if self.probe is None and self.names is not None:
+            row = with_names(row, self.names)  # as the report names them
+        return finite_json(row.as_dict(self.known.name, self.run.method, bool(self.codes[position] & 1)))
 
     def entry(self) -> dict:
         return {"run": self.known.name, "label": f"{self.known.name}: {self.run.name}", "name": self.run.name,
@@ -297,6 +300,12 @@ class ItemCatalog:
                 probe, watched = None, ()
             views.append(RunView(known, run, index, None if probe is None else probe.path, prompt=prompt, probe=probe,
                                  probe_note=note, watched=watched))
+        if any(view.probe is None for view in views):
+            # Read only when some run's probe set is missing: every run's records, streamed.
+            names = names_of([v.probe.path for v in views if v.probe is not None],
+                             [_records(v.index.path) for v in views])
+            for view in views:
+                view.names = names if view.probe is None else None
         _mark_disagreements(views)
         return views
 
@@ -371,3 +380,18 @@ def _mark_disagreements(views: list[RunView]) -> None:
                                      for hashed, combo in zip(index.ids, index.combos))) if split else \
                 array("I", (combo << 1 for combo in index.combos))
             view.counts = Counter(view.codes)
+
+
+def _records(path: Path):
+    """The JSON objects of a run's items.jsonl, one line at a time; a line that is none is passed over."""
+    try:
+        with open(path, "rb") as stream:
+            for line in stream:
+                try:
+                    record = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(record, dict):
+                    yield record
+    except OSError:
+        return

@@ -198,15 +198,21 @@ def missing_probe_sets(runs: Sequence[Run], found: Sequence[ProbeSetFound]) -> l
 
 def report_names(runs: Sequence[Run], found: Sequence[ProbeSetFound]) -> Names:
     """The relation and entity names of the probe sets found, then of the runs' records."""
+    return names_of([f.path for f in found if f.path is not None], [run.items for run in runs])
+
+
+def names_of(probe_sets: Iterable[Path], records: Iterable[Iterable]) -> Names:
+    """The relation and entity names of the probe sets, then of each run's records (an iterable
+    each, read once: the service streams them)."""
     names = Names()
-    for path in dict.fromkeys(f.path for f in found if f.path is not None):
+    for path in dict.fromkeys(probe_sets):
         try:
             probe = read_probe_items(path)
         except (OSError, ValueError):
             continue  # unreadable now: the item view says so for its run
         gather(names, [*probe.items.values(), *(d for demos in probe.demonstrations.values() for d in demos)])
-    for run in runs:
-        gather(names, run.items)
+    for stream in records:
+        gather(names, stream)
     return names
 
 
