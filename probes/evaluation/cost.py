@@ -41,6 +41,7 @@ class EvalCost:
     estimate_seconds: float | None
     batch: int
     notes: list[str] = field(default_factory=list)
+    warmup_seconds: float | None = None  # what the first calibrated items took beyond the rate
 
 
 class Recorder:
@@ -119,16 +120,33 @@ def estimate_cost(scorer, plan: EvalPlan, *, batch: int, calibrate: int = CALIBR
         notes.append(f"{dry.identity} has no tokenizer here: tokens unknown")
     timed = Recorder(scorer, dry=False)
     sample = todo[:calibrate]
-    started = time.perf_counter()
-    if sample:
-        runner.run(timed, sample)
-    spent = time.perf_counter() - started
-    per_item = spent / len(sample) if sample else None
+    # Timed in two halves: the first pays the model's warm-up (allocations, kernels chosen on the
+    # first call), which the items after it do not pay again.
+    halves = [part for part in (sample[:(len(sample) + 1) // 2], sample[(len(sample) + 1) // 2:]) if part]
+    spans = []
+    for part in halves:
+        started = time.perf_counter()
+        runner.run(timed, part)
+        spans.append((len(part), time.perf_counter() - started))
+    per_item, warmup = calibrated_rate(spans)
     examples = example_lines(dry.asked or timed.asked)
     relations = Counter("none" if i.get("relation") is None else str(i["relation"]) for i in plan.test)
     return EvalCost(plan.method, dry.identity, len(plan.test), len(todo), dict(relations), examples, tokens,
                     len(dry.asked) if complete else None, len(sample), per_item,
-                    per_item * len(todo) if per_item is not None else None, batch, notes)
+                    per_item * len(todo) if per_item is not None else None, batch, notes, warmup)
+
+
+def calibrated_rate(spans: Sequence[tuple[int, float]]) -> tuple[float | None, float | None]:
+    """Seconds an item, and the warm-up, from (items, seconds) of the calibration's halves: the
+    rate is the second half's, the warm-up what the first took beyond it (never below 0). With
+    one half only (one item), its rate, warm-up included, and no warm-up known."""
+    if not spans:
+        return None, None
+    if len(spans) == 1:
+        return spans[0][1] / spans[0][0], None
+    (first, spent), (items, seconds) = spans[0], spans[-1]
+    rate = seconds / items
+    return rate, max(0.0, spent - rate * first)
 
 
 def auto_batch(seconds_per_item: float | None, *, target_seconds: float = 10.0, largest: int = 64) -> int:
