@@ -37,6 +37,11 @@ pre-hook on the model while lm-eval runs), then PASS/FAIL against the targets:
              gen-plain; >= 3x on kdf-shared, gen-shared and gen-sampled; >= 5x on iclke-fixed
   agreement  every continuation within 1e-4 nats; every greedy text identical
 
+Beside the ratio, each workload's share of this machine's matmul limit (bench/peak.py): the model
+FLOPs of the tokens factprobe fed (a floor: 2 x the decoder's parameters x the tokens not padding)
+over its time, over a float32 GEMM peak measured at the start of the same run; the workload
+furthest from the limit is named with the likeliest reason read from its counts.
+
 The last line is the JSON summary (also written to bench/out/peer.json). Exit status 0 only when
 every target holds. With --quick the sizes are too small for the speed targets to mean anything.
 """
@@ -55,6 +60,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import peak  # noqa: E402
 import peer_workloads as pw  # noqa: E402
 import torch  # noqa: E402
 
@@ -201,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
           f"sides, loaded in {time.perf_counter() - started:.1f} s (not measured); factprobe batch_size "
           f"{args.batch_size}, lm-eval HFLM batch_size {args.lm_eval_batch_size}", flush=True)
 
+    gemm = peak.matmul_peak()
+    weights = peak.per_token_parameters(scorer.model)
+    print(f"matmul peak: {gemm / 1e9:.1f} GFLOP/s (float32 {peak.GEMM_SIZE}x{peak.GEMM_SIZE} products, best of 5, "
+          f"{torch.get_num_threads()} threads); {weights:,} parameters a token passes through", flush=True)
     graph = pw.load_graph()
     warm_up(scorer, lm, graph, args.seed)
     rows = []
@@ -229,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  differs #{k}: factprobe {ours!r} vs lm-eval {theirs!r}")
         ratio = lm_s / fp_s if fp_s > 0 else float("inf")
         target = SPEED_TARGETS[name]
+        computed = work.tokens_forwarded - work.padding_tokens
+        share = peak.peak_share(peak.model_flops(weights, computed), fp_s, gemm)
         rows.append({"workload": name, "requests": len(workload.requests), "lm_eval_instances": instances,
                      "factprobe_s": round(fp_s, 3), "lm_eval_s": round(lm_s, 3), "ratio": round(ratio, 3),
                      "factprobe_runs_s": [round(x, 3) for x in fp_times], "lm_eval_runs_s": [round(x, 3) for x in lm_times],
@@ -237,11 +249,15 @@ def main(argv: list[str] | None = None) -> int:
                      "factprobe_padding": work.padding_tokens,
                      "lm_eval_passes": counter.passes, "lm_eval_tokens": counter.tokens,
                      "load_avg": [round(load0, 2), round(load1, 2)],
+                     "peak_share": None if share is None else round(share, 4),
+                     "far_from_peak_because": peak.why_far(work.tokens_forwarded, work.padding_tokens,
+                                                           work.forward_passes, workload.kind),
                      **{k: v for k, v in agreement.items() if k != "first_differences"}})
 
     print()
     header = (f"{'workload':<12} {'reqs':>5} {'factprobe s':>11} {'lm-eval s':>10} {'ratio':>7} {'target':>7} {'':4}  "
-              f"{'agreement':<30} {'':4}  {'fp passes':>9} {'fp tokens':>10} {'lm passes':>9} {'lm tokens':>10}")
+              f"{'agreement':<30} {'':4}  {'fp passes':>9} {'fp tokens':>10} {'lm passes':>9} {'lm tokens':>10} "
+              f"{'of peak':>7}")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -249,7 +265,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['workload']:<12} {r['requests']:>5} {r['factprobe_s']:>11.2f} {r['lm_eval_s']:>10.2f} "
               f"{r['ratio']:>6.2f}x {'>=' + format(r['speed_target'], 'g') + 'x':>7} "
               f"{'PASS' if r['speed_pass'] else 'FAIL':4}  {r['agreement']:<30} {agree:4}  "
-              f"{r['factprobe_passes']:>9,} {r['factprobe_tokens']:>10,} {r['lm_eval_passes']:>9,} {r['lm_eval_tokens']:>10,}")
+              f"{r['factprobe_passes']:>9,} {r['factprobe_tokens']:>10,} {r['lm_eval_passes']:>9,} {r['lm_eval_tokens']:>10,} "
+              f"{'n/a' if r['peak_share'] is None else format(r['peak_share'], '.1%'):>7}")
+    shared = [r for r in rows if r["peak_share"] is not None]
+    if shared:
+        far = min(shared, key=lambda r: r["peak_share"])
+        print(f"of peak: model FLOPs of the tokens factprobe fed (2 x {weights:,} parameters x tokens not padding; "
+              f"attention and the head not counted) / its time / the matmul peak above. Furthest from the limit: "
+              f"{far['workload']} at {far['peak_share']:.1%}: {far['far_from_peak_because']}")
     ok = all(r["speed_pass"] and r["agree"] is not False for r in rows)
     busy = max((max(r["load_avg"]) for r in rows), default=0) > 1.5 * args.threads
     if busy:
@@ -260,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"targets: ratio lm-eval/factprobe >= 1 everywhere and as listed; agreement <= {TOLERANCE:g} nats, "
           f"greedy texts identical: {'ALL PASS' if ok else 'SOME FAIL'}")
     summary = {"bench": "peer", "model": scorer.identity, "device": "cpu", "dtype": str(scorer.model.dtype),
+               "matmul_peak_flops": gemm, "per_token_parameters": weights,
                "threads": args.threads, "cores": os.cpu_count(), "torch": torch.__version__,
                "transformers": transformers.__version__, "lm_eval": getattr(lm_eval, "__version__", None),
                "lm_eval_batch_size": args.lm_eval_batch_size, "factprobe_batch_size": args.batch_size,
