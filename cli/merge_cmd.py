@@ -105,8 +105,7 @@ def _recorded_probe_set(out: str | Path) -> Path | None:
     the runner records a file name, looked for in the current folder, a hand-written one may be
     a full path): only a file whose bytes hash to the recorded probes_sha256, so another file of
     that name is never read as the run's. None when there is none."""
-    import hashlib
-
+    from ..kg.identity import file_sha256
     from ..probes.evaluation.shard_merge import MergeError, read_run
 
     try:
@@ -116,16 +115,13 @@ def _recorded_probe_set(out: str | Path) -> Path | None:
     name, sha256 = run.get("probes"), run.get("probes_sha256")
     if not isinstance(name, str) or not name or not isinstance(sha256, str):
         return None
-    path, digest = Path(name), hashlib.sha256()
+    path = Path(name)
     if not path.is_file():  # nor a pipe a hand-written name might point at, which would hang the read
         return None
     try:
-        with open(path, "rb") as stream:  # hashlib.file_digest is 3.11's
-            for block in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(block)
+        return path if file_sha256(path) == sha256 else None
     except OSError:  # unreadable
         return None
-    return path if digest.hexdigest() == sha256 else None
 
 
 @click.command("merge")

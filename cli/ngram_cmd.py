@@ -43,7 +43,7 @@ def _encoder(model_spec: str):
         fail(str(error), EXIT_USAGE)
     from tokenizers import Tokenizer
 
-    from ..probes.scoring.gguf_cache import file_sha256
+    from ..kg.identity import file_sha256
 
     tokenizer = Tokenizer.from_file(str(found.path))
     return (found.name, file_sha256(found.path),

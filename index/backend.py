@@ -147,7 +147,8 @@ def _token_index_for_building(backend: Backend, settings: IndexSettings) -> Freq
 
 def _token_index_for_counting(backend: Backend, store: str | Path | None) -> FrequencyIndex:
     from .infini_gram.count import TokenCountIndex
-    from .infini_gram.store import MANIFEST, sha256_of
+    from ..kg.identity import file_sha256
+    from .infini_gram.store import MANIFEST
 
     if not (Path(backend.path) / MANIFEST).is_file():
         raise NoIndex(f"no token index at {backend.path}; build one with "
@@ -156,7 +157,7 @@ def _token_index_for_counting(backend: Backend, store: str | Path | None) -> Fre
         raise NoIndex(f"counting names in a token index needs the knowledge-graph store (no store at {store})")
     index = TokenCountIndex(backend.path, store)
     if backend.tokenizer:
-        digest = sha256_of(Path(backend.tokenizer))
+        digest = file_sha256(Path(backend.tokenizer))
         if digest != index.tokenizer.get("sha256"):
             index.close()
             from .infini_gram.store import TokenIndexError

@@ -32,6 +32,16 @@ ALGORITHM = "sha256"
 _BLOCK = 4 << 20
 
 
+def file_sha256(path: str | Path) -> str:
+    """The hex SHA-256 of a whole file's bytes, as `sha256sum` prints it: the one hash of a file
+    that every layer records (a probe set, a tokenizer, a GGUF file, an index's tokenizer copy)."""
+    digest = hashlib.new(ALGORITHM)
+    with open(path, "rb") as handle:
+        while block := handle.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class InputDigest:
     """A running hash of a file's bytes from its start. Readers `feed` each block as they read
     it, with the file offset after it; bytes already hashed are skipped, so a resume whose

@@ -120,7 +120,7 @@ def test_text_without_a_model_and_a_bad_folder(tmp_path):
 
 @pytest.mark.slow
 def test_our_folder_is_checked_by_its_manifest_name_and_hash(index, cache, tmp_path):
-    from factprobe.probes.scoring.gguf_cache import file_sha256
+    from factprobe.kg.identity import file_sha256
     from factprobe.probes.scoring.tokenizer_file import tokenizer_file
 
     published, docs = index

@@ -101,7 +101,7 @@ class ApiCountIndex:
                  settings: IndexSettings | None = None, window: int = DEFAULT_MAX_DIFF_TOKENS,
                  max_clause_freq: int = DEFAULT_MAX_CLAUSE_FREQ, max_terms: int = DEFAULT_MAX_TERMS,
                  workers: int = DEFAULT_WORKERS) -> None:
-        from .store import sha256_of
+        from ...kg.identity import file_sha256
 
         check_api_tokenizer(api.index, tokenizer_name)
         if store is None or not Path(store).is_file():
@@ -113,7 +113,7 @@ class ApiCountIndex:
         self.api, self.window, self.max_clause_freq = api, int(window), int(max_clause_freq)
         self.max_terms, self.workers = max(1, int(max_terms)), max(1, int(workers))
         self.vocabulary = Vocabulary(Path(tokenizer))
-        self.tokenizer = {"name": tokenizer_name, "sha256": sha256_of(Path(tokenizer))}
+        self.tokenizer = {"name": tokenizer_name, "sha256": file_sha256(Path(tokenizer))}
         self.names = StoreNames(store, self.index_settings)
         self.entity_semantics = ENTITY_SEMANTICS
         self.pair_semantics = PAIR_SEMANTICS.format(window=self.window)

@@ -12,7 +12,6 @@ shard; files the manifest does not account for make the folder refused, never us
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,6 +21,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from ...kg.identity import file_sha256
 from ..corpus import Document
 from ..text import normalize
 from .layout import LayoutError, write_shard
@@ -79,14 +79,6 @@ def piece_cuts(text: str, size: int) -> list[tuple[int, int]]:
 
 class TokenIndexError(LayoutError):
     """A token index folder that cannot be used as asked (half-written, other tokenizer, other settings)."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -161,7 +153,7 @@ class TokenIndexWriter:
         self.tokenizer_path = Path(tokenizer)
         self.convert = convert
         self.manifest = read_manifest(self.folder)
-        digest = sha256_of(self.tokenizer_path)
+        digest = file_sha256(self.tokenizer_path)
         self.tokenizer = {"name": tokenizer_name, "sha256": digest, "file": TOKENIZER}
         if self.manifest is not None:
             recorded = self.manifest.data["tokenizer"]

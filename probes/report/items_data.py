@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ...kg.identity import file_sha256
 from ...kg.jsonl import json_value
 from ...kg.readers import without_bom
 from ..document import bucket_key, natural_key
@@ -89,11 +90,7 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 @lru_cache(maxsize=64)
 def _digest(path: str, _size: int, _mtime: int, _inode: int) -> str:
     # a search's shortcut only: `read_probe_items` hashes again the very bytes it parses
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(path)
 
 
 @dataclass

@@ -11,11 +11,12 @@ looks finished.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
+
+from ...kg.identity import file_sha256
 
 COMPLETE = ".factprobe-complete"
 GGUF_MAGIC = b"GGUF"  # the first bytes of every GGUF file
@@ -34,14 +35,6 @@ def default_cache_dir() -> Path:
     root = os.environ.get("FACTPROBE_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "factprobe")
     return Path(root)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @contextmanager

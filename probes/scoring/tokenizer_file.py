@@ -13,7 +13,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .gguf_cache import default_cache_dir, file_sha256, is_gguf
+from ...kg.identity import file_sha256
+from .gguf_cache import default_cache_dir, is_gguf
 from .specs import SpecError, check_spec, parse_spec
 
 TOKENIZER_FILE = "tokenizer.json"
