@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import orjson
 
+from ...kg.jsonl import jsonl_lines
 from ...probes.report.items_data import (ProbeItems, ProbeSetChanged, changed_line, facet_values, locate_probe_set,
                                          names_of, needs_tests, prompt_maker, read_probe_items, with_names)
 from ...probes.report.labels import Names
@@ -383,15 +384,9 @@ def _mark_disagreements(views: list[RunView]) -> None:
 
 
 def _records(path: Path):
-    """The JSON objects of a run's items.jsonl, one line at a time; a line that is none is passed over."""
+    """The JSON objects of a run's items.jsonl, one line at a time (kg/jsonl.py's reader, which
+    takes a first line's byte order mark off); a line that is none is passed over."""
     try:
-        with open(path, "rb") as stream:
-            for line in stream:
-                try:
-                    record = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(record, dict):
-                    yield record
+        yield from (line.value for line in jsonl_lines(path) if line.error is None and isinstance(line.value, dict))
     except OSError:
         return
